@@ -1,0 +1,44 @@
+# Two commands: `make demo` and `make test`. Everything else is a helper target.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export RAY_AUTH_MODE := disabled
+export RAY_USAGE_STATS_ENABLED := 0
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install demo test cassettes bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# torch first, pinned to the CPU build on disk; never torchvision/torchaudio beside it.
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install torch==2.13.0
+	$(BIN)/pip install -e '.[dev,local]'
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/scale-analytics models pull qwen2.5-coder-1.5b
+	$(BIN)/scale-analytics demo
+
+test: $(STAMP)
+	$(BIN)/scale-analytics models pull qwen2.5-coder-0.5b
+	$(BIN)/python -m pytest -q
+
+# Re-record the replay cassettes from the real 0.5B model (never written by hand).
+cassettes: $(STAMP)
+	$(BIN)/scale-analytics models pull qwen2.5-coder-0.5b
+	SCALE_ANALYTICS_RECORD=1 $(BIN)/python -m pytest -q -m "not real_model" tests
+
+bench: $(STAMP)
+	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .cache runs outputs multirun .pytest_cache

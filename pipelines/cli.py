@@ -1,0 +1,54 @@
+"""The ``scale-analytics`` command: a thin dispatcher to each subcommand's module.
+
+Subcommands take Hydra overrides as positional ``key=value`` arguments, e.g.
+``scale-analytics eval benchmark=spider_dev benchmark.limit=50``. Each handler is imported
+lazily so ``scale-analytics models pull`` does not pay for Ray or torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# subcommand -> ("module:function", one-line help). Handlers take argv (list[str]) -> int.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("eval.demo_cli:main", "build the demo benchmark and run the main job on it"),
+    "models": ("models.cli:main", "pull / list / verify local models"),
+    "index": ("pipelines.indexing.cli:main", "build L0 schema, cell and example indexes"),
+    "ask": ("pipelines.ask_cli:main", "answer one question against a database"),
+    "eval": ("eval.run_cli:main", "run a configured pipeline over a benchmark"),
+    "score": ("eval.score_cli:main", "score a predictions file against a benchmark"),
+    "report": ("eval.report_cli:main", "ablation table and plots for an experiment"),
+    "serve": ("serve.cli:main", "run the online Ray Serve endpoint"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: scale-analytics SUBCOMMAND [args] [key=value ...]", "", "subcommands:"]
+    lines += [f"  {name:<8} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in {"-h", "--help", "help"}:
+        print(_usage())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in SUBCOMMANDS:
+        print(f"scale-analytics: unknown subcommand {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    target, _ = SUBCOMMANDS[name]
+    module_name, func_name = target.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            print(f"scale-analytics: subcommand {name!r} is not available yet", file=sys.stderr)
+            return 2
+        raise
+    return int(getattr(module, func_name)(rest) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

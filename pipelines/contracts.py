@@ -1,0 +1,218 @@
+"""Typed contracts: every value that crosses a module boundary is one of these.
+
+All are frozen pydantic v2 models (``frozen=True, extra="forbid"``), so they are hashable,
+safe to share across async tasks and Ray actors, and a typo in a field name is an error.
+
+    Task ──► CandidateSQL(sql, producer, exec_result: ExecutionResult) ──► Prediction
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+Dialect = Literal["sqlite", "duckdb"]
+Difficulty = Literal["simple", "moderate", "challenging", "easy", "medium", "hard", "extra"]
+
+
+class DatabaseRef(Frozen):
+    """Where a database lives. ``path`` is a local file opened read-only, never written."""
+
+    db_id: str
+    path: str
+    dialect: Dialect = "sqlite"
+    # Folder of BIRD-style per-table description CSVs (or None).
+    description_dir: str | None = None
+
+
+class Task(Frozen):
+    """One question against one database."""
+
+    task_id: str
+    question: str
+    db: DatabaseRef
+    evidence: str = ""
+    gold_sql: str | None = None
+    difficulty: Difficulty | None = None
+    benchmark: str = ""
+
+
+class SkippedTask(Frozen):
+    """A benchmark question that cannot be run (e.g. its database is missing)."""
+
+    task_id: str
+    db_id: str
+    reason: str
+
+
+Cell = Any  # str | int | float | None after canonicalisation
+
+
+class ExecutionResult(Frozen):
+    """Result of running one SQL string in the sandbox.
+
+    ``hash`` is BLAKE2b over the canonical (order-free, normalised) rows; errors hash as
+    ``ERR:<hash of normalised message>`` so they never collide with a result.
+    """
+
+    rows: tuple[tuple[Cell, ...], ...] = ()
+    columns: tuple[str, ...] = ()
+    row_count: int = Field(default=0, ge=0)
+    error: str | None = None
+    error_kind: str | None = None
+    hash: str
+    elapsed_ms: float = Field(default=0.0, ge=0)
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def empty(self) -> bool:
+        return self.error is None and self.row_count == 0
+
+
+class CandidateSQL(Frozen):
+    """A SQL candidate with who made it, why, what it returned, and how it got here."""
+
+    sql: str
+    producer: str  # e.g. "reasoning/T=0.7", "icl/cot/T=1.0"
+    rationale: str | None = None
+    exec_result: ExecutionResult | None = None
+    lineage: tuple[str, ...] = ("gen",)  # ("gen", "fix:1", "revise:1")
+
+
+class ScalingConfig(Frozen):
+    """Every width, depth and cap of the pipeline. Only the orchestrator reads it."""
+
+    k_reasoning: int = Field(default=2, ge=0)
+    k_icl: int = Field(default=2, ge=0)  # per ICL strategy
+    icl_strategies: tuple[Literal["direct", "cot", "decompose"], ...] = ("direct", "cot", "decompose")
+    k_resynth: int | None = Field(default=1, ge=1)  # None → max(1, k_icl // 2)
+    fixer_max_passes: int = Field(default=2, ge=0)
+    refinement_max_passes: int = Field(default=1, ge=0)
+    resynth_max_passes: int = Field(default=2, ge=0)
+    complexity_retry_threshold: int = Field(default=7, ge=1, le=11)
+    tournament_enabled: bool = True
+    global_timeout_s: float = Field(default=120, gt=0)
+    token_budget: int = Field(default=200_000, gt=0)
+    single_pass: bool = False  # one greedy candidate, no refinement, no selection
+    router_enabled: bool = False
+    temperatures: tuple[float, ...] = (0.2, 0.7, 1.0)
+
+    @model_validator(mode="after")
+    def _needs_a_generator(self) -> "ScalingConfig":
+        if not self.single_pass and self.k_reasoning + self.k_icl * len(self.icl_strategies) == 0:
+            raise ValueError("ScalingConfig produces no candidates: k_reasoning and k_icl are both 0")
+        return self
+
+    @property
+    def effective_k_resynth(self) -> int:
+        return self.k_resynth if self.k_resynth is not None else max(1, self.k_icl // 2)
+
+
+class Usage(Frozen):
+    """Token usage and spend of one or more LLM calls."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class Prediction(Frozen):
+    """The pipeline's answer for one Task, with the pool it chose from."""
+
+    task_id: str
+    sql: str
+    producer: str = ""
+    exec_result: ExecutionResult | None = None
+    candidates: tuple[CandidateSQL, ...] = ()
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    degraded: bool = False
+    degradation_reasons: tuple[str, ...] = ()
+    error: str | None = None  # set only when no candidate could be produced at all
+    trace_path: str | None = None
+
+
+# --- L0 retrieval (filled by the index issue) -------------------------------------------------
+
+
+class CellHit(Frozen):
+    table: str
+    column: str
+    value: str
+    score: float
+    source: Literal["vector", "bm25", "hybrid"]
+
+
+class ExampleHit(Frozen):
+    question: str
+    skeleton: str
+    sql: str
+    db_id: str
+    score: float
+
+
+class ColumnInfo(Frozen):
+    name: str
+    type: str
+    description: str | None = None
+    samples: tuple[str, ...] = ()
+    primary_key: bool = False
+    # Sub-fields of nested (STRUCT / LIST of STRUCT) columns, "parent.child" names.
+    children: tuple["ColumnInfo", ...] = ()
+
+
+class ForeignKey(Frozen):
+    table: str
+    column: str
+    ref_table: str
+    ref_column: str
+    inferred: bool = False
+
+
+class TableInfo(Frozen):
+    name: str
+    columns: tuple[ColumnInfo, ...]
+    description: str | None = None
+    row_count: int | None = None
+
+
+class SchemaView(Frozen):
+    """A database's schema as the prompts see it (optionally restricted to some tables)."""
+
+    db_id: str
+    dialect: Dialect
+    tables: tuple[TableInfo, ...]
+    foreign_keys: tuple[ForeignKey, ...] = ()
+
+
+class ErrorClass(StrEnum):
+    wrong_join = "wrong_join"
+    missing_filter = "missing_filter"
+    wrong_aggregation = "wrong_aggregation"
+    value_mismatch = "value_mismatch"
+    evidence_ignored = "evidence_ignored"
+    other = "other"
