@@ -1,0 +1,42 @@
+"""Benchmark loaders: Spider 1.0, BIRD / BIRD mini-dev, and the embedded demo.
+
+    >>> cfg = load_config(["benchmark=spider_dev_sub9"])
+    >>> bench = load_benchmark(cfg.benchmark)
+    >>> len(bench.tasks), len(bench.skipped)      # every 9th question whose database exists
+    (108, 62)
+
+A question whose database is missing becomes a :class:`~pipelines.contracts.SkippedTask`
+with the reason; it never stops the load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from eval.loaders.bird import load_bird
+from eval.loaders.common import BenchmarkSpec, LoadedBenchmark, task_index
+from eval.loaders.demo import load_demo
+from eval.loaders.spider import load_spider
+
+LOADERS: dict[str, Callable[[BenchmarkSpec], LoadedBenchmark]] = {
+    "spider": load_spider,
+    "bird": load_bird,
+    "demo": load_demo,
+}
+
+
+def load_benchmark(cfg_benchmark: DictConfig | Mapping[str, Any] | BenchmarkSpec) -> LoadedBenchmark:
+    """Load the benchmark a ``conf/benchmark`` config (or a :class:`BenchmarkSpec`) describes."""
+    if isinstance(cfg_benchmark, BenchmarkSpec):
+        spec = cfg_benchmark
+    else:
+        if isinstance(cfg_benchmark, DictConfig):
+            cfg_benchmark = OmegaConf.to_container(cfg_benchmark, resolve=True)  # type: ignore[assignment]
+        spec = BenchmarkSpec.model_validate(dict(cfg_benchmark))
+    return LOADERS[spec.kind](spec)
+
+
+__all__ = ["BenchmarkSpec", "LoadedBenchmark", "load_benchmark", "task_index"]

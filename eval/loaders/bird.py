@@ -1,0 +1,76 @@
+"""BIRD (and BIRD mini-dev) on disk:
+
+    <data_dir>/dev.json | mini_dev_sqlite.json  [{question_id, db_id, question, evidence, SQL, difficulty}]
+    <data_dir>/dev_tables.json                  schemas
+    <data_dir>/dev_databases/<db_id>/<db_id>.sqlite
+    <data_dir>/dev_databases/<db_id>/database_description/<table>.csv   (per-column English)
+
+Difficulty is BIRD's own label (simple / moderate / challenging); evidence is the question's
+external-knowledge hint, passed through verbatim.
+
+    >>> bench = load_bird(BenchmarkSpec(name="bird_minidev", kind="bird", data_dir=d, split="mini_dev"))
+    >>> bench.tasks[0].evidence
+    "ratio of customers who pay in EUR against customers who pay in CZK = ..."
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from eval.errors import BenchmarkDataError
+from eval.loaders.common import (
+    BenchmarkSpec,
+    LoadedBenchmark,
+    Question,
+    assemble,
+    read_json_list,
+    required,
+)
+from pipelines.contracts import DatabaseRef
+
+# split -> (question file, database folder, tables file)
+SPLITS: dict[str, tuple[str, str, str]] = {
+    "dev": ("dev.json", "dev_databases", "dev_tables.json"),
+    "mini_dev": ("mini_dev_sqlite.json", "dev_databases", "dev_tables.json"),
+    "train": ("train.json", "train_databases", "train_tables.json"),
+}
+DIFFICULTIES = ("simple", "moderate", "challenging")
+DESCRIPTION_DIR = "database_description"
+
+
+def load_bird(spec: BenchmarkSpec) -> LoadedBenchmark:
+    if spec.split not in SPLITS:
+        raise BenchmarkDataError(f"unknown BIRD split {spec.split!r}; expected one of {sorted(SPLITS)}")
+    default_file, database_dir, tables_name = SPLITS[spec.split]
+    root = Path(spec.data_dir).resolve()
+    path = root / (spec.file or default_file)
+    records = read_json_list(path)
+
+    def locate(db_id: str) -> DatabaseRef:
+        folder = root / database_dir / db_id
+        descriptions = folder / DESCRIPTION_DIR
+        return DatabaseRef(
+            db_id=db_id,
+            path=str(folder / f"{db_id}.sqlite"),
+            description_dir=str(descriptions) if descriptions.is_dir() else None,
+        )
+
+    questions = (_question(record, path, i) for i, record in enumerate(records))
+    return assemble(spec, questions, locate, questions_file=path, tables_file=root / tables_name)
+
+
+def _question(record: dict[str, Any], path: Path, index: int) -> Question:
+    difficulty = record.get("difficulty")
+    if difficulty is not None and difficulty not in DIFFICULTIES:
+        raise BenchmarkDataError(
+            f"{path}: question {index} has difficulty {difficulty!r}; expected one of {DIFFICULTIES}"
+        )
+    return Question(
+        index=index,
+        db_id=required(record, "db_id", path, index),
+        question=required(record, "question", path, index),
+        gold_sql=required(record, "SQL", path, index),
+        evidence=record.get("evidence") or "",
+        difficulty=difficulty,
+    )

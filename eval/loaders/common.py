@@ -1,0 +1,146 @@
+"""What every loader shares: the benchmark spec (the ``conf/benchmark`` group), the loaded result,
+subsetting, and the split of questions into runnable tasks and skipped ones.
+
+    conf/benchmark/*.yaml ──► BenchmarkSpec ──► loader ──► [Question] ──► LoadedBenchmark
+                                                                          (tasks, skipped)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from eval.errors import BenchmarkDataError
+from pipelines.contracts import DatabaseRef, Difficulty, Frozen, SkippedTask, Task
+
+BenchmarkKind = Literal["spider", "bird", "demo"]
+
+
+class BenchmarkSpec(Frozen):
+    """One benchmark as configured (``conf/benchmark/<name>.yaml``).
+
+    ``file`` overrides the split's default question file; ``id_prefix`` (default ``name``)
+    starts every task id, so subsets of one file share ids (``spider_dev:42``).
+    Subsetting keeps ``existing[offset::stride][:limit]`` of the questions whose database exists.
+    """
+
+    name: str
+    kind: BenchmarkKind
+    data_dir: str
+    split: str = "dev"
+    file: str | None = None
+    id_prefix: str | None = None
+    limit: int | None = Field(default=None, ge=0)
+    stride: int = Field(default=1, ge=1)
+    offset: int = Field(default=0, ge=0)
+
+    @property
+    def prefix(self) -> str:
+        return self.id_prefix or self.name
+
+    def task_id(self, index: int) -> str:
+        return f"{self.prefix}:{index}"
+
+
+class Question(Frozen):
+    """One question as read from a benchmark file, before its database is checked."""
+
+    index: int  # position in the original file
+    db_id: str
+    question: str
+    gold_sql: str
+    evidence: str = ""
+    difficulty: Difficulty | None = None
+
+
+class LoadedBenchmark(Frozen):
+    """A benchmark ready to run: its tasks (database present) and what was skipped and why."""
+
+    name: str
+    kind: BenchmarkKind
+    split: str
+    data_dir: str
+    questions_file: str
+    tables_file: str | None  # schema JSON (Spider tables.json / BIRD dev_tables.json) if present
+    total_questions: int  # questions in the file, before skipping and subsetting
+    tasks: tuple[Task, ...]
+    skipped: tuple[SkippedTask, ...]
+
+
+def task_index(task_id: str) -> int:
+    """The question's position in its file, from a task id ``<prefix>:<index>``."""
+    try:
+        return int(task_id.rsplit(":", 1)[1])
+    except (IndexError, ValueError):
+        raise ValueError(f"not a benchmark task id (want '<prefix>:<index>'): {task_id!r}") from None
+
+
+def read_json_list(path: Path) -> list[dict[str, Any]]:
+    """A benchmark question file: a JSON list of objects."""
+    if not path.is_file():
+        raise BenchmarkDataError(f"benchmark question file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise BenchmarkDataError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise BenchmarkDataError(f"{path} must hold a JSON list of question objects")
+    return data
+
+
+def required(record: dict[str, Any], key: str, path: Path, index: int) -> Any:
+    if key not in record:
+        raise BenchmarkDataError(f"{path}: question {index} has no {key!r} field")
+    return record[key]
+
+
+def assemble(
+    spec: BenchmarkSpec,
+    questions: Iterable[Question],
+    locate: Callable[[str], DatabaseRef],
+    *,
+    questions_file: Path,
+    tables_file: Path | None,
+) -> LoadedBenchmark:
+    """Split questions into tasks and skips (missing database), then subset the tasks."""
+    tasks: list[Task] = []
+    skipped: list[SkippedTask] = []
+    total = 0
+    refs: dict[str, DatabaseRef] = {}
+    for q in questions:
+        total += 1
+        ref = refs.get(q.db_id) or refs.setdefault(q.db_id, locate(q.db_id))
+        task_id = spec.task_id(q.index)
+        if not Path(ref.path).is_file():
+            reason = f"database not found: {ref.path}"
+            skipped.append(SkippedTask(task_id=task_id, db_id=q.db_id, reason=reason))
+            continue
+        tasks.append(
+            Task(
+                task_id=task_id,
+                question=q.question,
+                db=ref,
+                evidence=q.evidence,
+                gold_sql=q.gold_sql,
+                difficulty=q.difficulty,
+                benchmark=spec.prefix,
+            )
+        )
+    subset = tasks[spec.offset :: spec.stride]
+    if spec.limit is not None:
+        subset = subset[: spec.limit]
+    return LoadedBenchmark(
+        name=spec.name,
+        kind=spec.kind,
+        split=spec.split,
+        data_dir=spec.data_dir,
+        questions_file=str(questions_file),
+        tables_file=str(tables_file) if tables_file is not None and tables_file.is_file() else None,
+        total_questions=total,
+        tasks=tuple(subset),
+        skipped=tuple(skipped),
+    )

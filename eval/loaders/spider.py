@@ -1,0 +1,80 @@
+"""Spider 1.0 on disk (as released):
+
+    <data_dir>/dev.json | train_spider.json   [{db_id, question, query, sql (parse), ...}]
+    <data_dir>/tables.json                    schemas
+    <data_dir>/database/<db_id>/<db_id>.sqlite
+
+Spider has no difficulty field: each question gets its Spider hardness (easy / medium / hard /
+extra) from the official rules applied to its ``sql`` parse, or from a sqlglot reading of the
+query when the file carries no parse (see :mod:`eval.loaders.spider_hardness`).
+
+    >>> bench = load_spider(BenchmarkSpec(name="spider_dev", kind="spider", data_dir=d))
+    >>> bench.tasks[0].task_id, bench.tasks[0].difficulty
+    ('spider_dev:0', 'easy')
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+
+from eval.errors import BenchmarkDataError
+from eval.loaders.common import (
+    BenchmarkSpec,
+    LoadedBenchmark,
+    Question,
+    assemble,
+    read_json_list,
+    required,
+)
+from eval.loaders.spider_hardness import Hardness, hardness_from_parse, hardness_from_sql
+from pipelines.contracts import DatabaseRef
+
+# split -> (question file, database folder, tables file)
+SPLITS: dict[str, tuple[str, str, str]] = {
+    "dev": ("dev.json", "database", "tables.json"),
+    "train": ("train_spider.json", "database", "tables.json"),
+    "test": ("test.json", "test_database", "test_tables.json"),
+}
+
+
+def load_spider(spec: BenchmarkSpec) -> LoadedBenchmark:
+    if spec.split not in SPLITS:
+        raise BenchmarkDataError(
+            f"unknown Spider split {spec.split!r}; expected one of {sorted(SPLITS)}"
+        )
+    default_file, database_dir, tables_name = SPLITS[spec.split]
+    root = Path(spec.data_dir).resolve()
+    path = root / (spec.file or default_file)
+    records = read_json_list(path)
+
+    def locate(db_id: str) -> DatabaseRef:
+        return DatabaseRef(db_id=db_id, path=str(root / database_dir / db_id / f"{db_id}.sqlite"))
+
+    questions = (_question(record, path, i) for i, record in enumerate(records))
+    return assemble(spec, questions, locate, questions_file=path, tables_file=root / tables_name)
+
+
+def _question(record: dict[str, Any], path: Path, index: int) -> Question:
+    gold = required(record, "query", path, index)
+    return Question(
+        index=index,
+        db_id=required(record, "db_id", path, index),
+        question=required(record, "question", path, index),
+        gold_sql=gold,
+        difficulty=_hardness(record.get("sql"), gold, path, index),
+    )
+
+
+def _hardness(parse: Any, gold: str, path: Path, index: int) -> Hardness | None:
+    if isinstance(parse, dict):
+        try:
+            return hardness_from_parse(parse)
+        except (KeyError, IndexError, TypeError) as exc:
+            raise BenchmarkDataError(f"{path}: question {index}: malformed 'sql' parse") from exc
+    try:
+        return hardness_from_sql(gold)
+    except sqlglot.errors.SqlglotError:  # still a task; the gold query's fate shows at scoring
+        return None
