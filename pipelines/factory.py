@@ -1,0 +1,77 @@
+"""Build the configured pipeline: single-pass greedy or the full test-time-compute orchestrator.
+
+    >>> pipeline = build_pipeline(cfg, client=models.build_client(cfg.model), sandbox=sandbox)  # doctest: +SKIP
+    >>> prediction = await pipeline.answer(task)                                                # doctest: +SKIP
+    >>> await pipeline.aclose()                                                                 # doctest: +SKIP
+
+Both kinds follow :class:`Pipeline`: ``async answer(task) -> Prediction`` and ``async aclose()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from omegaconf import DictConfig
+
+from pipelines.contracts import Prediction, Task
+from pipelines.settings import PipelineSettings, scaling_from_config
+from pipelines.trace import JsonlTraceSink, MlflowTraceSink, TraceSink
+
+
+class Pipeline(Protocol):
+    async def answer(self, task: Task) -> Prediction: ...
+
+    async def aclose(self) -> None: ...
+
+
+def default_sinks(settings: PipelineSettings) -> tuple[TraceSink, ...]:
+    sinks: list[TraceSink] = []
+    if settings.trace.directory:
+        sinks.append(JsonlTraceSink(settings.trace.directory))
+    if settings.trace.mlflow:
+        sinks.append(MlflowTraceSink())
+    return tuple(sinks)
+
+
+def build_pipeline(
+    cfg: DictConfig,
+    *,
+    client: Any,
+    sandbox: Any,
+    cell_retriever: Any | None = None,
+    example_retriever: Any | None = None,
+    sinks: tuple[TraceSink, ...] | None = None,
+) -> Pipeline:
+    """``cfg.scaling.single_pass`` → :class:`SinglePassPipeline`, else :class:`Orchestrator`.
+
+    ``client``: a ``models`` ModelClient; ``sandbox``: a Sandbox or sandbox pool; the retrievers
+    (``CellRetriever`` / ``ExampleRetriever``) are optional — without them L1 retrieval is
+    skipped (not a degradation). ``sinks`` default to the ``pipeline.trace`` config.
+    """
+    scaling = scaling_from_config(cfg.scaling)
+    settings = PipelineSettings.from_config(cfg.get("pipeline"))
+    sinks = default_sinks(settings) if sinks is None else sinks
+    model_name = str(cfg.model.get("name", "")) if cfg.get("model") is not None else ""
+    if scaling.single_pass:
+        from pipelines.single_pass import SinglePassPipeline
+
+        return SinglePassPipeline(
+            client=client,
+            sandbox=sandbox,
+            settings=settings.single_pass,
+            scaling=scaling,
+            sinks=sinks,
+            model_name=model_name,
+        )
+    from pipelines.orchestrator import Orchestrator
+
+    return Orchestrator(
+        client=client,
+        sandbox=sandbox,
+        scaling=scaling,
+        settings=settings,
+        cell_retriever=cell_retriever,
+        example_retriever=example_retriever,
+        sinks=sinks,
+        model_name=model_name,
+    )

@@ -1,0 +1,69 @@
+"""Prompt templates, one file per agent, so they can be tuned (or compiled) without touching code.
+
+A template file holds a ``[system]`` section and a ``[user]`` section; ``${name}`` placeholders
+are filled with :class:`string.Template` (so JSON braces and SQL in the text need no escaping):
+
+    >>> prompt = load_prompt("single_pass")
+    >>> msgs = prompt.render(schema="CREATE TABLE t (a INT)", question="How many rows?", evidence="")
+    >>> [m.role for m in msgs]
+    ['system', 'user']
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from string import Template
+
+from models.types import ChatMessage
+
+PROMPT_DIR = Path(__file__).resolve().parent
+_SECTION = re.compile(r"^\[(system|user)\]\s*$", re.MULTILINE)
+
+
+class PromptError(ValueError):
+    """A prompt file is missing, malformed, or rendered without one of its placeholders."""
+
+
+class PromptTemplate:
+    """A system + user message pair with ``${placeholders}``."""
+
+    def __init__(self, name: str, system: str, user: str) -> None:
+        self.name = name
+        self._system = Template(system)
+        self._user = Template(user)
+
+    @property
+    def placeholders(self) -> frozenset[str]:
+        return frozenset(self._system.get_identifiers() + self._user.get_identifiers())
+
+    def render(self, **values: object) -> tuple[ChatMessage, ...]:
+        missing = self.placeholders - values.keys()
+        if missing:
+            raise PromptError(f"prompt {self.name!r} needs {sorted(missing)}")
+        text = {k: "" if v is None else str(v) for k, v in values.items()}
+        system = self._system.substitute(text).strip()
+        user = self._user.substitute(text).strip()
+        messages = [ChatMessage(role="system", content=system)] if system else []
+        messages.append(ChatMessage(role="user", content=_squeeze_blank_lines(user)))
+        return tuple(messages)
+
+
+def _squeeze_blank_lines(text: str) -> str:
+    # Optional sections render as "" and would otherwise leave runs of blank lines behind.
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
+@lru_cache(maxsize=None)
+def load_prompt(name: str, directory: str | None = None) -> PromptTemplate:
+    """Read ``<directory or pipelines/prompts>/<name>.md``."""
+    path = Path(directory or PROMPT_DIR) / f"{name}.md"
+    if not path.is_file():
+        raise PromptError(f"no prompt template {path}")
+    parts = _SECTION.split(path.read_text(encoding="utf-8"))
+    # parts = [preamble, "system", text, "user", text]
+    sections = dict(zip(parts[1::2], parts[2::2]))
+    if "user" not in sections:
+        raise PromptError(f"prompt {path} has no [user] section")
+    return PromptTemplate(name, sections.get("system", ""), sections["user"])

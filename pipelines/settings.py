@@ -1,0 +1,116 @@
+"""Typed view of the pipeline's own config (``conf/pipeline/default.yaml``, sections
+``single_pass``, ``agents``, ``understanding``, ``tournament``, ``router``, ``trace``).
+
+Widths, depths and caps are *not* here: they are ScalingConfig (``conf/scaling``), read only by
+the orchestrator. Here are the per-agent knobs (temperatures, max_tokens) and retrieval sizes.
+
+    >>> PipelineSettings().agents.extractor.temperature
+    0.2
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from omegaconf import DictConfig, OmegaConf
+from pydantic import Field
+
+from pipelines.contracts import Frozen, ScalingConfig
+
+
+class AgentCall(Frozen):
+    """Sampling settings of one agent. ``temperature=None``: the orchestrator assigns one."""
+
+    temperature: float | None = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=512, ge=1)
+
+
+class AgentSettings(Frozen):
+    extractor: AgentCall = AgentCall(temperature=0.2, max_tokens=256)
+    reasoning: AgentCall = AgentCall(temperature=None, max_tokens=1024)
+    icl: AgentCall = AgentCall(temperature=None, max_tokens=768)
+    fixer: AgentCall = AgentCall(temperature=0.0, max_tokens=512)
+    critic: AgentCall = AgentCall(temperature=0.2, max_tokens=384)
+    revisor: AgentCall = AgentCall(temperature=0.0, max_tokens=512)
+    selector: AgentCall = AgentCall(temperature=0.0, max_tokens=256)
+
+
+class SinglePassSettings(Frozen):
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=512, ge=1)
+    sample_rows: int = Field(default=3, ge=0)
+    seed: int | None = 0
+
+
+class UnderstandingSettings(Frozen):
+    """L1: the extractor and the two retrievers (k and thresholds from the source design)."""
+
+    extractor_enabled: bool = True
+    cell_k: int = Field(default=5, ge=0)
+    cell_threshold: float = 0.8
+    cell_mode: Literal["vector", "bm25", "hybrid"] = "hybrid"
+    example_k: int = Field(default=15, ge=0)
+    example_threshold: float = 1.5
+    examples_in_prompt: int = Field(default=5, ge=0)  # of the k retrieved, shown to ICL prompts
+    sample_rows: int = Field(default=3, ge=0)  # example rows per table in the DDL view
+    max_schema_tokens: int = Field(default=6000, ge=100)  # restrict the schema beyond this
+
+
+class TournamentSettings(Frozen):
+    max_finalists: int = Field(default=6, ge=2)  # O(n²) selector calls: keep the largest buckets
+    drop_empty: bool = True  # empty results leave the final when a non-empty one exists
+    preview_rows: int = Field(default=5, ge=1)
+
+
+class RouterSettings(Frozen):
+    """Difficulty router: cheap features pick a profile; agreement of a probe wave may stop early.
+
+    ``profiles`` maps a difficulty to ScalingConfig overrides applied on the configured scaling.
+    """
+
+    probe_k_reasoning: int = Field(default=1, ge=0)
+    probe_k_icl: int = Field(default=1, ge=0)
+    probe_strategies: tuple[Literal["direct", "cot", "decompose"], ...] = ("direct",)
+    agree_share: float = Field(default=1.0, gt=0.0, le=1.0)  # share of the probe in one bucket
+    hard_score: float = 3.0  # difficulty score at or above which a question is "hard"
+    easy_score: float = 1.0  # at or below: "easy"
+    profiles: dict[str, dict[str, Any]] = Field(
+        default_factory=lambda: {
+            "easy": {"k_icl": 1, "tournament_enabled": False},
+            "medium": {},
+            "hard": {"k_icl": 3, "refinement_max_passes": 2},
+        }
+    )
+
+    def scaling_for(self, difficulty: str, base: ScalingConfig) -> ScalingConfig:
+        overrides = self.profiles.get(difficulty, {})
+        return ScalingConfig.model_validate({**base.model_dump(), **overrides})
+
+
+class TraceSettings(Frozen):
+    directory: str | None = None  # JSONL sink directory; None: no JSONL sink
+    mlflow: bool = True  # write MLflow traces while a run is active
+
+
+class PipelineSettings(Frozen):
+    single_pass: SinglePassSettings = SinglePassSettings()
+    agents: AgentSettings = AgentSettings()
+    understanding: UnderstandingSettings = UnderstandingSettings()
+    tournament: TournamentSettings = TournamentSettings()
+    router: RouterSettings = RouterSettings()
+    trace: TraceSettings = TraceSettings()
+
+    @classmethod
+    def from_config(cls, pipeline_cfg: DictConfig | dict | None) -> "PipelineSettings":
+        """Pick this pipeline's sections out of ``cfg.pipeline`` (other sections are ignored)."""
+        if pipeline_cfg is None:
+            return cls()
+        data = OmegaConf.to_container(pipeline_cfg, resolve=True) if isinstance(pipeline_cfg, DictConfig) \
+            else dict(pipeline_cfg)
+        return cls.model_validate({k: v for k, v in data.items() if k in cls.model_fields})
+
+
+def scaling_from_config(scaling_cfg: DictConfig | dict) -> ScalingConfig:
+    data = OmegaConf.to_container(scaling_cfg, resolve=True) if isinstance(scaling_cfg, DictConfig) \
+        else dict(scaling_cfg)
+    return ScalingConfig.model_validate(data)

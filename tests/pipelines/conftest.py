@@ -1,0 +1,126 @@
+"""Fakes shared by the pipeline tests: a scripted model client, a small SQLite sandbox, a tiny db.
+
+The scripted client answers by the agent a request is for (recognised from the prompt's first
+line, see ``agent_of``), so a test scripts behaviour per agent and can inject faults.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from models.errors import ModelError
+from models.types import ChatRequest, ChatResponse
+from pipelines.contracts import DatabaseRef, ExecutionResult, Usage
+
+# First words of each prompt's system message -> agent name (kept in step with pipelines/prompts).
+_MARKERS = {
+    "You extract": "extractor",
+    "You reason": "reasoning",
+    "You write SQL from examples": "icl/direct",
+    "You think step by step": "icl/cot",
+    "You decompose": "icl/decompose",
+    "You repair": "fixer",
+    "You review": "critic",
+    "You revise": "revisor",
+    "You judge": "selector",
+    "You are an expert": "single_pass",
+}
+
+
+def agent_of(request: ChatRequest) -> str:
+    system = request.messages[0].content
+    for marker, name in _MARKERS.items():
+        if system.startswith(marker):
+            return name
+    raise AssertionError(f"unrecognised prompt: {system[:60]!r}")
+
+
+class ScriptedClient:
+    """ModelClient fake: ``script[agent](request)`` gives the reply texts or an exception."""
+
+    def __init__(self, script: dict[str, Callable[[ChatRequest], object]]) -> None:
+        self.script = script
+        self.requests: list[tuple[str, ChatRequest]] = []
+
+    @property
+    def calls(self) -> Counter:
+        return Counter(agent for agent, _ in self.requests)
+
+    async def chat(self, request: ChatRequest, *, role: str = "generator", budget=None) -> ChatResponse:
+        agent = agent_of(request)
+        self.requests.append((agent, request))
+        if agent not in self.script:
+            raise AssertionError(f"unscripted call to {agent}")
+        reply = self.script[agent](request)
+        if isinstance(reply, Exception):
+            raise reply
+        texts = [reply] * request.n if isinstance(reply, str) else list(reply)
+        usage = Usage(calls=1, prompt_tokens=100, completion_tokens=10 * len(texts))
+        if budget is not None:
+            budget.charge(usage)
+        return ChatResponse(texts=tuple(texts), usage=usage, latency_s=0.0, model="scripted",
+                            finish_reasons=("stop",) * len(texts))
+
+
+class FailingModel(ModelError):
+    """Injected model failure."""
+
+
+class SqliteSandbox:
+    """Read-only SQLite executor with an order-free result hash (stand-in for the real sandbox)."""
+
+    def __init__(self) -> None:
+        self.executed: list[str] = []
+
+    async def execute(self, sql: str, db: DatabaseRef) -> ExecutionResult:
+        self.executed.append(sql)
+        conn = sqlite3.connect(f"file:{db.path}?mode=ro", uri=True)
+        try:
+            cur = conn.execute(sql)
+            rows = tuple(tuple(r) for r in cur.fetchall())
+            columns = tuple(d[0] for d in cur.description or ())
+        except sqlite3.Error as exc:
+            digest = hashlib.blake2b(str(exc).encode(), digest_size=8).hexdigest()
+            return ExecutionResult(error=str(exc), error_kind="sql_error", hash=f"ERR:{digest}")
+        finally:
+            conn.close()
+        canon = json.dumps(sorted(rows, key=repr), default=str)
+        digest = hashlib.blake2b(canon.encode(), digest_size=8).hexdigest()
+        return ExecutionResult(rows=rows, columns=columns, row_count=len(rows), hash=digest)
+
+
+@pytest.fixture
+def tiny_db(tmp_path: Path) -> DatabaseRef:
+    """singer(singer_id, name, country, age) with 5 rows; concert(concert_id, singer_id, year)."""
+    path = tmp_path / "concerts.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT, age INTEGER);
+        CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, singer_id INTEGER
+                              REFERENCES singer(singer_id), year INTEGER);
+        INSERT INTO singer VALUES (1,'Joe','France',52),(2,'Ann','France',29),(3,'Li','China',41),
+                                  (4,'Bo','USA',33),(5,'Eve','USA',25);
+        INSERT INTO concert VALUES (1,1,2014),(2,1,2015),(3,3,2015),(4,4,2014);
+        """
+    )
+    conn.commit()
+    conn.close()
+    return DatabaseRef(db_id="concerts", path=str(path))
+
+
+@pytest.fixture
+def sandbox() -> SqliteSandbox:
+    return SqliteSandbox()
+
+
+@pytest.fixture
+def scripted():
+    return ScriptedClient

@@ -1,0 +1,21 @@
+"""build_pipeline picks the pipeline kind from cfg.scaling and wires config into it."""
+
+from __future__ import annotations
+
+import pipelines
+from pipelines.config import load_config
+from pipelines.contracts import Task
+from pipelines.single_pass import SinglePassPipeline
+
+
+async def test_single_pass_from_config(tiny_db, sandbox, scripted, tmp_path):
+    cfg = load_config(["scaling=single_pass", f"pipeline.trace.directory={tmp_path}",
+                       "pipeline.single_pass.max_tokens=64"])
+    client = scripted({"single_pass": lambda r: "SELECT name FROM singer WHERE age > 40"})
+    pipeline = pipelines.build_pipeline(cfg, client=client, sandbox=sandbox)
+    assert isinstance(pipeline, SinglePassPipeline)
+    prediction = await pipeline.answer(Task(task_id="q", question="Who is over 40?", db=tiny_db))
+    await pipeline.aclose()
+    assert prediction.exec_result.row_count == 2
+    assert client.requests[0][1].max_tokens == 64
+    assert (tmp_path / "traces.jsonl").is_file()

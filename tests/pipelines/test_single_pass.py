@@ -1,0 +1,78 @@
+"""SinglePassPipeline: one greedy call, SQL extracted and executed, failures → Prediction.error."""
+
+from __future__ import annotations
+
+from models.errors import ModelUnavailable
+from pipelines.contracts import ScalingConfig, Task
+from pipelines.single_pass import SinglePassPipeline
+from pipelines.trace import JsonlTraceSink, read_traces
+
+
+def _task(db, question="How many singers are from France?", evidence=""):
+    return Task(task_id="t1", question=question, db=db, evidence=evidence)
+
+
+async def test_one_greedy_call_executed(tiny_db, sandbox, scripted, tmp_path):
+    client = scripted({"single_pass": lambda r: "```sql\nSELECT count(*) FROM singer WHERE country='France';\n```"})
+    sink = JsonlTraceSink(tmp_path / "traces")
+    pipeline = SinglePassPipeline(client=client, sandbox=sandbox, sinks=(sink,))
+
+    prediction = await pipeline.answer(_task(tiny_db, evidence="France is a country"))
+
+    assert prediction.sql == "SELECT count(*) FROM singer WHERE country='France'"
+    assert prediction.exec_result.rows == ((2,),)
+    assert len(prediction.candidates) == 1 and prediction.error is None
+    assert prediction.usage.calls == 1
+    (agent, request), = client.requests
+    assert request.temperature == 0.0 and request.n == 1
+    prompt = request.messages[-1].content
+    # the reference prompt: CREATE TABLE statements, 3 example rows per table, evidence, question
+    assert "CREATE TABLE singer" in prompt and "CREATE TABLE concert" in prompt
+    assert "3 example rows" in prompt and "Joe" in prompt and "Eve" not in prompt
+    assert "France is a country" in prompt and "How many singers" in prompt
+    trace, = read_traces(sink.traces_path)
+    assert trace.task_id == "t1" and prediction.trace_path.endswith("#t1")
+    assert {e.surface for e in trace.events} == {"cognitive", "operational"}
+
+
+async def test_model_failure_is_a_prediction_error_not_an_exception(tiny_db, sandbox, scripted):
+    client = scripted({"single_pass": lambda r: ModelUnavailable("server down")})
+    prediction = await SinglePassPipeline(client=client, sandbox=sandbox).answer(_task(tiny_db))
+    assert prediction.sql == "" and prediction.candidates == ()
+    assert "server down" in prediction.error
+
+
+async def test_reply_without_sql_is_an_error(tiny_db, sandbox, scripted):
+    client = scripted({"single_pass": lambda r: "I cannot answer that."})
+    prediction = await SinglePassPipeline(client=client, sandbox=sandbox).answer(_task(tiny_db))
+    assert prediction.error and "no SQL" in prediction.error
+
+
+async def test_failing_sql_is_kept_as_the_answer(tiny_db, sandbox, scripted):
+    client = scripted({"single_pass": lambda r: "SELECT nope FROM singer"})
+    prediction = await SinglePassPipeline(client=client, sandbox=sandbox).answer(_task(tiny_db))
+    assert prediction.error is None
+    assert prediction.exec_result.error and prediction.exec_result.hash.startswith("ERR:")
+
+
+async def test_schema_is_read_once_per_database(tiny_db, sandbox, scripted):
+    client = scripted({"single_pass": lambda r: "SELECT 1"})
+    pipeline = SinglePassPipeline(client=client, sandbox=sandbox)
+    await pipeline.answer(_task(tiny_db))
+    reads = len(sandbox.executed)
+    await pipeline.answer(_task(tiny_db, question="Another?"))
+    assert len(sandbox.executed) == reads + 1  # only the candidate's own execution
+
+
+async def test_timeout_returns_error_prediction(tiny_db, sandbox, scripted):
+    import asyncio
+
+    class Slow:
+        async def chat(self, request, *, role="generator", budget=None):
+            await asyncio.sleep(5)
+
+    pipeline = SinglePassPipeline(client=Slow(), sandbox=sandbox,
+                                  scaling=ScalingConfig(single_pass=True, global_timeout_s=0.2))
+    prediction = await pipeline.answer(_task(tiny_db))
+    assert prediction.error and "timeout" in prediction.error
+    assert prediction.degraded and prediction.degradation_reasons == ("global_timeout",)
