@@ -1,0 +1,46 @@
+"""Read-only SQL execution sandbox: every candidate SQL runs here, and only here.
+
+    sql, DatabaseRef ──guard (sqlglot)──► read-only engine (SQLite / DuckDB) with timeout and
+    row cap ──► canonical rows ──► ExecutionResult(rows, hash) | ExecutionResult(error, "ERR:…")
+
+Public API::
+
+    Sandbox(timeout_s=30.0, row_cap=10_000).execute(sql, db) -> ExecutionResult   # never raises
+    Sandbox(...).execute_strict(sql, db) -> ExecutionResult                     # raises SandboxError
+    await Sandbox(...).aexecute(sql, db)
+    await LocalSandboxPool.create(size, timeout_s, row_cap).execute(sql, db)
+    await SandboxPool.create(size, timeout_s, row_cap).execute(sql, db)         # Ray actors
+    check_read_only(sql, dialect) -> sqlglot.Expression
+    result_hash(rows, n_columns=None), error_hash(message, db_path=None), canonical_rows(rows)
+    connect_readonly(db) -> DB-API-like read-only connection (trusted introspection only)
+"""
+
+from pipelines.sandbox.canonical import canonical_rows, canonical_value, error_hash, result_hash
+from pipelines.sandbox.errors import (
+    DatabaseUnavailable,
+    QueryTimeout,
+    ReadOnlyViolation,
+    SandboxError,
+    SQLExecutionError,
+)
+from pipelines.sandbox.guard import check_read_only
+from pipelines.sandbox.pool import ExecutionPool, LocalSandboxPool, SandboxPool
+from pipelines.sandbox.sandbox import Sandbox, connect_readonly
+
+__all__ = [
+    "DatabaseUnavailable",
+    "ExecutionPool",
+    "LocalSandboxPool",
+    "QueryTimeout",
+    "ReadOnlyViolation",
+    "SQLExecutionError",
+    "Sandbox",
+    "SandboxError",
+    "SandboxPool",
+    "canonical_rows",
+    "canonical_value",
+    "check_read_only",
+    "connect_readonly",
+    "error_hash",
+    "result_hash",
+]
