@@ -62,6 +62,7 @@ class LoadedBenchmark(Frozen):
 
     name: str
     kind: BenchmarkKind
+    id_prefix: str  # task ids are f"{id_prefix}:{index in the question file}"
     split: str
     data_dir: str
     questions_file: str
@@ -136,6 +137,7 @@ def assemble(
     return LoadedBenchmark(
         name=spec.name,
         kind=spec.kind,
+        id_prefix=spec.prefix,
         split=spec.split,
         data_dir=spec.data_dir,
         questions_file=str(questions_file),

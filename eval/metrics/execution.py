@@ -12,10 +12,11 @@ metric        rows compared as                            source
               permuted
 ============  ==========================================  ===============================
 
-Both compare cells after :func:`comparable_cell`: floats rounded to 6 decimals (so
-``0.1 + 0.2`` equals ``0.3``) and integral floats folded into ints (``2.0`` equals ``2``, as
-Python's ``==`` already says). The official scripts compare raw floats; this removes only
-float noise below 1e-6. A prediction that errors or times out is wrong in both.
+Both compare cells in the sandbox's canonical form (:func:`comparable_cell`): floats rounded to
+6 decimals (so ``0.1 + 0.2`` equals ``0.3``), integral floats folded into ints (``2.0`` equals
+``2``, as Python's ``==`` already says), trailing spaces stripped. The official scripts compare
+raw values; this forgives only float noise below 1e-6 and trailing whitespace. A prediction
+that errors or times out is wrong in both.
 
     >>> ex_spider([(1, "a"), (1, "a")], [("a", 1), ("a", 1)], order_matters=False)
     True
@@ -25,30 +26,30 @@ float noise below 1e-6. A prediction that errors or times out is wrong in both.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pipelines.contracts import ExecutionResult
+from pipelines.sandbox.canonical import canonical_value
 
 Row = Sequence[Any]
 
-FLOAT_DECIMALS = 6
 _ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
 
 
 def comparable_cell(value: Any) -> Any:
-    """A cell in the form both metrics compare: float noise removed, 2.0 folded into 2."""
-    if isinstance(value, bool) or not isinstance(value, float):
-        return value
-    if math.isnan(value) or math.isinf(value):
-        return value
-    rounded = round(value, FLOAT_DECIMALS)
-    if rounded.is_integer() and abs(rounded) < 2**53:
-        return int(rounded)
-    return rounded
+    """A cell as both metrics compare it: the sandbox's canonical value, made hashable."""
+    return _hashable(canonical_value(value))
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list):  # DuckDB LIST / STRUCT values after canonicalisation
+        return tuple(_hashable(item) for item in value)
+    if isinstance(value, dict):
+        return tuple(sorted((key, _hashable(item)) for key, item in value.items()))
+    return value
 
 
 def _comparable_rows(rows: Sequence[Row]) -> list[tuple[Any, ...]]:
@@ -108,14 +109,12 @@ def ex_spider(pred_rows: Sequence[Row], gold_rows: Sequence[Row], order_matters:
 
 
 def _cell_key(value: Any) -> tuple[int, Any]:
-    """A total order over mixed cells that agrees with equality (after comparable_cell)."""
+    """A total order over canonical cells that agrees with their equality."""
     if value is None:
         return (0, 0)
     if isinstance(value, (int, float)):
-        return (1, value)
+        return (2, 0) if value != value else (1, value)  # NaN after all numbers
     if isinstance(value, str):
-        return (2, value)
-    if isinstance(value, bytes):
         return (3, value)
     return (4, repr(value))
 
