@@ -1,0 +1,182 @@
+"""Backend for any server that speaks OpenAI's ``POST /v1/chat/completions``.
+
+Used for llama.cpp's server (the local CPU runtime), vLLM / Ray Serve LLM (GPU slots) and
+hosted providers. ``flavor`` selects the few request fields that differ between them:
+
+    ChatRequest ──► {"model", "messages", "n", "temperature", "top_p", "max_tokens", "stop", "seed",
+                     "response_format": json_schema | grammar field of the flavor}
+               ──► httpx POST ──► choices[i].message.content, finish_reason, usage ──► ChatResponse
+
+When a server returns fewer choices than ``n`` (it ignores ``n``), the missing samples are
+requested one by one, concurrently, with distinct seeds.
+
+>>> backend = OpenAICompatBackend(OpenAICompatConfig(base_url="http://127.0.0.1:8080/v1", model="qwen"))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import time
+from typing import Any, Literal
+
+import httpx
+from pydantic import Field
+
+from models.errors import (
+    ContextTooLong,
+    ModelRequestRejected,
+    ModelServerError,
+    ModelUnavailable,
+)
+from models.types import ChatRequest, ChatResponse, FinishReason
+from pipelines.contracts import Frozen, Usage
+
+log = logging.getLogger(__name__)
+
+Flavor = Literal["openai", "llama.cpp", "vllm"]
+
+# How each server family takes a GBNF grammar (OpenAI's API has none).
+_GRAMMAR_FIELDS: dict[Flavor, str | None] = {"llama.cpp": "grammar", "vllm": "structured_outputs", "openai": None}
+# What servers say when a prompt does not fit: llama.cpp, vLLM, OpenAI.
+_CONTEXT_ERROR = re.compile(
+    r"exceed_context_size|exceeds the available context|maximum context length|context_length_exceeded"
+    r"|context window|too many tokens",
+    re.IGNORECASE,
+)
+_FINISH: dict[str, FinishReason] = {"stop": "stop", "length": "length", "eos": "stop", "tool_calls": "stop"}
+
+
+class OpenAICompatConfig(Frozen):
+    base_url: str  # up to and including /v1, e.g. http://127.0.0.1:8080/v1
+    model: str  # the model id sent in the request body
+    name: str | None = None  # the name responses are attributed to; defaults to ``model``
+    api_key_env: str | None = None  # name of the environment variable holding the API key
+    flavor: Flavor = "openai"
+    max_connections: int = Field(default=64, ge=1)
+    connect_timeout_s: float = Field(default=5.0, gt=0)
+
+
+class OpenAICompatBackend:
+    def __init__(self, config: OpenAICompatConfig) -> None:
+        self.config = config
+        self._url = config.base_url.rstrip("/") + "/chat/completions"
+        self._headers = {"Content-Type": "application/json"}
+        if config.api_key_env:
+            key = os.environ.get(config.api_key_env)
+            if not key:
+                raise ModelUnavailable(
+                    f"the API key variable {config.api_key_env} is not set for {config.base_url}"
+                )
+            self._headers["Authorization"] = f"Bearer {key}"
+        # An httpx client is bound to the event loop that opened its connections.
+        self._http: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def model(self) -> str:
+        return self.config.name or self.config.model
+
+    def _client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._loop is not loop:
+            # The per-call timeout is the ModelClient's; httpx only bounds connecting.
+            self._http = httpx.AsyncClient(
+                timeout=httpx.Timeout(None, connect=self.config.connect_timeout_s),
+                limits=httpx.Limits(max_connections=self.config.max_connections, max_keepalive_connections=16),
+            )
+            self._loop = loop
+        return self._http
+
+    def payload(self, request: ChatRequest, *, n: int, seed: int | None) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [m.model_dump() for m in request.messages],
+            "n": n,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "max_tokens": request.max_tokens,
+        }
+        if request.stop:
+            body["stop"] = list(request.stop)
+        if seed is not None:
+            body["seed"] = seed
+        if request.json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": request.json_schema, "strict": True},
+            }
+        if request.grammar is not None:
+            field = _GRAMMAR_FIELDS[self.config.flavor]
+            if field is None:
+                raise ValueError(f"{self.config.flavor} servers take no grammar; use json_schema instead")
+            body[field] = request.grammar if field == "grammar" else {"grammar": request.grammar}
+        return body
+
+    async def _post(self, body: dict[str, Any], request: ChatRequest) -> dict[str, Any]:
+        try:
+            resp = await self._client().post(self._url, json=body, headers=self._headers)
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise ModelUnavailable(f"cannot reach {self._url}: {type(exc).__name__}: {exc}") from exc
+        if resp.status_code >= 400:
+            _raise_for_status(resp, request, self._url)
+        try:
+            return resp.json()
+        except ValueError as exc:
+            raise ModelServerError(f"{self._url} answered with non-JSON: {resp.text[:200]!r}") from exc
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        start = time.perf_counter()
+        bodies = [await self._post(self.payload(request, n=request.n, seed=request.seed), request)]
+        missing = request.n - len(bodies[0].get("choices") or ())
+        if missing > 0:
+            log.debug("%s returned %d of %d choices; fanning out", self._url, request.n - missing, request.n)
+            seeds = [None if request.seed is None else request.seed + 1 + i for i in range(missing)]
+            bodies += await asyncio.gather(
+                *(self._post(self.payload(request, n=1, seed=s), request) for s in seeds)
+            )
+        return _to_response(bodies, model=self.model, latency_s=time.perf_counter() - start)
+
+    async def aclose(self) -> None:
+        if self._http is not None and self._loop is asyncio.get_running_loop():
+            await self._http.aclose()
+        self._http = None
+
+
+def _error_message(resp: httpx.Response) -> str:
+    try:
+        err = resp.json().get("error", resp.json())
+        return str(err.get("message", err)) if isinstance(err, dict) else str(err)
+    except (ValueError, AttributeError):
+        return resp.text[:300]
+
+
+def _raise_for_status(resp: httpx.Response, request: ChatRequest, url: str) -> None:
+    message = _error_message(resp)
+    what = f"{url} answered HTTP {resp.status_code} to {request.excerpt()!r}: {message}"
+    if _CONTEXT_ERROR.search(resp.text):
+        raise ContextTooLong(what)
+    if resp.status_code == 429 or resp.status_code >= 500:
+        raise ModelServerError(what)
+    if resp.status_code in (401, 403):
+        raise ModelRequestRejected(f"{what} (check the API key variable)")
+    raise ModelRequestRejected(what)
+
+
+def _to_response(bodies: list[dict[str, Any]], *, model: str, latency_s: float) -> ChatResponse:
+    texts: list[str] = []
+    finish: list[FinishReason] = []
+    prompt_tokens = completion_tokens = 0
+    for body in bodies:
+        for choice in sorted(body.get("choices") or (), key=lambda c: c.get("index", 0)):
+            texts.append((choice.get("message") or {}).get("content") or "")
+            finish.append(_FINISH.get(choice.get("finish_reason") or "", "unknown"))
+        usage = body.get("usage") or {}
+        prompt_tokens += int(usage.get("prompt_tokens") or 0)
+        completion_tokens += int(usage.get("completion_tokens") or 0)
+    usage = Usage(calls=len(bodies), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    return ChatResponse(
+        texts=tuple(texts), usage=usage, latency_s=latency_s, model=model, finish_reasons=tuple(finish)
+    )

@@ -1,0 +1,104 @@
+"""Build a :class:`ModelClient` from the Hydra ``model`` config.
+
+    build_client(load_config(["model=qwen2.5-coder-0.5b"]).model)
+      local slot      ──► ModelStore.resolve(model) ──► shared server: LocalModelServer Ray actor when
+                          Ray is initialised (placement auto|ray), else a child process of this one
+                          ──► OpenAICompatBackend(flavor="llama.cpp")
+      openai slot     ──► OpenAICompatBackend(base_url, api key from env)
+      vllm_serve slot ──► OpenAICompatBackend(flavor="vllm") to the deployed Ray Serve LLM app
+      replay slot     ──► ReplayBackend(cassette[, the record_with backend when recording])
+
+Servers started here are stopped by ``client.close()`` / ``await client.aclose()``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from omegaconf import DictConfig, OmegaConf
+
+from models.backends.base import ChatBackend
+from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
+from models.backends.replay import Cassette, ReplayBackend, record_mode_from_env
+from models.client import ModelClient, Slot
+from models.config import LocalSlot, ModelConfig, OpenAISlot, ReplaySlot, VLLMServeSlot
+from models.local.server import LocalServerConfig, shared_server
+from models.registry import REGISTRY
+from models.store import ModelStore
+
+Closer = Callable[[], None]
+
+
+def _local_backend(slot: LocalSlot, config: ModelConfig, closers: list[Closer]) -> ChatBackend:
+    path = ModelStore(config.models_path).resolve(slot.model)
+    alias = slot.model if slot.model in REGISTRY else path.stem
+    server_config = LocalServerConfig(**slot.model_dump(include=set(LocalServerConfig.model_fields)))
+    placement = slot.placement
+    if placement == "auto":
+        import ray
+
+        placement = "ray" if ray.is_initialized() else "process"
+    if placement == "ray":
+        from models.local.actor import attach_or_start
+
+        url, close = attach_or_start(path, server_config, alias=alias, num_cpus=slot.ray_num_cpus)
+    else:
+        server, close = shared_server(path, server_config, alias=alias)
+        url = server.base_url
+    closers.append(close)
+    return OpenAICompatBackend(
+        OpenAICompatConfig(base_url=url, model=alias, flavor="llama.cpp", max_connections=4 * slot.n_parallel)
+    )
+
+
+def _backend(slot: Any, config: ModelConfig, closers: list[Closer]) -> ChatBackend:
+    if isinstance(slot, LocalSlot):
+        return _local_backend(slot, config, closers)
+    if isinstance(slot, OpenAISlot):
+        return OpenAICompatBackend(OpenAICompatConfig(
+            base_url=slot.base_url, model=slot.model, api_key_env=slot.api_key_env,
+            flavor=slot.flavor, max_connections=slot.max_connections,
+        ))
+    if isinstance(slot, VLLMServeSlot):
+        return OpenAICompatBackend(OpenAICompatConfig(
+            base_url=slot.base_url, model=slot.model, api_key_env=slot.api_key_env, flavor="vllm",
+        ))
+    if isinstance(slot, ReplaySlot):
+        record = record_mode_from_env() if slot.record is None else slot.record
+        if record and slot.record_with is None:
+            raise ValueError(f"replay slot for {slot.model} has no record_with backend to record from")
+        inner = _backend(slot.record_with, config, closers) if record else None
+        return ReplayBackend(Cassette(slot.cassette), model=slot.model, inner=inner, record=record)
+    raise TypeError(f"unsupported slot type {type(slot).__name__}")
+
+
+def build_client(cfg: DictConfig | Mapping[str, Any] | ModelConfig) -> ModelClient:
+    """A ready client for the ``model`` config group (starting or attaching local servers)."""
+    if isinstance(cfg, DictConfig):
+        cfg = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
+    config = cfg if isinstance(cfg, ModelConfig) else ModelConfig.model_validate(cfg)
+    closers: list[Closer] = []
+    try:
+        slots = {
+            name: Slot(name=name, backend=_backend(slot, config, closers), price=slot.price, timeout_s=slot.timeout_s)
+            for name, slot in config.slots.items()
+        }
+        return ModelClient(slots, config.roles, config.retry, on_close=closers)
+    except BaseException:
+        for close in reversed(closers):
+            close()
+        raise
+
+
+def replay_client(cassette: Path | str, *, record: bool | None = None) -> ModelClient:
+    """The ``model=replay`` client reading/writing ``cassette`` (tests' one-liner).
+
+    Recording (``SCALE_ANALYTICS_RECORD=1`` or ``record=True``) uses the real 0.5B model.
+    """
+    from pipelines.config import load_config
+
+    overrides = ["model=replay", f"model.slots.default.cassette={Path(cassette).resolve()}"]
+    if record is not None:
+        overrides.append(f"model.slots.default.record={str(record).lower()}")
+    return build_client(load_config(overrides).model)

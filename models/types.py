@@ -1,0 +1,70 @@
+"""Request and response of one chat completion, the only values the model layer exchanges.
+
+    ChatRequest(messages, n, temperature, ...) ──► ModelClient.chat(role=...) ──► ChatResponse(texts, usage)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from pipelines.contracts import Frozen, Usage
+
+Role = Literal["system", "user", "assistant"]
+
+
+class ChatMessage(Frozen):
+    role: Role
+    content: str
+
+
+class ChatRequest(Frozen):
+    """One chat completion with ``n`` samples.
+
+    >>> ChatRequest(messages=(ChatMessage(role="user", content="SELECT 1?"),), n=4, temperature=0.8).n
+    4
+    """
+
+    messages: tuple[ChatMessage, ...] = Field(min_length=1)
+    n: int = Field(default=1, ge=1, le=128)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=512, ge=1)
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    json_schema: dict[str, Any] | None = None
+    grammar: str | None = None
+
+    @model_validator(mode="after")
+    def _one_constraint(self) -> "ChatRequest":
+        if self.json_schema is not None and self.grammar is not None:
+            raise ValueError("ChatRequest takes json_schema or grammar, not both")
+        return self
+
+    def fingerprint(self, model: str) -> str:
+        """Stable hash of this request as sent to ``model`` (the replay cassette key)."""
+        payload = json.dumps(
+            {"model": model, "request": self.model_dump(mode="json")}, sort_keys=True, ensure_ascii=False
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+    def excerpt(self, limit: int = 80) -> str:
+        """The first message, shortened, to name a request in an error message."""
+        text = " ".join(self.messages[0].content.split())
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+FinishReason = Literal["stop", "length", "error", "unknown"]
+
+
+class ChatResponse(Frozen):
+    """``texts[i]`` is sample ``i``; ``usage`` sums every sample (cost filled by the client)."""
+
+    texts: tuple[str, ...]
+    usage: Usage
+    latency_s: float = Field(ge=0.0)
+    model: str
+    finish_reasons: tuple[FinishReason, ...] = ()
