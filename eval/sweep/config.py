@@ -1,0 +1,57 @@
+"""Resource shapes of a sweep, validated from the ``sweep`` config group (``conf/sweep/``).
+
+    >>> SweepConfig().workers, SweepConfig().in_flight
+    (1, 4)
+    >>> SweepConfig.from_cfg({"sweep": {"workers": 4, "ray": {"address": "auto"}}}).ray.address
+    'auto'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from pydantic import Field
+
+from pipelines.contracts import Frozen
+
+
+class RayInitConfig(Frozen):
+    """How the driver reaches Ray: start a local one (``address=None``) or join a cluster."""
+
+    address: str | None = None
+    num_cpus: int | None = 2
+    num_gpus: int | None = None
+    include_dashboard: bool = False
+
+
+class SweepConfig(Frozen):
+    """Pool sizes, per-actor resources, concurrency and fault bounds of one sweep.
+
+    The defaults are ``conf/sweep/default.yaml`` (a 2-core laptop); they are repeated here so
+    a config composed without the ``sweep`` group still runs.
+    """
+
+    ray: RayInitConfig = RayInitConfig()
+    workers: int = Field(default=1, ge=1)
+    worker_num_cpus: float = Field(default=0.25, gt=0)
+    worker_num_gpus: float = Field(default=0.0, ge=0)
+    in_flight: int = Field(default=4, ge=1)
+    sandbox_actors: int = Field(default=2, ge=1)
+    sandbox_num_cpus: float = Field(default=0.25, gt=0)
+    question_timeout_s: float = Field(default=600, gt=0)
+    max_restarts: int = Field(default=2, ge=0)
+    max_task_retries: int = Field(default=2, ge=0)
+    ves_iterations: int = Field(default=3, ge=1)
+    flush_every: int = Field(default=8, ge=1)
+    run_dir: str | None = None
+    progress: bool = True
+
+    @classmethod
+    def from_cfg(cls, cfg: DictConfig | Mapping[str, Any]) -> "SweepConfig":
+        """Read ``cfg.sweep`` (absent → the defaults)."""
+        section = cfg.get("sweep") if cfg is not None else None
+        if isinstance(section, DictConfig):
+            section = OmegaConf.to_container(section, resolve=True)
+        return cls.model_validate(section or {})

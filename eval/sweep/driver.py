@@ -1,0 +1,105 @@
+"""Run a pipeline over a benchmark's tasks with Ray Data, streaming rows into a run directory.
+
+    tasks ─(skip finished)─► ray.data.from_items (one block per question)
+          ─► map_batches(SweepWorker, compute=ActorPoolStrategy(size=workers,
+                         max_concurrent_calls_per_actor=in_flight))
+          ─► iter_rows (as questions finish) ─► PartWriter (Parquet parts) + progress bar
+
+One block per question makes each finished question its own output, so rows reach the run
+directory as they finish, not when a batch does. Ray Data spreads the worker actors over the
+cluster's nodes (its default ``SPREAD`` strategy).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Sequence
+
+import ray
+import ray.data
+
+from eval.sweep.config import SweepConfig
+from eval.sweep.errors import SweepInterrupted
+from eval.sweep.grading import Executor
+from eval.sweep.progress import SweepProgress
+from eval.sweep.records import QuestionRecord
+from eval.sweep.store import RunStore
+from eval.sweep.worker import PipelineFactory, SweepWorker, WorkerSettings
+from pipelines.contracts import Frozen, Task
+
+
+class SweepResult(Frozen):
+    run_dir: str
+    total: int  # runnable questions of the subset
+    resumed: int  # finished in an earlier session, not run again
+    answered: int  # answered in this session
+    elapsed_s: float
+
+
+def run_sweep(
+    tasks: Sequence[Task],
+    *,
+    store: RunStore,
+    factory: PipelineFactory,
+    sandbox: Executor,
+    config: SweepConfig,
+    label: str = "eval",
+    on_record: Callable[[QuestionRecord], None] | None = None,
+) -> SweepResult:
+    """Answer every task not yet in ``store``; Ray must be initialised (see ``ray_session``).
+
+    ``on_record`` sees each record after it is buffered (tests use it to interrupt a sweep).
+    Ctrl-C flushes what finished and raises :class:`SweepInterrupted`.
+    """
+    started = time.perf_counter()
+    finished = store.finished_ids()
+    pending = [(position, task) for position, task in enumerate(tasks) if task.task_id not in finished]
+    resumed = len(tasks) - len(pending)
+    answered = 0
+    if pending:
+        rows = _dataset(pending, factory, sandbox, config).iter_rows()
+        progress = SweepProgress(len(tasks), label, previous=store.read(), enabled=config.progress)
+        try:
+            with progress, store.writer(config.flush_every) as out:
+                for row in rows:
+                    record = QuestionRecord.model_validate_json(row["record"])
+                    out.add(record)
+                    answered += 1
+                    progress.advance(record)
+                    if on_record is not None:
+                        on_record(record)
+        except KeyboardInterrupt:
+            raise SweepInterrupted(str(store.run_dir), resumed + answered, len(tasks)) from None
+    return SweepResult(
+        run_dir=str(store.run_dir),
+        total=len(tasks),
+        resumed=resumed,
+        answered=answered,
+        elapsed_s=time.perf_counter() - started,
+    )
+
+
+def _dataset(
+    pending: list[tuple[int, Task]], factory: PipelineFactory, sandbox: Executor, config: SweepConfig
+) -> ray.data.Dataset:
+    items = [{"position": position, "task": task.model_dump_json()} for position, task in pending]
+    settings = WorkerSettings(
+        question_timeout_s=config.question_timeout_s, ves_iterations=config.ves_iterations
+    )
+    with warnings.catch_warnings():
+        # Actor restart bounds are only reachable through the (deprecated) remote-args kwargs.
+        warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
+        return ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
+            SweepWorker,
+            batch_size=1,
+            compute=ray.data.ActorPoolStrategy(
+                size=min(config.workers, len(items)),
+                max_concurrent_calls_per_actor=config.in_flight,
+            ),
+            fn_constructor_kwargs={"factory": factory, "sandbox": sandbox, "settings": settings},
+            num_cpus=config.worker_num_cpus,
+            num_gpus=config.worker_num_gpus or None,
+            max_restarts=config.max_restarts,
+            max_task_retries=config.max_task_retries,
+        )

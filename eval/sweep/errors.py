@@ -1,0 +1,30 @@
+"""Typed errors of a sweep.
+
+    EvalError
+    └── SweepError
+        ├── RunDirConflict   the run directory holds a different configuration's results
+        └── SweepInterrupted Ctrl-C: finished questions are saved, rerun to resume
+"""
+
+from __future__ import annotations
+
+from eval.errors import EvalError
+
+
+class SweepError(EvalError):
+    """Base of every sweep error."""
+
+
+class RunDirConflict(SweepError):
+    """Resuming into a run directory whose recorded configuration differs from this one."""
+
+
+class SweepInterrupted(SweepError):
+    """The sweep was interrupted; ``run_dir`` holds every finished question."""
+
+    def __init__(self, run_dir: str, done: int, total: int) -> None:
+        self.run_dir, self.done, self.total = run_dir, done, total
+        super().__init__(
+            f"sweep interrupted after {done}/{total} questions; rerun with the same "
+            f"configuration (run dir {run_dir}) to resume"
+        )

@@ -1,0 +1,105 @@
+"""One row per answered question: what the sweep writes to Parquet and the report reads.
+
+    Task ──► pipeline ──► Prediction ──► grade against gold ──► QuestionRecord ──► Parquet row
+
+A record carries the chosen SQL and its verdicts under both EX semantics, the candidate pool
+(result hash and per-candidate correctness, for pass@k), spend, latency and degradation.
+Verdicts are ``None`` when the task has no gold SQL.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from pipelines.contracts import Frozen
+
+
+class CandidateRecord(Frozen):
+    sql: str
+    producer: str
+    hash: str | None = None
+    error: str | None = None
+    correct_bird: bool | None = None
+    correct_spider: bool | None = None
+
+
+class QuestionRecord(Frozen):
+    task_id: str
+    position: int  # the task's place in the benchmark subset (exports keep this order)
+    benchmark: str
+    db_id: str
+    difficulty: str | None = None
+    question: str
+    gold_sql: str | None = None
+    sql: str
+    producer: str = ""
+    exec_hash: str | None = None
+    exec_error: str | None = None
+    ex_bird: bool | None = None
+    ex_spider: bool | None = None
+    ves_reward: float | None = None  # BIRD R-VES reward of this question (0 when wrong)
+    gold_error: str | None = None  # the gold SQL failed: the question is reported, not scored
+    candidates: tuple[CandidateRecord, ...] = ()
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    degraded: bool = False
+    degradation_reasons: tuple[str, ...] = ()
+    error: str | None = None
+    trace_path: str | None = None
+    grading_error: str | None = None  # the sandbox failed while grading: verdicts unknown
+    node_id: str = ""  # the Ray node whose worker answered (shows how work spread)
+
+    @property
+    def n_candidates(self) -> int:
+        return len(self.candidates)
+
+
+_CANDIDATE = pa.struct(
+    [
+        ("sql", pa.string()),
+        ("producer", pa.string()),
+        ("hash", pa.string()),
+        ("error", pa.string()),
+        ("correct_bird", pa.bool_()),
+        ("correct_spider", pa.bool_()),
+    ]
+)
+
+# Explicit so every Parquet part has the same schema even when a column is all null.
+RECORD_SCHEMA = pa.schema(
+    [
+        ("task_id", pa.string()),
+        ("position", pa.int64()),
+        ("benchmark", pa.string()),
+        ("db_id", pa.string()),
+        ("difficulty", pa.string()),
+        ("question", pa.string()),
+        ("gold_sql", pa.string()),
+        ("sql", pa.string()),
+        ("producer", pa.string()),
+        ("exec_hash", pa.string()),
+        ("exec_error", pa.string()),
+        ("ex_bird", pa.bool_()),
+        ("ex_spider", pa.bool_()),
+        ("ves_reward", pa.float64()),
+        ("gold_error", pa.string()),
+        ("candidates", pa.list_(_CANDIDATE)),
+        ("calls", pa.int64()),
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),
+        ("cost_usd", pa.float64()),
+        ("latency_s", pa.float64()),
+        ("degraded", pa.bool_()),
+        ("degradation_reasons", pa.list_(pa.string())),
+        ("error", pa.string()),
+        ("trace_path", pa.string()),
+        ("grading_error", pa.string()),
+        ("node_id", pa.string()),
+    ]
+)
+
+def records_to_table(records: list[QuestionRecord]) -> pa.Table:
+    return pa.Table.from_pylist([r.model_dump(mode="python") for r in records], schema=RECORD_SCHEMA)

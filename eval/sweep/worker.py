@@ -1,0 +1,129 @@
+"""The pipeline worker: a Ray Data UDF that answers and grades questions, many at once.
+
+    {"position", "task"} rows ──► SweepWorker (one per actor) ──► {"record": QuestionRecord JSON}
+                                    │ pipeline.answer(task)   (model actors shared by all workers)
+                                    └ Grader.grade(...)       (sandbox actors shared by all workers)
+
+Ray Data runs an async ``__call__`` on one event loop per actor and, with
+``max_concurrent_calls_per_actor=in_flight``, keeps that many questions in flight per worker.
+A question that raises or outlives ``question_timeout_s`` becomes a degraded record rather
+than failing the sweep; only a crash of the worker process itself reaches Ray, which restarts
+the actor and retries its questions (bounded by ``max_restarts`` / ``max_task_retries``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from pydantic import Field
+
+from eval.sweep.grading import Executor, Grade, Grader
+from eval.sweep.records import QuestionRecord
+from pipelines.contracts import Frozen, Prediction, Task
+
+
+class Pipeline(Protocol):
+    async def answer(self, task: Task) -> Prediction: ...
+
+    async def aclose(self) -> None: ...
+
+
+PipelineFactory = Callable[[], Pipeline]
+
+
+class WorkerSettings(Frozen):
+    question_timeout_s: float = Field(gt=0)
+    ves_iterations: int = Field(ge=1)
+
+
+class SweepWorker:
+    """One per worker actor; builds its pipeline on first use, inside the actor's event loop.
+
+    >>> worker = SweepWorker(factory, sandbox, WorkerSettings(question_timeout_s=60, ves_iterations=1))  # doctest: +SKIP
+    >>> out = await worker({"position": [0], "task": [task.model_dump_json()]})                       # doctest: +SKIP
+    >>> QuestionRecord.model_validate_json(out["record"][0]).ex_bird                                   # doctest: +SKIP
+    True
+    """
+
+    def __init__(self, factory: PipelineFactory, sandbox: Executor, settings: WorkerSettings) -> None:
+        self._factory = factory
+        self._grader = Grader(sandbox, settings.ves_iterations)
+        self._timeout_s = settings.question_timeout_s
+        self._pipeline: Pipeline | None = None
+        self._node_id = _current_node_id()
+
+    async def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
+        if self._pipeline is None:
+            self._pipeline = self._factory()
+        pairs = zip(batch["position"], batch["task"], strict=True)
+        records = await asyncio.gather(
+            *(self._answer(int(position), Task.model_validate_json(raw)) for position, raw in pairs)
+        )
+        return {"record": [record.model_dump_json() for record in records]}
+
+    async def _answer(self, position: int, task: Task) -> QuestionRecord:
+        assert self._pipeline is not None
+        started = time.perf_counter()
+        try:
+            prediction = await asyncio.wait_for(self._pipeline.answer(task), self._timeout_s)
+        except TimeoutError:
+            prediction = _failed(task, "question_timeout", f"no answer within {self._timeout_s:g} s")
+        except Exception as exc:  # noqa: BLE001 - one question's failure must not end the sweep
+            prediction = _failed(task, "pipeline_error", f"{type(exc).__name__}: {exc}")
+        latency_s = prediction.latency_s or time.perf_counter() - started
+        grading_error = None
+        try:
+            grade = await asyncio.wait_for(self._grader.grade(task, prediction), self._timeout_s)
+        except Exception as exc:  # noqa: BLE001 - an unreachable sandbox leaves the verdict unknown
+            grade, grading_error = Grade(), f"{type(exc).__name__}: {exc}"
+        return _record(position, task, prediction, grade, latency_s, grading_error, self._node_id)
+
+
+def _failed(task: Task, reason: str, message: str) -> Prediction:
+    return Prediction(
+        task_id=task.task_id, sql="", degraded=True, degradation_reasons=(reason,), error=message
+    )
+
+
+def _record(
+    position: int,
+    task: Task,
+    prediction: Prediction,
+    grade: Grade,
+    latency_s: float,
+    grading_error: str | None,
+    node_id: str,
+) -> QuestionRecord:
+    usage = prediction.usage
+    return QuestionRecord(
+        task_id=task.task_id,
+        position=position,
+        benchmark=task.benchmark,
+        db_id=task.db.db_id,
+        difficulty=task.difficulty,
+        question=task.question,
+        gold_sql=task.gold_sql,
+        sql=prediction.sql,
+        producer=prediction.producer,
+        **grade.model_dump(),
+        calls=usage.calls,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cost_usd=usage.cost_usd,
+        latency_s=latency_s,
+        degraded=prediction.degraded,
+        degradation_reasons=prediction.degradation_reasons,
+        error=prediction.error,
+        trace_path=prediction.trace_path,
+        grading_error=grading_error,
+        node_id=node_id,
+    )
+
+
+def _current_node_id() -> str:
+    import ray
+
+    return ray.get_runtime_context().get_node_id() if ray.is_initialized() else ""

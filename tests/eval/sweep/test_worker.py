@@ -1,0 +1,56 @@
+import time
+
+from eval.sweep.records import QuestionRecord
+from eval.sweep.worker import SweepWorker, WorkerSettings
+
+
+def batch(tasks, start=0):
+    return {"position": list(range(start, start + len(tasks))), "task": [t.model_dump_json() for t in tasks]}
+
+
+async def run(worker, tasks):
+    out = await worker(batch(tasks))
+    return [QuestionRecord.model_validate_json(raw) for raw in out["record"]]
+
+
+async def test_a_batch_is_answered_graded_and_recorded(clinic_db, fakes):
+    tasks = fakes.make_tasks(clinic_db, 4)
+    worker = SweepWorker(fakes.ScriptedPipeline(), fakes.SqliteExecutor(), WorkerSettings(question_timeout_s=5, ves_iterations=1))
+    records = await run(worker, tasks)
+    assert [r.task_id for r in records] == [t.task_id for t in tasks]
+    assert [r.ex_bird for r in records] == [True, False, True, False]
+    first = records[0]
+    assert first.position == 0 and first.difficulty == "simple" and first.db_id == "clinic"
+    assert [c.correct_bird for c in first.candidates] == [True, False, True, False]
+    assert first.prompt_tokens == 100 and first.calls == 4 and not first.degraded
+
+
+async def test_questions_of_a_batch_run_concurrently(clinic_db, fakes):
+    tasks = fakes.make_tasks(clinic_db, 8)
+    worker = SweepWorker(fakes.ScriptedPipeline(delay_s=0.3), fakes.SqliteExecutor(), WorkerSettings(question_timeout_s=5, ves_iterations=1))
+    started = time.perf_counter()
+    await run(worker, tasks)
+    assert time.perf_counter() - started < 8 * 0.3 / 2
+
+
+async def test_a_hung_or_failing_question_becomes_a_degraded_record(clinic_db, fakes):
+    tasks = fakes.make_tasks(clinic_db, 3)
+    pipeline = fakes.ScriptedPipeline(hang="fake:1", fail="fake:2")
+    worker = SweepWorker(pipeline, fakes.SqliteExecutor(), WorkerSettings(question_timeout_s=0.5, ves_iterations=1))
+    started = time.perf_counter()
+    ok, hung, failed = await run(worker, tasks)
+    assert time.perf_counter() - started < 3
+    assert not ok.degraded and ok.ex_bird
+    assert hung.degraded and hung.degradation_reasons == ("question_timeout",) and hung.ex_bird is False
+    assert failed.degraded and "model actor died" in failed.error and failed.sql == ""
+
+
+async def test_a_broken_sandbox_leaves_the_verdict_unknown(clinic_db, fakes):
+    class BrokenSandbox:
+        async def execute(self, sql, db):
+            raise ConnectionError("sandbox actor gone")
+
+    worker = SweepWorker(fakes.ScriptedPipeline(), BrokenSandbox(), WorkerSettings(question_timeout_s=5, ves_iterations=1))
+    (record,) = await run(worker, fakes.make_tasks(clinic_db, 1))
+    assert record.ex_bird is None and "sandbox actor gone" in record.grading_error
+    assert record.sql  # the answer itself is kept
