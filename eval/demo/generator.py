@@ -1,0 +1,233 @@
+"""Build the demo benchmark on disk, in BIRD's layout, so the BIRD loader reads it unchanged.
+
+    paths = build_demo(Path(".cache/demo"))      # a few seconds the first time, then instant
+    paths.database      # .cache/demo/dev_databases/claims/claims.sqlite
+    paths.dev_json      # .cache/demo/dev.json  [{question_id, db_id, question, evidence, SQL, difficulty}]
+
+Layout written under ``data_dir``::
+
+    dev.json
+    dev_tables.json                                  BIRD/Spider tables.json for the one database
+    dev_databases/claims/claims.sqlite
+    dev_databases/claims/database_description/<table>.csv
+    .demo_build.json                                 fingerprint: seed + digest of generator sources
+
+The build is deterministic (one seeded RNG, fixed dates), atomic (each file is written to a
+temporary name in its own folder, then renamed over the old one), idempotent (skipped while the
+fingerprint matches) and safe under concurrent callers (a file lock around check-and-build).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from filelock import FileLock, Timeout
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from eval.demo import synth
+from eval.demo.schema import TABLES
+from pipelines.contracts import DatabaseRef
+
+GENERATOR_VERSION = 1  # bump when the output format changes without a source change
+DEMO_DB_ID = "claims"
+DEFAULT_SEED = 7
+PACKAGE_DIR = Path(__file__).resolve().parent
+QUESTIONS_FILE = PACKAGE_DIR / "questions.yaml"
+FINGERPRINT_NAME = ".demo_build.json"
+LOCK_TIMEOUT_S = 600.0
+
+
+class DemoBenchmarkError(RuntimeError):
+    """The demo benchmark could not be built or its question file is invalid."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DemoQuestion(_Frozen):
+    """One hand-written question of ``questions.yaml``."""
+
+    question: str
+    sql: str
+    difficulty: Literal["simple", "moderate", "challenging"]
+    evidence: str = ""
+
+
+class DemoBenchmarkPaths(_Frozen):
+    """Where the built demo benchmark lives; ``rebuilt`` says whether this call wrote it."""
+
+    data_dir: Path
+    dev_json: Path
+    tables_json: Path
+    database: Path
+    description_dir: Path
+    db_id: str = DEMO_DB_ID
+    rebuilt: bool = False
+
+    @classmethod
+    def under(cls, data_dir: Path, *, rebuilt: bool = False) -> "DemoBenchmarkPaths":
+        db_dir = data_dir / "dev_databases" / DEMO_DB_ID
+        return cls(
+            data_dir=data_dir,
+            dev_json=data_dir / "dev.json",
+            tables_json=data_dir / "dev_tables.json",
+            database=db_dir / f"{DEMO_DB_ID}.sqlite",
+            description_dir=db_dir / "database_description",
+            rebuilt=rebuilt,
+        )
+
+    def database_ref(self) -> DatabaseRef:
+        return DatabaseRef(db_id=self.db_id, path=str(self.database), description_dir=str(self.description_dir))
+
+
+def load_questions(path: Path = QUESTIONS_FILE) -> tuple[DemoQuestion, ...]:
+    """The hand-written questions; a malformed file raises ``DemoBenchmarkError``."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise DemoBenchmarkError(f"cannot read demo questions {path}: {exc}") from exc
+    if not isinstance(raw, list) or not raw:
+        raise DemoBenchmarkError(f"{path}: expected a non-empty list of questions")
+    try:
+        return tuple(DemoQuestion.model_validate(item) for item in raw)
+    except ValidationError as exc:
+        raise DemoBenchmarkError(f"{path}: invalid question: {exc}") from exc
+
+
+def fingerprint(seed: int) -> dict:
+    """What the build depends on: version, seed, and every generator source and question file."""
+    digest = hashlib.sha256()
+    sources = sorted(PACKAGE_DIR.rglob("*.py")) + [QUESTIONS_FILE]
+    for source in sources:
+        digest.update(source.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
+        digest.update(source.read_bytes() + b"\0")
+    return {"generator_version": GENERATOR_VERSION, "seed": seed, "sources_sha256": digest.hexdigest()}
+
+
+def build_demo(data_dir: Path, *, seed: int = DEFAULT_SEED, force: bool = False) -> DemoBenchmarkPaths:
+    """Build (or reuse) the demo benchmark under ``data_dir``."""
+    data_dir = Path(data_dir)
+    paths = DemoBenchmarkPaths.under(data_dir)
+    paths.description_dir.mkdir(parents=True, exist_ok=True)
+    wanted = fingerprint(seed)
+    try:
+        with FileLock(str(data_dir / ".demo_build.lock"), timeout=LOCK_TIMEOUT_S):
+            if not force and _up_to_date(paths, wanted):
+                return paths
+            _build(paths, seed, wanted)
+    except Timeout as exc:
+        raise DemoBenchmarkError(f"another process holds the demo build lock in {data_dir}") from exc
+    return DemoBenchmarkPaths.under(data_dir, rebuilt=True)
+
+
+def _up_to_date(paths: DemoBenchmarkPaths, wanted: dict) -> bool:
+    stamp = paths.data_dir / FINGERPRINT_NAME
+    outputs = [paths.dev_json, paths.tables_json, paths.database]
+    outputs += [paths.description_dir / f"{t.name}.csv" for t in TABLES]
+    try:
+        return json.loads(stamp.read_text()) == wanted and all(p.is_file() for p in outputs)
+    except (OSError, ValueError):
+        return False
+
+
+def _build(paths: DemoBenchmarkPaths, seed: int, wanted: dict) -> None:
+    stamp = paths.data_dir / FINGERPRINT_NAME
+    stamp.unlink(missing_ok=True)  # a build that dies half-way is never mistaken for a complete one
+    questions = load_questions()
+    _write_database(paths.database, synth.generate(seed))
+    for table in TABLES:
+        _write_atomic(paths.description_dir / f"{table.name}.csv", _description_csv(table))
+    _write_atomic(paths.tables_json, json.dumps([tables_json_entry()], indent=2))
+    dev = [
+        {"question_id": i, "db_id": DEMO_DB_ID, "question": q.question, "evidence": q.evidence,
+         "SQL": " ".join(q.sql.split()), "difficulty": q.difficulty}
+        for i, q in enumerate(questions)
+    ]
+    _write_atomic(paths.dev_json, json.dumps(dev, indent=2))
+    _write_atomic(stamp, json.dumps(wanted, indent=2))
+
+
+def _temp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = _temp_name(path)
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _write_database(path: Path, rows: dict[str, list[tuple]]) -> None:
+    tmp = _temp_name(path)
+    tmp.unlink(missing_ok=True)
+    con = sqlite3.connect(tmp)
+    try:
+        con.execute("PRAGMA journal_mode=OFF")  # a scratch file: durability comes from the rename
+        with con:
+            for table in TABLES:
+                con.execute(table.ddl())
+            for table in TABLES:
+                marks = ", ".join("?" * len(table.columns))
+                con.executemany(f"INSERT INTO {table.name} VALUES ({marks})", rows[table.name])
+            for table in TABLES:
+                for statement in table.index_ddl():
+                    con.execute(statement)
+        broken = con.execute("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise DemoBenchmarkError(f"generated rows break foreign keys: {broken[:5]}")
+    except BaseException:
+        con.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    con.close()
+    os.replace(tmp, path)
+
+
+def _description_csv(table) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["original_column_name", "column_name", "column_description", "data_format", "value_description"])
+    for col in table.columns:
+        writer.writerow([col.name, col.label, col.description, col.data_format, col.value_description])
+    return out.getvalue()
+
+
+def tables_json_entry() -> dict:
+    """The database's entry of BIRD's ``dev_tables.json`` (Spider's tables.json format)."""
+    original, readable, types = [[-1, "*"]], [[-1, "*"]], ["text"]
+    index: dict[tuple[str, str], int] = {}
+    for t_idx, table in enumerate(TABLES):
+        for col in table.columns:
+            index[(table.name, col.name)] = len(original)
+            original.append([t_idx, col.name])
+            readable.append([t_idx, col.label])
+            types.append(col.data_format)
+    primary_keys: list = []
+    for table in TABLES:
+        ids = [index[(table.name, c)] for c in table.primary_key]
+        primary_keys.append(ids[0] if len(ids) == 1 else ids)
+    foreign_keys = [
+        [index[(table.name, col.name)], index[col.references]]
+        for table in TABLES
+        for col in table.columns
+        if col.references
+    ]
+    return {
+        "db_id": DEMO_DB_ID,
+        "table_names_original": [t.name for t in TABLES],
+        "table_names": [t.name.replace("_", " ") for t in TABLES],
+        "column_names_original": original,
+        "column_names": readable,
+        "column_types": types,
+        "primary_keys": primary_keys,
+        "foreign_keys": foreign_keys,
+    }
