@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from models.errors import ModelError
+from models.errors import BudgetExceeded
 from models.types import ChatRequest, ChatResponse
 from pipelines.contracts import DatabaseRef, ExecutionResult, Usage
 
@@ -55,6 +55,8 @@ class ScriptedClient:
 
     async def chat(self, request: ChatRequest, *, role: str = "generator", budget=None) -> ChatResponse:
         agent = agent_of(request)
+        if budget is not None and budget.remaining_tokens is not None and budget.remaining_tokens < 100:
+            raise BudgetExceeded(f"token budget exhausted before {agent}")  # as the real client does
         self.requests.append((agent, request))
         if agent not in self.script:
             raise AssertionError(f"unscripted call to {agent}")
@@ -67,10 +69,6 @@ class ScriptedClient:
             budget.charge(usage)
         return ChatResponse(texts=tuple(texts), usage=usage, latency_s=0.0, model="scripted",
                             finish_reasons=("stop",) * len(texts))
-
-
-class FailingModel(ModelError):
-    """Injected model failure."""
 
 
 class SqliteSandbox:

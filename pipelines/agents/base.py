@@ -1,0 +1,145 @@
+"""What the SQL-producing agents share: reply parsing and a typed generation input.
+
+    GenerationInput ──► agent prompt ──► runtime.chat(n samples) ──► [(sql, rationale)] ──► CandidateSQL
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from models.errors import BudgetExceeded, InvalidModelOutput
+from models.sql_extract import extract_sql
+from models.types import ChatMessage, ChatRequest
+from pipelines.agents.errors import AgentOutputError, CallCapExceeded
+from pipelines.agents.runtime import AgentRuntime
+from pipelines.agents.types import LessonsBlock
+from pipelines.contracts import CandidateSQL, CellHit, Dialect, ExampleHit, Frozen
+from pipelines.settings import AgentCall
+
+_SQL_TAG = re.compile(r"<sql>(.*?)(?:</sql>|\Z)", re.IGNORECASE | re.DOTALL)
+_THINK_TAG = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.IGNORECASE | re.DOTALL)
+_CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+
+
+class GenerationInput(Frozen):
+    """What a generator sees for one question (schema already rendered for its view)."""
+
+    question: str
+    evidence: str = ""
+    dialect: Dialect = "sqlite"
+    schema_text: str
+    examples: tuple[ExampleHit, ...] = ()
+    cell_hits: tuple[CellHit, ...] = ()
+    lessons: LessonsBlock = LessonsBlock()
+
+
+def parse_sql_reply(text: str) -> tuple[str, str]:
+    """``(sql, rationale)`` from a reply: the SQL in a code block (or bare), the rest as rationale.
+
+    >>> parse_sql_reply("- join singer\\n```sql\\nSELECT 1\\n```")
+    ('SELECT 1', '- join singer')
+    """
+    sql = extract_sql(text)
+    rationale = _CODE_BLOCK.sub("", text).strip()
+    return sql, rationale
+
+
+def parse_tagged_reply(text: str) -> tuple[str, str]:
+    """``(sql, rationale)`` from ``<think>…</think><sql>…</sql>``; falls back to code blocks.
+
+    >>> parse_tagged_reply("<think>- count rows</think><sql>SELECT count(*) FROM t</sql>")
+    ('SELECT count(*) FROM t', '- count rows')
+    """
+    think = _THINK_TAG.search(text)
+    rationale = think.group(1).strip() if think else ""
+    after_think = text[think.end():] if think else text
+    tagged = [m.strip().rstrip(";").strip() for m in _SQL_TAG.findall(after_think)]
+    tagged = [m for m in tagged if m]
+    if tagged:
+        return _strip_fence(tagged[-1]), rationale
+    try:
+        return extract_sql(after_think), rationale
+    except InvalidModelOutput:
+        return extract_sql(text), rationale
+
+
+def _strip_fence(sql: str) -> str:
+    if sql.startswith("```"):
+        return extract_sql(sql)
+    return sql
+
+
+class SqlGenerator:
+    """A candidate generator: one prompt, sampled at several temperatures.
+
+    Samples sharing a temperature go out as one request with ``n`` samples (the server batches
+    them and reuses the prompt prefix); distinct temperatures go out concurrently.
+    Subclasses set ``family`` and implement ``messages`` and ``parse``.
+    """
+
+    family: str = ""
+    agent_name: str = ""
+
+    def __init__(self, *, settings: AgentCall) -> None:
+        self.settings = settings
+
+    def messages(self, inp: GenerationInput) -> tuple[ChatMessage, ...]:
+        raise NotImplementedError
+
+    def parse(self, text: str) -> tuple[str, str]:
+        return parse_sql_reply(text)
+
+    async def generate(
+        self,
+        inp: GenerationInput,
+        temperatures: Sequence[float],
+        runtime: AgentRuntime,
+        *,
+        lineage: tuple[str, ...] = ("gen",),
+    ) -> list[CandidateSQL]:
+        """Candidates (not yet executed), one per parsable sample. Raises when nothing came back."""
+        if not temperatures:
+            return []
+        messages = self.messages(inp)
+        counts = Counter(temperatures)
+        requests = [
+            ChatRequest(messages=messages, n=n, temperature=t, max_tokens=self.settings.max_tokens)
+            for t, n in counts.items()
+        ]
+        replies = await asyncio.gather(
+            *(runtime.chat(r, role="generator", agent=self.agent_name) for r in requests),
+            return_exceptions=True,
+        )
+        candidates: list[CandidateSQL] = []
+        failures: list[BaseException] = []
+        for request, reply in zip(requests, replies):
+            if isinstance(reply, BaseException):
+                if is_fatal(reply):
+                    raise reply
+                failures.append(reply)
+                continue
+            for text in reply.texts:
+                try:
+                    sql, rationale = self.parse(text)
+                except InvalidModelOutput as exc:
+                    failures.append(exc)
+                    continue
+                candidates.append(
+                    CandidateSQL(
+                        sql=sql,
+                        producer=f"{self.family}/T={request.temperature:g}",
+                        rationale=rationale or None,
+                        lineage=lineage,
+                    )
+                )
+        if not candidates and failures:
+            raise AgentOutputError(f"{self.agent_name}: no usable sample ({failures[0]})") from failures[0]
+        return candidates
+
+
+def is_fatal(exc: BaseException) -> bool:
+    """Errors that end the task's search (budget, call cap, cancellation), not just one call."""
+    return isinstance(exc, (BudgetExceeded, CallCapExceeded)) or not isinstance(exc, Exception)

@@ -1,0 +1,64 @@
+"""SQLFixer: repairs a query that failed to execute, shown the earlier failed repairs of the same
+generator so it does not repeat them.
+
+    >>> fixer = SQLFixer(settings=AgentCall(temperature=0.0, max_tokens=512))
+    >>> await fixer.fix(FixInput(question=..., schema_text=..., sql="SELECT nme FROM singer",
+    ...                          error="no such column: nme"), runtime)              # doctest: +SKIP
+    ('SELECT name FROM singer', '- nme is not a column; the column is name')
+"""
+
+from __future__ import annotations
+
+from models.types import ChatRequest
+from pipelines.agents.base import parse_sql_reply
+from pipelines.agents.render import DIALECT_NAME, clip, evidence_line
+from pipelines.agents.runtime import AgentRuntime
+from pipelines.agents.types import FixAttempt
+from pipelines.contracts import Dialect, Frozen
+from pipelines.prompts import PromptTemplate, load_prompt
+from pipelines.settings import AgentCall
+
+
+class FixInput(Frozen):
+    question: str
+    evidence: str = ""
+    dialect: Dialect = "sqlite"
+    schema_text: str
+    sql: str
+    error: str
+    earlier: tuple[FixAttempt, ...] = ()  # this generator's earlier repairs (failed ones matter)
+
+
+def earlier_block(attempts: tuple[FixAttempt, ...]) -> str:
+    failed = [a for a in attempts if not a.succeeded and a.sql_after]
+    if not failed:
+        return ""
+    lines = ["These earlier repairs of similar queries still failed; do not repeat them:"]
+    lines += [f"- {clip(a.sql_after, 300)}  -> error: {clip(a.error_after, 120)}" for a in failed[-3:]]
+    return "\n".join(lines)
+
+
+class SQLFixer:
+    agent_name = "l2.sql_fixer"
+
+    def __init__(self, *, settings: AgentCall, prompt: PromptTemplate | None = None) -> None:
+        self.settings = settings
+        self.prompt = prompt or load_prompt("sql_fixer")
+
+    async def fix(self, inp: FixInput, runtime: AgentRuntime) -> tuple[str, str]:
+        """``(sql, rationale)`` of the repaired query (not yet executed)."""
+        request = ChatRequest(
+            messages=self.prompt.render(
+                dialect=DIALECT_NAME[inp.dialect],
+                schema=inp.schema_text,
+                question=inp.question,
+                evidence=evidence_line(inp.evidence),
+                sql=inp.sql,
+                error=clip(inp.error, 300),
+                earlier=earlier_block(inp.earlier),
+            ),
+            temperature=self.settings.temperature or 0.0,
+            max_tokens=self.settings.max_tokens,
+        )
+        response = await runtime.chat(request, role="fixer", agent=self.agent_name, surface="operational")
+        return parse_sql_reply(response.texts[0])

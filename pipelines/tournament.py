@@ -1,0 +1,107 @@
+"""L3 selection: a round-robin of pairwise ReasoningSelector calls over bucket representatives.
+
+    buckets ──► finalists (one representative per non-error bucket, largest first, capped)
+            ├─ one finalist ──► it wins, no call
+            └─ n finalists ──► n(n-1)/2 selector calls (concurrent) ──► rank by
+                 (wins, bucket size, holds a reasoning candidate, bucket order)
+
+If any selector call fails the ranking falls back to a majority vote over bucket sizes.
+
+    >>> result = await Tournament(selector, TournamentSettings()).run(buckets, inp, runtime)  # doctest: +SKIP
+    >>> result.winner.representative.sql                                                    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from itertools import combinations
+
+from pipelines.agents.base import is_fatal
+from pipelines.agents.reasoning_selector import ReasoningSelector, SelectionInput
+from pipelines.agents.render import preview
+from pipelines.agents.runtime import AgentRuntime
+from pipelines.agents.types import Bucket, Match
+from pipelines.bucketing import has_reasoning
+from pipelines.contracts import Frozen
+from pipelines.settings import TournamentSettings
+
+
+class TournamentQuestion(Frozen):
+    question: str
+    evidence: str = ""
+    schema_text: str
+
+
+class TournamentResult(Frozen):
+    winner: Bucket
+    ranking: tuple[str, ...]  # bucket hashes, best first
+    matches: tuple[Match, ...] = ()
+    wins: dict[str, int] = {}
+    selector_failed: bool = False
+
+
+def finalists(buckets: Sequence[Bucket], settings: TournamentSettings) -> tuple[Bucket, ...]:
+    """Non-error buckets (empty ones only if nothing else returned rows), largest first, capped."""
+    ok = [b for b in buckets if not b.error]
+    if settings.drop_empty and any(not b.empty for b in ok):
+        ok = [b for b in ok if not b.empty]
+    return tuple(sorted(ok, key=lambda b: (-b.size, not has_reasoning(b)))[: settings.max_finalists])
+
+
+def majority_vote(buckets: Sequence[Bucket]) -> tuple[Bucket, ...]:
+    """Buckets ranked by size, then by holding a reasoning candidate, then by order (stable)."""
+    return tuple(sorted(buckets, key=lambda b: (-b.size, not has_reasoning(b))))
+
+
+class Tournament:
+    def __init__(self, selector: ReasoningSelector, settings: TournamentSettings) -> None:
+        self.selector = selector
+        self.settings = settings
+
+    async def run(
+        self, buckets: Sequence[Bucket], question: TournamentQuestion, runtime: AgentRuntime
+    ) -> TournamentResult | None:
+        """None when no bucket executed without error."""
+        field = finalists(buckets, self.settings)
+        if not field:
+            return None
+        if len(field) == 1:
+            return TournamentResult(winner=field[0], ranking=(field[0].hash,))
+        pairs = list(combinations(field, 2))
+        outcomes = await asyncio.gather(
+            *(self._match(a, b, question, runtime) for a, b in pairs), return_exceptions=True
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException) and is_fatal(outcome):
+                raise outcome
+        matches = tuple(
+            Match(a=a.hash, b=b.hash, winner=None if isinstance(o, BaseException) else o)
+            for (a, b), o in zip(pairs, outcomes)
+        )
+        if any(m.winner is None for m in matches):
+            ranked = majority_vote(field)
+            return TournamentResult(winner=ranked[0], ranking=tuple(b.hash for b in ranked), matches=matches,
+                                    selector_failed=True)
+        wins = {b.hash: 0 for b in field}
+        for m in matches:
+            wins[m.winner] += 1
+        order = {b.hash: i for i, b in enumerate(field)}
+        ranked = sorted(field, key=lambda b: (-wins[b.hash], -b.size, not has_reasoning(b), order[b.hash]))
+        return TournamentResult(winner=ranked[0], ranking=tuple(b.hash for b in ranked), matches=matches, wins=wins)
+
+    async def _match(self, a: Bucket, b: Bucket, q: TournamentQuestion, runtime: AgentRuntime) -> str:
+        rows = self.settings.preview_rows
+        choice = await self.selector.choose(
+            SelectionInput(
+                question=q.question,
+                evidence=q.evidence,
+                schema_text=q.schema_text,
+                sql_a=a.representative.sql,
+                preview_a=preview(a.representative.exec_result, rows),
+                sql_b=b.representative.sql,
+                preview_b=preview(b.representative.exec_result, rows),
+            ),
+            runtime,
+        )
+        return a.hash if choice == "A" else b.hash
