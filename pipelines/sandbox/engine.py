@@ -8,6 +8,7 @@ when opening, and ``QueryTimeout`` / ``ReadOnlyViolation`` / ``SQLExecutionError
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,10 +33,13 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
+_LEADING_COMMENTS = re.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.DOTALL)
+
+
 def statement_keyword(sql: str) -> str:
-    """The first word of a statement, for naming what an engine refused."""
-    words = sql.split()
-    return words[0].upper() if words else "statement"
+    """The first word of a statement after any comments, for naming what an engine refused."""
+    words = _LEADING_COMMENTS.sub("", sql).split(None, 1)
+    return words[0].upper() if words else "empty statement"
 
 
 def require_database_file(path: str) -> Path:

@@ -31,6 +31,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, SqlglotError
 from sqlglot.tokens import Token, TokenType
 
+from pipelines.sandbox.engine import statement_keyword
 from pipelines.sandbox.errors import ReadOnlyViolation
 
 # Statement roots that are one read query.
@@ -126,8 +127,17 @@ _FILE_LIKE = re.compile(
     re.IGNORECASE,
 )
 
-# The screen for strings sqlglot cannot parse.
-_READ_HEADS = {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.L_PAREN, TokenType.FROM}
+# The screen for strings sqlglot cannot parse. A first word that starts some other statement is
+# a violation; an unknown first word ("SELEC") is just a syntax error for the engine to report.
+_STATEMENT_HEADS = frozenset(
+    {
+        "ABORT", "ALTER", "ANALYZE", "ATTACH", "BEGIN", "CALL", "CHECKPOINT", "COMMENT", "COMMIT",
+        "COPY", "CREATE", "DEALLOCATE", "DELETE", "DESCRIBE", "DETACH", "DROP", "END", "EXECUTE",
+        "EXPLAIN", "EXPORT", "FORCE", "GRANT", "IMPORT", "INSERT", "INSTALL", "LOAD", "MERGE",
+        "PRAGMA", "PREPARE", "REINDEX", "RELEASE", "REPLACE", "RESET", "REVOKE", "ROLLBACK",
+        "SAVEPOINT", "SET", "SHOW", "SUMMARIZE", "TRUNCATE", "UPDATE", "UPSERT", "USE", "VACUUM",
+    }
+)
 _WRITE_TOKENS = {
     TokenType.INSERT, TokenType.UPDATE, TokenType.DELETE, TokenType.MERGE, TokenType.CREATE,
     TokenType.DROP, TokenType.ALTER, TokenType.ATTACH, TokenType.DETACH, TokenType.PRAGMA,
@@ -209,8 +219,7 @@ def _statement_name(root: exp.Expression, sql: str) -> str:
     for node_type, name in _FORBIDDEN_NODES:
         if isinstance(root, node_type):
             return name or _command_name(root)
-    words = sql.split()
-    return words[0].upper() if words else type(root).__name__.upper()
+    return statement_keyword(sql)
 
 
 def _screen_tokens(sql: str, dialect: str, rules: DialectRules) -> None:
@@ -221,7 +230,7 @@ def _screen_tokens(sql: str, dialect: str, rules: DialectRules) -> None:
         return  # not even tokens: the engine cannot run it either, and it is read-only anyway
     if not tokens:
         return
-    if tokens[0].token_type not in _READ_HEADS:
+    if tokens[0].text.upper() in _STATEMENT_HEADS:
         raise ReadOnlyViolation(tokens[0].text.upper(), "only one read query is allowed")
     for index, token in enumerate(tokens):
         following = tokens[index + 1] if index + 1 < len(tokens) else None

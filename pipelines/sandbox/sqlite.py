@@ -105,7 +105,7 @@ class SQLiteEngine:
         code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF  # primary result code
         if code == sqlite3.SQLITE_INTERRUPT:
             return QueryTimeout(timeout_s)
-        if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_AUTH):
+        if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_AUTH) or "not authorized" in str(error):
             return ReadOnlyViolation(statement_keyword(sql), f"refused by SQLite: {error}")
         if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
             return DatabaseUnavailable(self._path, f"corrupt SQLite database ({error})")
