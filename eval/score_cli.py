@@ -101,7 +101,9 @@ def _print(console: Console, report: ScoreReport) -> None:
             row.append(f"{group.r_ves:.1f}")
         table.add_row(*row, end_section=group is report.by_difficulty[-1] if report.by_difficulty else False)
     console.print(table)
-    errors = sum(v.error is not None and v.gold_error is None for v in report.verdicts)
+    errors = sum(
+        v.error is not None and v.sql is not None and v.gold_error is None for v in report.verdicts
+    )
     console.print(
         f"scored {report.scored} · prediction errors {errors} · missing predictions "
         f"{report.missing_predictions} · ignored predictions {report.ignored_predictions} · "

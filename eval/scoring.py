@@ -26,7 +26,8 @@ from eval.loaders import LoadedBenchmark, task_index
 from eval.metrics import ex_bird, ex_spider, order_matters, r_ves, time_ratio, ves_reward
 from eval.prediction_files import resolve_key
 from pipelines.contracts import DatabaseRef, Difficulty, Frozen, SkippedTask
-from pipelines.sandbox import Sandbox
+from pipelines.sandbox import Sandbox, SandboxError
+from pipelines.sandbox.sandbox import ENGINES
 
 # Scoring needs whole result sets (BIRD compares set(pred) == set(gold)); this cap only stops
 # a runaway prediction from exhausting memory, and a truncated result is scored wrong.
@@ -194,8 +195,10 @@ def _run(jobs: list[_Job], workers: int, timeout_s: float) -> list[_Outcome]:
     if workers == 1 or len(jobs) <= 1:
         _init_worker(timeout_s)
         return [_score_job(job) for job in jobs]
-    # spawn, not fork: the parent may hold threads (Ray, sandbox timers) that fork would copy.
-    context = multiprocessing.get_context("spawn")
+    # forkserver, not fork: the caller may hold threads (Ray, asyncio) whose locks a fork would
+    # copy mid-use. The server imports this module once; each worker is a cheap fork of it.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
     chunk = max(1, min(16, len(jobs) // (workers * 4)))
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(timeout_s,)
@@ -239,14 +242,24 @@ def _outcome(job: _Job, **fields: object) -> _Outcome:
 
 
 def _time_ratio(job: _Job) -> float | None:
-    """Gold/pred time ratio over alternating runs (BIRD's R-VES timing); None if a run fails."""
-    assert _sandbox is not None and job.pred_sql is not None
+    """Gold/pred time ratio over alternating runs (BIRD's R-VES timing); None if a run fails.
+
+    Timed on the bare read-only engine (still ``mode=ro`` with a timeout), not through
+    ``Sandbox.execute``: the guard's parse would add the same milliseconds to both sides and
+    pull every ratio towards 1. The prediction already passed the guard when it was scored.
+    """
+    assert job.pred_sql is not None
+    engine = ENGINES[job.db.dialect][0](job.db.path)
     gold_s: list[float] = []
     pred_s: list[float] = []
-    for _ in range(job.ves_iterations):
-        for sql, sink in ((job.pred_sql, pred_s), (job.gold_sql, gold_s)):
-            result = _sandbox.execute(sql, job.db)
-            if not result.ok:
-                return None
-            sink.append(max(result.elapsed_ms / 1000.0, 1e-6))
+    try:
+        for _ in range(job.ves_iterations):
+            for sql, sink in ((job.pred_sql, pred_s), (job.gold_sql, gold_s)):
+                started = time.perf_counter()
+                engine.run(sql, timeout_s=job.timeout_s, row_cap=SCORING_ROW_CAP)
+                sink.append(max(time.perf_counter() - started, 1e-9))
+    except SandboxError:
+        return None
+    finally:
+        engine.close()
     return time_ratio(gold_s, pred_s)
