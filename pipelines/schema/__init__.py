@@ -1,0 +1,28 @@
+"""Schema views of a live database, as the prompts see them.
+
+    introspect(db) ──► SchemaView ──► render_light / render_ddl ──► prompt text
+                            ├──► join_graph(view)  declared + inferred join keys
+                            └──► restrict(view, tables=..., columns=...) ──► token_size(...)
+"""
+
+from pipelines.schema.descriptions import load_descriptions
+from pipelines.schema.errors import SchemaError, UnknownSchemaObject
+from pipelines.schema.introspect import introspect
+from pipelines.schema.joins import JoinGraph, infer_join_keys, join_graph
+from pipelines.schema.render import render_ddl, render_light
+from pipelines.schema.view import restrict, token_size, view_token_size
+
+__all__ = [
+    "JoinGraph",
+    "SchemaError",
+    "UnknownSchemaObject",
+    "infer_join_keys",
+    "introspect",
+    "join_graph",
+    "load_descriptions",
+    "render_ddl",
+    "render_light",
+    "restrict",
+    "token_size",
+    "view_token_size",
+]

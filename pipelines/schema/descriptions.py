@@ -1,0 +1,91 @@
+"""Column descriptions from BIRD's ``database_description/<table>.csv`` files.
+
+Each CSV has the columns ``original_column_name, column_name, column_description,
+data_format, value_description``; the files come in mixed encodings (UTF-8 with or without BOM,
+cp1252, latin-1), so each file is decoded with the first encoding that fits.
+
+    >>> descs = load_descriptions("dev_databases/claims/database_description")
+    >>> descs["members"]["plan_id"]
+    'the plan the member is enrolled in (plan id)'
+
+Keys are lower-cased table and column names; a missing folder yields ``{}``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+# latin-1 decodes every byte, so it is the last resort and never fails.
+ENCODINGS = ("utf-8-sig", "cp1252", "latin-1")
+
+TableDescriptions = dict[str, str]  # lower-cased column name -> description
+
+
+def _decode(raw: bytes) -> str:
+    for encoding in ENCODINGS:
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise AssertionError("latin-1 decodes any byte string")
+
+
+def _clean(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def _describe(row: dict[str, str]) -> str:
+    """One line: the description, the readable name when it adds something, the value notes."""
+    original = _clean(row.get("original_column_name"))
+    label = _clean(row.get("column_name"))
+    description = _clean(row.get("column_description"))
+    values = _clean(row.get("value_description"))
+    text = description
+    redundant = {original.lower(), original.lower().replace("_", " ")}
+    if label and label.lower() not in redundant and label.lower() not in description.lower():
+        text = f"{text} ({label})" if text else label
+    if values:
+        text = f"{text}; values: {values}" if text else f"values: {values}"
+    return text
+
+
+def read_description_csv(path: Path) -> TableDescriptions:
+    """The descriptions of one table's CSV; rows without a column name are ignored."""
+    reader = csv.DictReader(io.StringIO(_decode(path.read_bytes())))
+    if reader.fieldnames is None:
+        return {}
+    reader.fieldnames = [(name or "").strip().lower() for name in reader.fieldnames]
+    if "original_column_name" not in reader.fieldnames:
+        log.warning("skipping %s: no original_column_name header", path)
+        return {}
+    out: TableDescriptions = {}
+    for row in reader:
+        column = _clean(row.get("original_column_name"))
+        text = _describe(row)
+        if column and text:
+            out[column.lower()] = text
+    return out
+
+
+def load_descriptions(description_dir: str | Path | None) -> dict[str, TableDescriptions]:
+    """All tables' column descriptions in a folder, keyed by lower-cased table name."""
+    if description_dir is None:
+        return {}
+    folder = Path(description_dir)
+    if not folder.is_dir():
+        log.warning("description folder not found, continuing without: %s", folder)
+        return {}
+    out: dict[str, TableDescriptions] = {}
+    for path in sorted(folder.iterdir()):
+        if path.suffix.lower() != ".csv" or not path.is_file():
+            continue
+        try:
+            out[path.stem.strip().lower()] = read_description_csv(path)
+        except (OSError, csv.Error) as exc:
+            log.warning("skipping unreadable description file %s: %s", path, exc)
+    return out

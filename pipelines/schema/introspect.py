@@ -1,0 +1,70 @@
+"""Read a live database (SQLite or DuckDB, read-only) into a SchemaView.
+
+    DatabaseRef ──connect_readonly──► engine file (sqlite.py | duckdb.py)
+        ──► tables, columns, keys, samples ──► + descriptions (BIRD CSVs, DuckDB comments)
+        ──► + inferred join keys ──► SchemaView
+
+    >>> view = introspect(DatabaseRef(db_id="concert_singer", path=".../concert_singer.sqlite"))
+    >>> [t.name for t in view.tables][:2]
+    ['stadium', 'singer']
+
+A missing, empty or corrupt file raises the sandbox's ``DatabaseUnavailable``; the database is
+never written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from types import ModuleType
+
+import duckdb
+
+from pipelines.contracts import ColumnInfo, DatabaseRef, SchemaView, TableInfo
+from pipelines.sandbox import connect_readonly
+from pipelines.sandbox.errors import DatabaseUnavailable
+from pipelines.schema import duckdb as duckdb_engine
+from pipelines.schema import sqlite as sqlite_engine
+from pipelines.schema.descriptions import TableDescriptions, load_descriptions
+from pipelines.schema.joins import infer_join_keys
+
+ENGINES: dict[str, ModuleType] = {"sqlite": sqlite_engine, "duckdb": duckdb_engine}
+# What a driver raises when the file turns out not to be a database of its dialect.
+DRIVER_ERRORS = (sqlite3.DatabaseError, duckdb.Error)
+
+
+def engine_for(db: DatabaseRef) -> ModuleType:
+    return ENGINES[db.dialect]
+
+
+def _describe(column: ColumnInfo, table_descriptions: TableDescriptions) -> ColumnInfo:
+    text = table_descriptions.get(column.name.lower()) or column.description
+    children = tuple(_describe(child, table_descriptions) for child in column.children)
+    return column.model_copy(update={"description": text, "children": children})
+
+
+def _with_descriptions(table: TableInfo, descriptions: dict[str, TableDescriptions]) -> TableInfo:
+    found = descriptions.get(table.name.lower())
+    if not found:
+        return table
+    return table.model_copy(update={"columns": tuple(_describe(c, found) for c in table.columns)})
+
+
+def introspect(db: DatabaseRef, sample_values: int = 3, *, infer_joins: bool = True) -> SchemaView:
+    """The database's tables, columns (nested ones expanded), keys and ``sample_values`` samples.
+
+    ``foreign_keys`` holds the declared keys, plus inferred join keys (``inferred=True``) for
+    table pairs without one when ``infer_joins``.
+    """
+    engine = engine_for(db)
+    try:
+        with closing(connect_readonly(db)) as conn:
+            tables, declared = engine.read_schema(conn, samples=sample_values)
+    except DRIVER_ERRORS as exc:
+        raise DatabaseUnavailable(db.path, f"cannot read schema: {exc}") from exc
+    descriptions = load_descriptions(db.description_dir)
+    tables = [_with_descriptions(t, descriptions) for t in tables]
+    fks = list(declared)
+    if infer_joins:
+        fks += infer_join_keys(tuple(tables), tuple(declared))
+    return SchemaView(db_id=db.db_id, dialect=db.dialect, tables=tuple(tables), foreign_keys=tuple(fks))
