@@ -1,0 +1,280 @@
+"""Metrics and reports from a run's predictions, and the ablation table across runs.
+
+    predictions.parquet ──► run_metrics ──► {"ex_bird": …, "pass_at_8": …}  (logged to MLflow)
+                       └─► write_run_report ──► report.md + ex_by_difficulty.png, pass_at_k.png,
+                                                cost_vs_accuracy.png
+    MLflow runs of an experiment ──► ablation_table (polars) ──► write_experiment_report
+
+EX is the share of *scored* questions answered correctly: a question whose gold SQL failed, or
+that could not be graded, is counted apart (``gold_errors``, ``grading_errors``), never as wrong.
+pass@k uses the unbiased estimator over each question's candidate pool; a question with fewer
+than k candidates contributes pass@n (all its samples), one with none contributes 0.
+
+    >>> frame = RunStore.open(run_dir, identity).read()        # doctest: +SKIP
+    >>> run_metrics(frame)["ex_bird"]                          # doctest: +SKIP
+    0.648
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # reports are files; never open a window
+
+import matplotlib.pyplot as plt  # noqa: E402
+import polars as pl  # noqa: E402
+
+from eval.metrics import pass_at_k, r_ves  # noqa: E402
+
+SEMANTICS = ("ex_bird", "ex_spider")
+DIFFICULTY_ORDER = ("simple", "moderate", "challenging", "easy", "medium", "hard", "extra")
+
+
+def _scored(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.filter(pl.col("ex_bird").is_not_null())
+
+
+def pool_counts(frame: pl.DataFrame, semantics: str = "ex_bird") -> list[tuple[int, int]]:
+    """``(n, c)`` per scored question: candidates judged, and how many were correct."""
+    field = "correct_bird" if semantics == "ex_bird" else "correct_spider"
+    counts = []
+    for pool in _scored(frame).get_column("candidates").to_list():
+        judged = [c[field] for c in pool or () if c[field] is not None]
+        counts.append((len(judged), sum(judged)))
+    return counts
+
+
+def pass_at_k_curve(frame: pl.DataFrame, semantics: str = "ex_bird") -> dict[int, float]:
+    """``{k: mean pass@k}`` for k = 1 .. the largest pool (empty when no question has a pool)."""
+    counts = pool_counts(frame, semantics)
+    largest = max((n for n, _ in counts), default=0)
+    return {
+        k: sum(pass_at_k(n, c, min(k, n)) if n else 0.0 for n, c in counts) / len(counts)
+        for k in range(1, largest + 1)
+    }
+
+
+def ex_by_difficulty(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per difficulty (plus ``all``): questions scored, EX under both semantics."""
+    scored = _scored(frame).with_columns(pl.col("difficulty").fill_null("unlabelled"))
+    aggregations = [pl.len().alias("questions"), *(pl.col(s).cast(pl.Float64).mean().alias(s) for s in SEMANTICS)]
+    rank = {d: i for i, d in enumerate(DIFFICULTY_ORDER)}
+    by_difficulty = (
+        scored.group_by("difficulty")
+        .agg(aggregations)
+        .with_columns(pl.col("difficulty").replace_strict(rank, default=len(rank)).alias("_rank"))
+        .sort("_rank", "difficulty")
+        .drop("_rank")
+    )
+    overall = scored.select(pl.lit("all").alias("difficulty"), *aggregations)
+    return pl.concat([by_difficulty, overall])
+
+
+def run_metrics(frame: pl.DataFrame, skipped: int = 0) -> dict[str, float]:
+    """Every figure of one run, under MLflow-safe names (``ex_bird/hard``, ``pass_at_4``)."""
+    scored = _scored(frame)
+    n_scored = scored.height
+    metrics: dict[str, float] = {
+        "questions": float(frame.height),
+        "questions_scored": float(n_scored),
+        "skipped": float(skipped),
+        "gold_errors": float(frame.get_column("gold_error").is_not_null().sum()),
+        "grading_errors": float(frame.get_column("grading_error").is_not_null().sum()),
+    }
+    if frame.height == 0:
+        return metrics
+    for row in ex_by_difficulty(frame).iter_rows(named=True):
+        suffix = "" if row["difficulty"] == "all" else f"/{row['difficulty']}"
+        for semantics in SEMANTICS:
+            if row[semantics] is not None:
+                metrics[f"{semantics}{suffix}"] = row[semantics]
+    for semantics, prefix in (("ex_bird", "pass_at_"), ("ex_spider", "pass_at_spider_")):
+        for k, value in pass_at_k_curve(frame, semantics).items():
+            metrics[f"{prefix}{k}"] = value
+    if n_scored:
+        metrics["r_ves"] = r_ves(scored.get_column("ves_reward").fill_null(0.0).to_list())
+    metrics.update(_spend(frame, correct=int(scored.get_column("ex_bird").sum()) if n_scored else 0))
+    latency = frame.get_column("latency_s")
+    metrics.update(
+        latency_p50_s=float(latency.quantile(0.5, interpolation="linear")),
+        latency_p95_s=float(latency.quantile(0.95, interpolation="linear")),
+        latency_mean_s=float(latency.mean()),
+        degraded_rate=float(frame.get_column("degraded").mean()),
+        candidates_per_question=float(frame.get_column("candidates").list.len().mean()),
+    )
+    for degraded, name in ((True, "ex_bird/degraded"), (False, "ex_bird/not_degraded")):
+        part = scored.filter(pl.col("degraded") == degraded)
+        if part.height:
+            metrics[name] = float(part.get_column("ex_bird").cast(pl.Float64).mean())
+    return metrics
+
+
+def _spend(frame: pl.DataFrame, correct: int) -> dict[str, float]:
+    totals = frame.select(
+        pl.col("calls").sum(),
+        pl.col("prompt_tokens").sum(),
+        pl.col("completion_tokens").sum(),
+        (pl.col("prompt_tokens") + pl.col("completion_tokens")).sum().alias("tokens"),
+        pl.col("cost_usd").sum(),
+    ).row(0, named=True)
+    spend = {f"{name}_per_question": total / frame.height for name, total in totals.items()}
+    if correct:
+        spend |= {f"{name}_per_correct": total / correct for name, total in totals.items()}
+    return spend
+
+
+# --- plots and the per-run report -------------------------------------------------------------
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_ex_by_difficulty(table: pl.DataFrame, path: Path, title: str) -> Path:
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    labels = table.get_column("difficulty").to_list()
+    width = 0.38
+    for offset, semantics in ((-width / 2, "ex_bird"), (width / 2, "ex_spider")):
+        values = [v or 0.0 for v in table.get_column(semantics).to_list()]
+        bars = ax.bar([i + offset for i in range(len(labels))], values, width, label=semantics)
+        ax.bar_label(bars, fmt="%.2f", fontsize=7)
+    ax.set_xticks(range(len(labels)), [f"{d}\n(n={n})" for d, n in zip(labels, table.get_column("questions"))])
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel("execution accuracy")
+    ax.set_title(title)
+    ax.legend(loc="upper right", fontsize=8)
+    return _save(fig, path)
+
+
+def plot_pass_at_k(curves: dict[str, dict[int, float]], path: Path, title: str) -> Path:
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for label, curve in curves.items():
+        if curve:
+            ax.plot(list(curve), list(curve.values()), marker="o", label=label)
+    ax.set_xlabel("k (samples drawn from the candidate pool)")
+    ax.set_ylabel("pass@k")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def plot_cost_vs_accuracy(points: pl.DataFrame, path: Path, title: str) -> Path:
+    """``points`` has ``label``, ``tokens_per_question``, ``ex_bird`` (and ``cost_per_question``)."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    use_cost = "cost_per_question" in points.columns and (points.get_column("cost_per_question").fill_null(0) > 0).any()
+    x_name = "cost_per_question" if use_cost else "tokens_per_question"
+    for row in points.iter_rows(named=True):
+        if row[x_name] is None or row["ex_bird"] is None:
+            continue
+        ax.scatter(row[x_name], row["ex_bird"])
+        ax.annotate(row["label"], (row[x_name], row["ex_bird"]), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    ax.set_xlabel("USD per question" if use_cost else "tokens per question")
+    ax.set_ylabel("EX (BIRD semantics)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def write_run_report(frame: pl.DataFrame, out_dir: Path, title: str, skipped: int = 0) -> list[Path]:
+    """``report.md`` and its three plots for one run; returns the files written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    metrics = run_metrics(frame, skipped)
+    table = ex_by_difficulty(frame)
+    by_difficulty = (
+        _scored(frame)
+        .with_columns(pl.col("difficulty").fill_null("unlabelled"))
+        .group_by("difficulty")
+        .agg(
+            (pl.col("prompt_tokens") + pl.col("completion_tokens")).mean().alias("tokens_per_question"),
+            pl.col("cost_usd").mean().alias("cost_per_question"),
+            pl.col("ex_bird").cast(pl.Float64).mean(),
+        )
+        .rename({"difficulty": "label"})
+    )
+    plots = [
+        plot_ex_by_difficulty(table, out_dir / "ex_by_difficulty.png", f"{title}: EX by difficulty"),
+        plot_pass_at_k(
+            {s: pass_at_k_curve(frame, s) for s in SEMANTICS}, out_dir / "pass_at_k.png", f"{title}: pass@k"
+        ),
+        plot_cost_vs_accuracy(by_difficulty, out_dir / "cost_vs_accuracy.png", f"{title}: cost vs accuracy"),
+    ]
+    lines = [
+        f"# {title}",
+        "",
+        "## Execution accuracy",
+        "",
+        markdown_table(table),
+        "",
+        "## Metrics",
+        "",
+        "| metric | value |",
+        "|---|---|",
+        *(f"| {name} | {_fmt(value)} |" for name, value in sorted(metrics.items())),
+        "",
+        *(f"![{p.stem}]({p.name})" for p in plots),
+        "",
+    ]
+    report = out_dir / "report.md"
+    report.write_text("\n".join(lines), encoding="utf-8")
+    return [report, *plots]
+
+
+def markdown_table(frame: pl.DataFrame) -> str:
+    header = "| " + " | ".join(frame.columns) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    rows = ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in frame.iter_rows()]
+    return "\n".join([header, rule, *rows])
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return "–" if math.isnan(value) else f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+    return "–" if value is None else str(value)
+
+
+# --- the ablation table across an experiment's runs -------------------------------------------
+
+ABLATION_COLUMNS = (
+    "ex_bird", "ex_spider", "r_ves", "calls_per_question", "tokens_per_question",
+    "cost_per_question", "latency_p50_s", "latency_p95_s", "degraded_rate", "questions_scored",
+)
+
+
+def ablation_table(runs: pl.DataFrame, baseline: str = "full") -> pl.DataFrame:
+    """One row per configuration: headline metrics, the largest pass@k, and ΔEX vs ``baseline``.
+
+    ``runs`` has a ``run_name`` column and one column per metric (see ``tracking.experiment_runs``);
+    when a configuration ran more than once, the latest run (first row) wins.
+    """
+    if runs.is_empty():
+        raise ValueError("no runs to tabulate")
+    runs = runs.unique(subset="run_name", keep="first", maintain_order=True)
+    pass_columns = sorted((c for c in runs.columns if c.startswith("pass_at_") and c[8:].isdigit()), key=lambda c: int(c[8:]))
+    columns = [c for c in ABLATION_COLUMNS if c in runs.columns] + pass_columns[-1:]
+    table = runs.select(pl.col("run_name").alias("configuration"), *columns)
+    if "ex_bird" in table.columns and baseline in table.get_column("configuration").to_list():
+        reference = table.filter(pl.col("configuration") == baseline).get_column("ex_bird")[0]
+        table = table.with_columns((pl.col("ex_bird") - reference).alias(f"Δex_bird_vs_{baseline}"))
+    return table.sort("ex_bird", descending=True, nulls_last=True) if "ex_bird" in table.columns else table
+
+
+def write_experiment_report(table: pl.DataFrame, out_dir: Path, experiment: str) -> list[Path]:
+    """``ablation.md``, ``ablation.csv`` and ``cost_vs_accuracy.png`` for an experiment."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv = out_dir / "ablation.csv"
+    table.write_csv(csv)
+    points = table.select(
+        pl.col("configuration").alias("label"),
+        *(pl.col(c) for c in ("tokens_per_question", "cost_per_question", "ex_bird") if c in table.columns),
+    )
+    plot = plot_cost_vs_accuracy(points, out_dir / "cost_vs_accuracy.png", f"{experiment}: cost vs accuracy")
+    md = out_dir / "ablation.md"
+    md.write_text(f"# {experiment}\n\n{markdown_table(table)}\n\n![cost vs accuracy]({plot.name})\n", encoding="utf-8")
+    return [md, csv, plot]

@@ -1,0 +1,91 @@
+import math
+
+import polars as pl
+import pytest
+
+from eval.metrics import pass_at_k
+from eval.report import (
+    ablation_table, ex_by_difficulty, pass_at_k_curve, run_metrics, write_experiment_report, write_run_report,
+)
+from eval.sweep.records import CandidateRecord, QuestionRecord, records_to_table
+
+
+def rec(i, ex, difficulty, pool, *, spider=None, tokens=100, degraded=False, gold_error=None, latency=1.0):
+    return QuestionRecord(
+        task_id=f"t:{i}", position=i, benchmark="b", db_id="db", question="q", sql="s", difficulty=difficulty,
+        ex_bird=ex, ex_spider=ex if spider is None else spider, ves_reward=1.0 if ex else 0.0,
+        gold_error=gold_error,
+        candidates=tuple(CandidateRecord(sql="c", producer="p", correct_bird=c, correct_spider=c) for c in pool),
+        calls=2, prompt_tokens=tokens, completion_tokens=10, cost_usd=0.0, latency_s=latency, degraded=degraded,
+    )
+
+
+@pytest.fixture
+def frame():
+    records = [
+        rec(0, True, "simple", [True, True, False, False], latency=1.0),
+        rec(1, False, "simple", [False, False, False, True], spider=False, latency=2.0),
+        rec(2, True, "challenging", [True, False], spider=False, tokens=300, latency=3.0),
+        rec(3, False, "challenging", [], degraded=True, latency=10.0),
+        rec(4, None, "simple", [True], gold_error="no such table", latency=1.0),  # reported, not scored
+    ]
+    return pl.from_arrow(records_to_table(records))
+
+
+def test_ex_counts_scored_questions_only_and_splits_by_difficulty(frame):
+    table = ex_by_difficulty(frame)
+    assert table.get_column("difficulty").to_list() == ["simple", "challenging", "all"]
+    assert table.get_column("questions").to_list() == [2, 2, 4]
+    assert table.get_column("ex_bird").to_list() == [0.5, 0.5, 0.5]
+    assert table.get_column("ex_spider").to_list() == [0.5, 0.0, 0.25]
+
+
+def test_pass_at_k_uses_each_pool_and_caps_k_at_its_size(frame):
+    curve = pass_at_k_curve(frame)
+    assert list(curve) == [1, 2, 3, 4]
+    expected_k2 = (pass_at_k(4, 2, 2) + pass_at_k(4, 1, 2) + pass_at_k(2, 1, 2) + 0.0) / 4
+    assert curve[2] == pytest.approx(expected_k2)
+    assert curve[4] == pytest.approx((1 + 1 + 1 + 0) / 4)  # the 2-candidate pool counts as pass@2
+    assert curve[1] == pytest.approx((0.5 + 0.25 + 0.5 + 0) / 4)
+
+
+def test_run_metrics(frame):
+    m = run_metrics(frame, skipped=7)
+    assert (m["questions"], m["questions_scored"], m["gold_errors"], m["skipped"]) == (5, 4, 1, 7)
+    assert m["ex_bird"] == 0.5 and m["ex_bird/challenging"] == 0.5 and m["ex_spider"] == 0.25
+    assert m["tokens_per_question"] == pytest.approx((110 * 3 + 310 + 110) / 5)
+    assert m["tokens_per_correct"] == pytest.approx((110 * 3 + 310 + 110) / 2)
+    assert m["latency_p50_s"] == 2.0 and m["latency_p95_s"] > 3.0
+    assert m["degraded_rate"] == pytest.approx(0.2)
+    assert m["ex_bird/degraded"] == 0.0 and m["ex_bird/not_degraded"] == pytest.approx(2 / 3)
+    assert m["r_ves"] == pytest.approx(50.0)
+    assert m["pass_at_4"] == pytest.approx(0.75)
+    assert all(isinstance(v, float) and not math.isnan(v) for v in m.values())
+
+
+def test_run_report_writes_markdown_and_three_plots(frame, tmp_path):
+    files = write_run_report(frame, tmp_path, "single_pass", skipped=1)
+    assert [f.name for f in files] == ["report.md", "ex_by_difficulty.png", "pass_at_k.png", "cost_vs_accuracy.png"]
+    assert all(f.stat().st_size > 1000 for f in files[1:])
+    text = files[0].read_text()
+    assert "| challenging | 2 | 0.500 | 0.000 |" in text and "pass_at_4" in text
+
+
+def test_ablation_table_keeps_the_latest_run_and_measures_against_full(tmp_path):
+    runs = pl.DataFrame(
+        {
+            "run_name": ["no_icl", "full", "single_pass", "full"],  # newest first; the old "full" is dropped
+            "ex_bird": [0.6, 0.7, 0.5, 0.1],
+            "ex_spider": [0.6, 0.68, 0.5, 0.1],
+            "tokens_per_question": [5000.0, 9000.0, 800.0, 1.0],
+            "pass_at_2": [0.7, 0.8, None, 0.1],
+            "pass_at_10": [0.75, 0.85, None, 0.1],
+        }
+    )
+    table = ablation_table(runs)
+    assert table.get_column("configuration").to_list() == ["full", "no_icl", "single_pass"]
+    assert table.get_column("Δex_bird_vs_full").to_list() == pytest.approx([0.0, -0.1, -0.2])
+    assert "pass_at_10" in table.columns and "pass_at_2" not in table.columns
+    files = write_experiment_report(table, tmp_path, "ablation")
+    assert [f.name for f in files] == ["ablation.md", "ablation.csv", "cost_vs_accuracy.png"]
+    assert pl.read_csv(files[1]).height == 3
