@@ -18,6 +18,10 @@ Both compare cells in the sandbox's canonical form (:func:`comparable_cell`): fl
 raw values; this forgives only float noise below 1e-6 and trailing whitespace. A prediction
 that errors or times out is wrong in both.
 
+Spider's ``evaluation.py`` by default also deletes DISTINCT from both queries before running
+them; here the queries run as written (its ``--keep_distinct`` mode), so a missing DISTINCT
+that changes the bag of rows is wrong. Values are not plugged in from the gold query.
+
     >>> ex_spider([(1, "a"), (1, "a")], [("a", 1), ("a", 1)], order_matters=False)
     True
     >>> ex_spider([(1,)], [(1,), (1,)], order_matters=False)   # bag: duplicates matter
