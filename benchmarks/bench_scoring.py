@@ -37,11 +37,20 @@ def main(argv: list[str]) -> int:
     console.print(
         f"{bench.name}: {bench.total_questions} questions, {len(bench.tasks)} scored, "
         f"{len(bench.skipped)} skipped ({', '.join(sorted({s.db_id for s in bench.skipped}))}) · "
-        f"{os.cpu_count()} CPUs · load {os.getloadavg()[0]:.1f} · Python {platform.python_version()}"
+        f"{os.cpu_count()} CPUs · load {os.getloadavg()[0]:.1f} · "
+        f"Python {platform.python_version()}"
     )
 
     table = Table(title="Spider dev, gold vs gold")
-    for column in ("workers", "wall s", "speed-up", "questions/s", "EX BIRD", "EX Spider", "gold fails"):
+    for column in (
+        "workers",
+        "wall s",
+        "speed-up",
+        "questions/s",
+        "EX BIRD",
+        "EX Spider",
+        "gold fails",
+    ):
         table.add_column(column, justify="right")
     baseline: float | None = None
     perfect = True

@@ -1,8 +1,8 @@
 """Typed errors of the evaluation layer. Each names the file or value at fault.
 
-    EvalError
-    ├── BenchmarkDataError      a benchmark's files are missing or malformed
-    └── PredictionsFormatError  a predictions file cannot be read in the format asked for
+EvalError
+├── BenchmarkDataError      a benchmark's files are missing or malformed
+└── PredictionsFormatError  a predictions file cannot be read in the format asked for
 """
 
 from __future__ import annotations

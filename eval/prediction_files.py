@@ -143,7 +143,9 @@ def _read_bird(
     except json.JSONDecodeError as exc:
         raise PredictionsFormatError(f"{path}: not JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise PredictionsFormatError(f"{path}: want a JSON object {{position: 'SQL\\t----- bird -----\\tdb_id'}}")
+        raise PredictionsFormatError(
+            f"{path}: want a JSON object {{position: 'SQL\\t----- bird -----\\tdb_id'}}"
+        )
     out: dict[int, str] = {}
     for key, value in data.items():
         if not isinstance(value, str):
@@ -157,7 +159,10 @@ def _read_bird(
 
 def write_jsonl(path: Path, predictions: Mapping[str, str]) -> None:
     """``{task_id: sql}`` as JSONL, one ``{"task_id", "sql"}`` per line."""
-    lines = [json.dumps({"task_id": tid, "sql": sql}, ensure_ascii=False) for tid, sql in predictions.items()]
+    lines = [
+        json.dumps({"task_id": tid, "sql": sql}, ensure_ascii=False)
+        for tid, sql in predictions.items()
+    ]
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
@@ -184,8 +189,15 @@ def export_official(
         written = [out_dir / "pred.txt", out_dir / "gold.txt"]
         written[0].write_text("".join(p + "\n" for p in preds), encoding="utf-8")
     else:
-        bird = {str(i): f"{p}{BIRD_SEPARATOR}{t.db.db_id}" for i, (p, t) in enumerate(zip(preds, benchmark.tasks))}
-        written = [out_dir / f"predict_{benchmark.split}.json", out_dir / "gold.sql", out_dir / "difficulty.jsonl"]
+        bird = {
+            str(i): f"{p}{BIRD_SEPARATOR}{t.db.db_id}"
+            for i, (p, t) in enumerate(zip(preds, benchmark.tasks))
+        }
+        written = [
+            out_dir / f"predict_{benchmark.split}.json",
+            out_dir / "gold.sql",
+            out_dir / "difficulty.jsonl",
+        ]
         written[0].write_text(json.dumps(bird, indent=2, ensure_ascii=False), encoding="utf-8")
         written[2].write_text(
             "".join(json.dumps({"difficulty": t.difficulty}) + "\n" for t in benchmark.tasks),

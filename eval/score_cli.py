@@ -47,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
         const=DEFAULT_ITERATIONS,
         default=0,
         metavar="ITERATIONS",
-        help=f"also compute R-VES, timing each correct pair ITERATIONS times (default {DEFAULT_ITERATIONS})",
+        help="also compute R-VES, timing each correct pair ITERATIONS times "
+        f"(default {DEFAULT_ITERATIONS})",
     )
     return parser
 
@@ -96,10 +97,17 @@ def _print(console: Console, report: ScoreReport) -> None:
     if with_ves:
         table.add_column("R-VES", justify="right")
     for group in (*report.by_difficulty, report.overall):
-        row = [group.group, str(group.count), f"{100 * group.ex_bird:.1f}", f"{100 * group.ex_spider:.1f}"]
+        row = [
+            group.group,
+            str(group.count),
+            f"{100 * group.ex_bird:.1f}",
+            f"{100 * group.ex_spider:.1f}",
+        ]
         if with_ves:
             row.append(f"{group.r_ves:.1f}")
-        table.add_row(*row, end_section=group is report.by_difficulty[-1] if report.by_difficulty else False)
+        table.add_row(
+            *row, end_section=group is report.by_difficulty[-1] if report.by_difficulty else False
+        )
     console.print(table)
     errors = sum(
         v.error is not None and v.sql is not None and v.gold_error is None for v in report.verdicts
@@ -107,7 +115,8 @@ def _print(console: Console, report: ScoreReport) -> None:
     console.print(
         f"scored {report.scored} · prediction errors {errors} · missing predictions "
         f"{report.missing_predictions} · ignored predictions {report.ignored_predictions} · "
-        f"skipped (no database) {len(report.skipped)} · gold failures {len(report.gold_failures)} · "
+        f"skipped (no database) {len(report.skipped)} · "
+        f"gold failures {len(report.gold_failures)} · "
         f"{report.wall_s:.1f} s on {report.workers} worker(s)"
     )
     for verdict in report.gold_failures[:10]:

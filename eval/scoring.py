@@ -8,7 +8,8 @@
 A question whose gold query fails is reported in ``gold_failures`` and left out of every
 EX denominator; a task with no prediction counts as wrong (``error="no prediction"``).
 
-    >>> report = score_predictions(bench, {"spider_dev:0": "SELECT count(*) FROM singer"}, workers=2)
+    >>> preds = {"spider_dev:0": "SELECT count(*) FROM singer"}
+    >>> report = score_predictions(bench, preds, workers=2)
     >>> report.overall.ex_bird, report.missing_predictions   # one right, the rest missing
 """
 
@@ -237,7 +238,14 @@ def _score_job(job: _Job) -> _Outcome:
 
 
 def _outcome(job: _Job, **fields: object) -> _Outcome:
-    base = dict(ex_bird=False, ex_spider=False, error=None, error_kind=None, gold_error=None, ves_reward=None)
+    base: dict[str, object] = {
+        "ex_bird": False,
+        "ex_spider": False,
+        "error": None,
+        "error_kind": None,
+        "gold_error": None,
+        "ves_reward": None,
+    }
     return _Outcome(task_id=job.task_id, **{**base, **fields})
 
 

@@ -28,7 +28,9 @@ LOADERS: dict[str, Callable[[BenchmarkSpec], LoadedBenchmark]] = {
 }
 
 
-def load_benchmark(cfg_benchmark: DictConfig | Mapping[str, Any] | BenchmarkSpec) -> LoadedBenchmark:
+def load_benchmark(
+    cfg_benchmark: DictConfig | Mapping[str, Any] | BenchmarkSpec,
+) -> LoadedBenchmark:
     """Load the benchmark a ``conf/benchmark`` config (or a :class:`BenchmarkSpec`) describes."""
     if isinstance(cfg_benchmark, BenchmarkSpec):
         spec = cfg_benchmark

@@ -1,6 +1,7 @@
 """BIRD (and BIRD mini-dev) on disk:
 
-    <data_dir>/dev.json | mini_dev_sqlite.json  [{question_id, db_id, question, evidence, SQL, difficulty}]
+    <data_dir>/dev.json | mini_dev_sqlite.json
+        [{question_id, db_id, question, evidence, SQL, difficulty}]
     <data_dir>/dev_tables.json                  schemas
     <data_dir>/dev_databases/<db_id>/<db_id>.sqlite
     <data_dir>/dev_databases/<db_id>/database_description/<table>.csv   (per-column English)
@@ -8,7 +9,8 @@
 Difficulty is BIRD's own label (simple / moderate / challenging); evidence is the question's
 external-knowledge hint, passed through verbatim.
 
-    >>> bench = load_bird(BenchmarkSpec(name="bird_minidev", kind="bird", data_dir=d, split="mini_dev"))
+    >>> spec = BenchmarkSpec(name="bird_minidev", kind="bird", data_dir=d, split="mini_dev")
+    >>> bench = load_bird(spec)
     >>> bench.tasks[0].evidence
     "ratio of customers who pay in EUR against customers who pay in CZK = ..."
 """
@@ -41,7 +43,9 @@ DESCRIPTION_DIR = "database_description"
 
 def load_bird(spec: BenchmarkSpec) -> LoadedBenchmark:
     if spec.split not in SPLITS:
-        raise BenchmarkDataError(f"unknown BIRD split {spec.split!r}; expected one of {sorted(SPLITS)}")
+        raise BenchmarkDataError(
+            f"unknown BIRD split {spec.split!r}; expected one of {sorted(SPLITS)}"
+        )
     default_file, database_dir, tables_name = SPLITS[spec.split]
     root = Path(spec.data_dir).resolve()
     path = root / (spec.file or default_file)
@@ -64,7 +68,8 @@ def _question(record: dict[str, Any], path: Path, index: int) -> Question:
     difficulty = record.get("difficulty")
     if difficulty is not None and difficulty not in DIFFICULTIES:
         raise BenchmarkDataError(
-            f"{path}: question {index} has difficulty {difficulty!r}; expected one of {DIFFICULTIES}"
+            f"{path}: question {index} has difficulty {difficulty!r}; "
+            f"expected one of {DIFFICULTIES}"
         )
     return Question(
         index=index,

@@ -77,7 +77,9 @@ def task_index(task_id: str) -> int:
     try:
         return int(task_id.rsplit(":", 1)[1])
     except (IndexError, ValueError):
-        raise ValueError(f"not a benchmark task id (want '<prefix>:<index>'): {task_id!r}") from None
+        raise ValueError(
+            f"not a benchmark task id (want '<prefix>:<index>'): {task_id!r}"
+        ) from None
 
 
 def read_json_list(path: Path) -> list[dict[str, Any]]:

@@ -79,7 +79,9 @@ def _hardness(record: dict[str, Any], path: Path) -> Hardness | None:
         try:
             return hardness_from_parse(parse)
         except (KeyError, IndexError, TypeError) as exc:
-            raise BenchmarkDataError(f"{path}: malformed 'sql' parse for {record['query']!r}") from exc
+            raise BenchmarkDataError(
+                f"{path}: malformed 'sql' parse for {record['query']!r}"
+            ) from exc
     try:
         return hardness_from_sql(record["query"])
     except sqlglot.errors.SqlglotError:  # still a task; the gold query's fate shows at scoring

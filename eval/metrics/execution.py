@@ -30,6 +30,7 @@ that changes the bag of rows is wrong. Values are not plugged in from the gold q
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -117,7 +118,7 @@ def _cell_key(value: Any) -> tuple[int, Any]:
     if value is None:
         return (0, 0)
     if isinstance(value, (int, float)):
-        return (2, 0) if value != value else (1, value)  # NaN after all numbers
+        return (2, 0) if math.isnan(value) else (1, value)  # NaN after all numbers
     if isinstance(value, str):
         return (3, value)
     return (4, repr(value))

@@ -29,7 +29,9 @@ QUESTIONS = [
 def _database(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE singer (id INTEGER PRIMARY KEY, name TEXT, country TEXT, age INTEGER)")
+        conn.execute(
+            "CREATE TABLE singer (id INTEGER PRIMARY KEY, name TEXT, country TEXT, age INTEGER)"
+        )
         conn.executemany("INSERT INTO singer VALUES (?, ?, ?, ?)", SINGERS)
     conn.close()
 
@@ -52,8 +54,14 @@ def tiny_bird(tmp_path: Path) -> Path:
     root = tmp_path / "bird"
     levels = ["simple", "moderate", "challenging"]
     records = [
-        {"question_id": 100 + i, "db_id": "music", "question": q, "evidence": "", "SQL": sql,
-         "difficulty": levels[i % 3]}
+        {
+            "question_id": 100 + i,
+            "db_id": "music",
+            "question": q,
+            "evidence": "",
+            "SQL": sql,
+            "difficulty": levels[i % 3],
+        }
         for i, (q, sql) in enumerate(QUESTIONS)
     ]
     root.mkdir()

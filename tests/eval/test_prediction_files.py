@@ -18,7 +18,9 @@ def spider_bench(tiny_spider):
 
 @pytest.fixture
 def bird_bench(tiny_bird):
-    return load_benchmark(BenchmarkSpec(name="tb", kind="bird", data_dir=str(tiny_bird), split="mini_dev"))
+    return load_benchmark(
+        BenchmarkSpec(name="tb", kind="bird", data_dir=str(tiny_bird), split="mini_dev")
+    )
 
 
 def test_jsonl_round_trip(spider_bench, tmp_path):

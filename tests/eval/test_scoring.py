@@ -51,7 +51,9 @@ def test_verdicts_follow_each_semantics(bench):
 
 
 def test_prediction_errors_and_timeouts_are_wrong(bench):
-    runaway = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
+    runaway = (
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
+    )
     report = score_predictions(
         bench,
         {0: "SELECT count(*) FROM nowhere", 4: runaway, 1: "DELETE FROM singer"},
@@ -93,7 +95,9 @@ def test_prediction_keys_are_checked(bench):
 
 
 def test_predictions_outside_the_subset_are_counted_as_ignored(tiny_spider):
-    sub = load_benchmark(BenchmarkSpec(name="tiny", kind="spider", data_dir=str(tiny_spider), limit=2))
+    sub = load_benchmark(
+        BenchmarkSpec(name="tiny", kind="spider", data_dir=str(tiny_spider), limit=2)
+    )
     report = score_predictions(sub, PREDICTIONS, workers=1)
     assert [v.index for v in report.verdicts] == [0, 1]
     assert report.ignored_predictions == 3

@@ -17,7 +17,8 @@ from pipelines.config import load_config
 SHARED_BIRD = Path(load_config().paths.benchmarks) / "bird-minidev"
 needs_bird = pytest.mark.skipif(
     not (SHARED_BIRD / "mini_dev_sqlite.json").is_file(),
-    reason=f"shared BIRD mini-dev data not found at {SHARED_BIRD} (see ../shared/benchmarks/README.md)",
+    reason=f"shared BIRD mini-dev data not found at {SHARED_BIRD} "
+    "(see ../shared/benchmarks/README.md)",
 )
 
 
@@ -31,10 +32,14 @@ def test_minidev_questions_all_skipped_without_databases():
     first = bench.skipped[0]
     assert first.task_id == "bird_minidev:0" and first.db_id == "debit_card_specializing"
     assert first.reason.startswith("database not found:")
-    assert first.reason.endswith("dev_databases/debit_card_specializing/debit_card_specializing.sqlite")
+    assert first.reason.endswith(
+        "dev_databases/debit_card_specializing/debit_card_specializing.sqlite"
+    )
 
 
-def _bird_layout(root: Path, questions: list[dict], with_database: set[str], described: bool = True) -> Path:
+def _bird_layout(
+    root: Path, questions: list[dict], with_database: set[str], described: bool = True
+) -> Path:
     (root / "mini_dev_sqlite.json").write_text(json.dumps(questions))
     (root / "dev_tables.json").write_text("[]")
     for db_id in with_database:
@@ -58,13 +63,18 @@ def test_minidev_evidence_and_difficulty_reach_the_tasks(tmp_path):
     spec = BenchmarkSpec(name="bird_minidev", kind="bird", data_dir=str(root), split="mini_dev")
     bench = load_benchmark(spec)
 
-    expected = [i for i, q in enumerate(raw) if q["db_id"] in {"debit_card_specializing", "financial"}]
+    expected = [
+        i for i, q in enumerate(raw) if q["db_id"] in {"debit_card_specializing", "financial"}
+    ]
     assert [int(t.task_id.split(":")[1]) for t in bench.tasks] == expected
     assert len(bench.skipped) == 500 - len(expected)
     for task in bench.tasks:
         source = raw[int(task.task_id.split(":")[1])]
         assert (task.question, task.evidence, task.gold_sql, task.difficulty) == (
-            source["question"], source["evidence"], source["SQL"], source["difficulty"]
+            source["question"],
+            source["evidence"],
+            source["SQL"],
+            source["difficulty"],
         )
         assert task.db.description_dir is not None
         assert Path(task.db.description_dir, "customers.csv").is_file()
@@ -73,9 +83,19 @@ def test_minidev_evidence_and_difficulty_reach_the_tasks(tmp_path):
 
 
 def test_description_dir_is_none_when_absent(tmp_path):
-    qs = [{"question_id": 7, "db_id": "shop", "question": "q", "SQL": "SELECT 1", "difficulty": "simple"}]
+    qs = [
+        {
+            "question_id": 7,
+            "db_id": "shop",
+            "question": "q",
+            "SQL": "SELECT 1",
+            "difficulty": "simple",
+        }
+    ]
     root = _bird_layout(tmp_path, qs, {"shop"}, described=False)
-    bench = load_benchmark(BenchmarkSpec(name="b", kind="bird", data_dir=str(root), split="mini_dev"))
+    bench = load_benchmark(
+        BenchmarkSpec(name="b", kind="bird", data_dir=str(root), split="mini_dev")
+    )
     assert bench.tasks[0].db.description_dir is None
     assert bench.tasks[0].evidence == ""  # no evidence field → empty, not None
 
@@ -92,7 +112,9 @@ def test_dev_split_and_file_override(tmp_path):
 
 def test_bad_difficulty_and_missing_sql_are_typed_errors(tmp_path):
     spec = BenchmarkSpec(name="b", kind="bird", data_dir=str(tmp_path), split="mini_dev")
-    _bird_layout(tmp_path, [{"db_id": "x", "question": "q", "SQL": "SELECT 1", "difficulty": "hard"}], set())
+    _bird_layout(
+        tmp_path, [{"db_id": "x", "question": "q", "SQL": "SELECT 1", "difficulty": "hard"}], set()
+    )
     with pytest.raises(BenchmarkDataError, match="difficulty"):
         load_benchmark(spec)
     (tmp_path / "mini_dev_sqlite.json").write_text(json.dumps([{"db_id": "x", "question": "q"}]))

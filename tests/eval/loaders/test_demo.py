@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("eval.demo", reason="eval.demo (the demo benchmark generator) is not available yet")
+pytest.importorskip(
+    "eval.demo", reason="eval.demo (the demo benchmark generator) is not available yet"
+)
 if not hasattr(__import__("eval.demo", fromlist=["build_demo"]), "build_demo"):
     pytest.skip("eval.demo.build_demo is not available yet", allow_module_level=True)
 
-from eval.loaders import BenchmarkSpec, load_benchmark  # noqa: E402
+from eval.loaders import BenchmarkSpec, load_benchmark
 
 
 def test_demo_builds_then_loads_every_question(tmp_path):

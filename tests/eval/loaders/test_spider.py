@@ -28,13 +28,17 @@ def test_dev_loads_with_wta_1_skipped():
     assert len(bench.tasks) + len(bench.skipped) == 1034
     assert len(bench.skipped) == 62
     assert {s.db_id for s in bench.skipped} == {"wta_1"}
-    assert all("database not found" in s.reason and "wta_1.sqlite" in s.reason for s in bench.skipped)
+    assert all(
+        "database not found" in s.reason and "wta_1.sqlite" in s.reason for s in bench.skipped
+    )
     assert all(Path(t.db.path).is_file() for t in bench.tasks)
     assert bench.tables_file is not None and bench.tables_file.endswith("tables.json")
 
     first = bench.tasks[0]
     assert (first.task_id, first.db.db_id, first.gold_sql) == (
-        "spider_dev:0", "concert_singer", "SELECT count(*) FROM singer"
+        "spider_dev:0",
+        "concert_singer",
+        "SELECT count(*) FROM singer",
     )
     assert first.difficulty == "easy"
     assert {t.difficulty for t in bench.tasks} == {"easy", "medium", "hard", "extra"}
@@ -50,10 +54,22 @@ def test_stride_subset_is_every_ninth_question_whose_database_exists():
     assert [t.task_id for t in sub.tasks] == [t.task_id for t in full.tasks[::9]]
     assert len(sub.tasks) == 108
     # the reference baseline's hardness mix on this subset (ARCHITECTURE.md)
-    assert Counter(t.difficulty for t in sub.tasks) == {"easy": 31, "medium": 42, "hard": 16, "extra": 19}
+    assert Counter(t.difficulty for t in sub.tasks) == {
+        "easy": 31,
+        "medium": 42,
+        "hard": 16,
+        "extra": 19,
+    }
 
     shifted = load_benchmark(
-        load_config(["benchmark=spider_dev", "benchmark.offset=3", "benchmark.stride=100", "benchmark.limit=4"]).benchmark
+        load_config(
+            [
+                "benchmark=spider_dev",
+                "benchmark.offset=3",
+                "benchmark.stride=100",
+                "benchmark.limit=4",
+            ]
+        ).benchmark
     )
     assert [t.task_id for t in shifted.tasks] == [t.task_id for t in full.tasks[3::100][:4]]
 
@@ -74,7 +90,8 @@ def test_train_split_gets_hardness_without_a_parse():
 def test_sqlglot_hardness_agrees_with_the_official_parse_on_dev():
     raw = json.loads((SHARED_SPIDER / "dev.json").read_text())
     disagreements = [
-        (i, r["query"]) for i, r in enumerate(raw)
+        (i, r["query"])
+        for i, r in enumerate(raw)
         if hardness_from_sql(r["query"]) != hardness_from_parse(r["sql"])
     ]
     assert disagreements == []
@@ -90,8 +107,13 @@ def test_sqlglot_hardness_agrees_with_the_official_parse_on_dev():
         ("SELECT name FROM singer WHERE age > 30 OR country = 'US' ORDER BY age LIMIT 1", "extra"),
         ("SELECT name FROM singer WHERE age > (SELECT avg(age) FROM singer)", "hard"),
         ("SELECT a FROM t UNION SELECT b FROM u", "hard"),
-        ("SELECT T1.name, count(*) FROM a AS T1 JOIN b AS T2 ON T1.id = T2.id GROUP BY T1.id "
-         "HAVING count(*) > 1 ORDER BY count(*) DESC LIMIT 3", "extra"),
+        (
+            (
+                "SELECT T1.name, count(*) FROM a AS T1 JOIN b AS T2 ON T1.id = T2.id "
+                "GROUP BY T1.id HAVING count(*) > 1 ORDER BY count(*) DESC LIMIT 3"
+            ),
+            "extra",
+        ),
     ],
 )
 def test_hardness_rules_by_hand(sql, hardness):
@@ -128,8 +150,13 @@ def test_missing_database_is_skipped_not_fatal(tmp_path):
 
 
 def test_stride_counts_only_questions_with_a_database(tmp_path):
-    qs = [{"db_id": "gone" if i % 2 else "here", "question": f"q{i}", "query": "SELECT 1"} for i in range(10)]
-    bench = load_benchmark(_spec(_spider_layout(tmp_path, qs, ["here"]), stride=2, offset=1, limit=2))
+    qs = [
+        {"db_id": "gone" if i % 2 else "here", "question": f"q{i}", "query": "SELECT 1"}
+        for i in range(10)
+    ]
+    bench = load_benchmark(
+        _spec(_spider_layout(tmp_path, qs, ["here"]), stride=2, offset=1, limit=2)
+    )
     # existing: 0,2,4,6,8 → [1::2] = 2,6 → limit 2
     assert [t.task_id for t in bench.tasks] == ["tiny:2", "tiny:6"]
 

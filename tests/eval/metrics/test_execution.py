@@ -26,12 +26,29 @@ def result(rows, error: str | None = None, truncated: bool = False) -> Execution
 # --- hand-checked cases: (pred, gold, order_matters, spider verdict, bird verdict) -----------
 
 CASES = [
-    pytest.param([(1, "a"), (2, "b")], [(2, "b"), (1, "a")], False, True, True, id="row order ignored"),
-    pytest.param([(1, "a"), (2, "b")], [(2, "b"), (1, "a")], True, False, True, id="ORDER BY: order compared"),
-    pytest.param([(2, "b"), (1, "a")], [(2, "b"), (1, "a")], True, True, True, id="ORDER BY: same order"),
-    pytest.param([("a", 1), ("b", 2)], [(1, "a"), (2, "b")], False, True, False, id="column permutation"),
-    pytest.param([("b", 2), ("a", 1)], [(1, "a"), (2, "b")], True, False, False, id="permuted and reordered"),
-    pytest.param([(1,), (1,), (2,)], [(1,), (2,), (2,)], False, False, True, id="bag: duplicate counts differ"),
+    pytest.param(
+        [(1, "a"), (2, "b")], [(2, "b"), (1, "a")], False, True, True, id="row order ignored"
+    ),
+    pytest.param(
+        [(1, "a"), (2, "b")], [(2, "b"), (1, "a")], True, False, True, id="ORDER BY: order compared"
+    ),
+    pytest.param(
+        [(2, "b"), (1, "a")], [(2, "b"), (1, "a")], True, True, True, id="ORDER BY: same order"
+    ),
+    pytest.param(
+        [("a", 1), ("b", 2)], [(1, "a"), (2, "b")], False, True, False, id="column permutation"
+    ),
+    pytest.param(
+        [("b", 2), ("a", 1)], [(1, "a"), (2, "b")], True, False, False, id="permuted and reordered"
+    ),
+    pytest.param(
+        [(1,), (1,), (2,)],
+        [(1,), (2,), (2,)],
+        False,
+        False,
+        True,
+        id="bag: duplicate counts differ",
+    ),
     pytest.param([(1,), (2,)], [(1,), (1,), (2,)], False, False, True, id="bag: missing duplicate"),
     pytest.param([(0.1 + 0.2,)], [(0.3,)], False, True, True, id="float noise"),
     pytest.param([(0.3001,)], [(0.3,)], False, False, False, id="real float difference"),
@@ -39,7 +56,9 @@ CASES = [
     pytest.param([], [], False, True, True, id="both empty"),
     pytest.param([(None,)], [], False, False, False, id="empty vs a NULL row"),
     pytest.param([(1, 2)], [(1,)], False, False, False, id="extra column"),
-    pytest.param([(1, 1), (2, 2)], [(1, 2), (2, 1)], False, False, False, id="same values, other pairing"),
+    pytest.param(
+        [(1, 1), (2, 2)], [(1, 2), (2, 1)], False, False, False, id="same values, other pairing"
+    ),
     pytest.param([("x", None, 1)], [(1, "x", None)], False, True, False, id="mixed types permuted"),
 ]
 
@@ -92,4 +111,8 @@ def test_ex_spider_matches_brute_force_on_random_tables(seed):
         if pred and rng.random() < 0.3:
             pred[rng.randrange(len(pred))] = tuple(rng.randint(0, 2) for _ in range(width))
         ordered = rng.random() < 0.5
-        assert ex_spider(pred, gold, ordered) == _brute_force_spider(pred, gold, ordered), (pred, gold, ordered)
+        assert ex_spider(pred, gold, ordered) == _brute_force_spider(pred, gold, ordered), (
+            pred,
+            gold,
+            ordered,
+        )
