@@ -33,8 +33,9 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 FLOAT_DECIMALS = 6
 _MAX_EXACT_INT = 2**53  # beyond this a float no longer holds every integer exactly
@@ -94,7 +95,9 @@ def _row_order(row: Sequence[Any]) -> tuple:
     return tuple(_cell_order(cell) for cell in row)
 
 
-def canonical_rows(rows: Iterable[Sequence[Any]], *, keep_order: bool = False) -> list[tuple[Any, ...]]:
+def canonical_rows(
+    rows: Iterable[Sequence[Any]], *, keep_order: bool = False
+) -> list[tuple[Any, ...]]:
     """Rows with every cell canonical, sorted by a total order unless ``keep_order``.
 
     ``keep_order=True`` keeps the engine's row order (what ``ExecutionResult.rows`` holds, so

@@ -21,7 +21,8 @@ Results stream, so the row cap is applied while fetching (a huge cross join retu
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
+from typing import Self
 
 import duckdb
 
@@ -49,7 +50,11 @@ READ_ONLY_CONFIG: dict[str, str | bool] = {
 }
 
 # Engine messages that mean "refused because the connection is read-only / locked down".
-_READ_ONLY_MESSAGES = ("read-only mode", "configuration has been locked", "disabled by configuration")
+_READ_ONLY_MESSAGES = (
+    "read-only mode",
+    "configuration has been locked",
+    "disabled by configuration",
+)
 
 
 def connect(path: str) -> duckdb.DuckDBPyConnection:
@@ -82,7 +87,7 @@ class _Watchdog:
                 self.fired = True
                 self._interrupt()
 
-    def __enter__(self) -> "_Watchdog":
+    def __enter__(self) -> Self:
         self._timer.start()
         return self
 
@@ -114,7 +119,9 @@ class DuckDBEngine:
             raise SQLExecutionError(f"cannot convert a result value: {error}") from error
         return RawResult(columns=columns, rows=tuple(rows[:row_cap]), truncated=len(rows) > row_cap)
 
-    def _translate(self, error: duckdb.Error, sql: str, timeout_s: float, timed_out: bool) -> SandboxError:
+    def _translate(
+        self, error: duckdb.Error, sql: str, timeout_s: float, timed_out: bool
+    ) -> SandboxError:
         message = str(error)
         if timed_out or isinstance(error, duckdb.InterruptException):
             return QueryTimeout(timeout_s)

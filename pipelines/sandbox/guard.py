@@ -93,6 +93,7 @@ class DialectRules:
 # Functions that touch files, extensions, the environment, secrets or sequences, or run SQL
 # from a string (which would bypass this guard). Refused in every dialect: a name that does not
 # exist in an engine costs nothing to refuse.
+# fmt: off
 _COMMON_BLOCKED = frozenset(
     {
         "load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "fsdir", "lsdir",
@@ -107,6 +108,7 @@ _COMMON_BLOCKED = frozenset(
         "iceberg_metadata", "iceberg_snapshots", "delta_scan",
     }
 )
+# fmt: on
 
 DIALECT_RULES: dict[str, DialectRules] = {
     "sqlite": DialectRules(
@@ -129,6 +131,7 @@ _FILE_LIKE = re.compile(
 
 # The screen for strings sqlglot cannot parse. A first word that starts some other statement is
 # a violation; an unknown first word ("SELEC") is just a syntax error for the engine to report.
+# fmt: off
 _STATEMENT_HEADS = frozenset(
     {
         "ABORT", "ALTER", "ANALYZE", "ATTACH", "BEGIN", "CALL", "CHECKPOINT", "COMMENT", "COMMIT",
@@ -143,13 +146,16 @@ _WRITE_TOKENS = {
     TokenType.DROP, TokenType.ALTER, TokenType.ATTACH, TokenType.DETACH, TokenType.PRAGMA,
     TokenType.COPY, TokenType.INTO, TokenType.TRUNCATE, TokenType.COMMAND, TokenType.INSTALL,
 }
+# fmt: on
 
 
 def rules_for(dialect: str) -> DialectRules:
     try:
         return DIALECT_RULES[dialect]
     except KeyError:
-        raise ValueError(f"no sandbox rules for dialect {dialect!r}; known: {sorted(DIALECT_RULES)}") from None
+        raise ValueError(
+            f"no sandbox rules for dialect {dialect!r}; known: {sorted(DIALECT_RULES)}"
+        ) from None
 
 
 def check_read_only(sql: str, dialect: str) -> exp.Expression:
@@ -243,4 +249,6 @@ def _screen_tokens(sql: str, dialect: str, rules: DialectRules) -> None:
             and following.token_type == TokenType.L_PAREN
             and _is_blocked_function(token.text.lower(), rules)
         ):
-            raise ReadOnlyViolation(f"function {token.text.lower()}()", "it reaches outside the database")
+            raise ReadOnlyViolation(
+                f"function {token.text.lower()}()", "it reaches outside the database"
+            )

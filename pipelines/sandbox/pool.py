@@ -29,7 +29,9 @@ from pipelines.sandbox.sandbox import Sandbox
 class ExecutionPool(Protocol):
     size: int
 
-    async def execute(self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None) -> ExecutionResult: ...
+    async def execute(
+        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
+    ) -> ExecutionResult: ...
 
     def close(self) -> None: ...
 
@@ -50,10 +52,14 @@ class LocalSandboxPool:
         self._executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="sandbox")
 
     @classmethod
-    def create(cls, size: int = 2, timeout_s: float = 30.0, row_cap: int = 10_000) -> "LocalSandboxPool":
+    def create(
+        cls, size: int = 2, timeout_s: float = 30.0, row_cap: int = 10_000
+    ) -> LocalSandboxPool:
         return cls(size=size, timeout_s=timeout_s, row_cap=row_cap)
 
-    async def execute(self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None) -> ExecutionResult:
+    async def execute(
+        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
+    ) -> ExecutionResult:
         call = functools.partial(self._sandbox.execute, sql, db, timeout_s=timeout_s)
         return await asyncio.get_running_loop().run_in_executor(self._executor, call)
 
@@ -68,7 +74,9 @@ class SandboxActor:
     def __init__(self, timeout_s: float, row_cap: int) -> None:
         self._sandbox = Sandbox(timeout_s=timeout_s, row_cap=row_cap)
 
-    async def execute(self, sql: str, db: DatabaseRef, timeout_s: float | None = None) -> ExecutionResult:
+    async def execute(
+        self, sql: str, db: DatabaseRef, timeout_s: float | None = None
+    ) -> ExecutionResult:
         return await self._sandbox.aexecute(sql, db, timeout_s=timeout_s)
 
 
@@ -92,7 +100,7 @@ class SandboxPool:
         *,
         num_cpus: float = 0.25,
         max_concurrency: int = 4,
-    ) -> "SandboxPool":
+    ) -> SandboxPool:
         import ray
 
         _check_size(size)
@@ -110,7 +118,9 @@ class SandboxPool:
         order = [(start + offset) % self.size for offset in range(self.size)]
         return min(order, key=lambda index: self._in_flight[index])
 
-    async def execute(self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None) -> ExecutionResult:
+    async def execute(
+        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
+    ) -> ExecutionResult:
         if not self._actors:
             raise RuntimeError("SandboxPool is closed")
         index = self._pick()

@@ -20,7 +20,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, Self
+
+from sqlglot.errors import ParseError
 
 from pipelines.contracts import DatabaseRef, ExecutionResult
 from pipelines.sandbox import duckdb as duckdb_engine
@@ -34,7 +37,6 @@ from pipelines.sandbox.errors import (
     SandboxError,
 )
 from pipelines.sandbox.guard import check_read_only
-from sqlglot.errors import ParseError
 
 # dialect -> (sandboxed engine, plain read-only connector for trusted introspection)
 ENGINES: dict[str, tuple[Callable[[str], Engine], Callable[[str], Any]]] = {
@@ -50,7 +52,9 @@ def _engine_table(dialect: str) -> tuple[Callable[[str], Engine], Callable[[str]
     try:
         return ENGINES[dialect]
     except KeyError:
-        raise ValueError(f"no sandbox engine for dialect {dialect!r}; known: {sorted(ENGINES)}") from None
+        raise ValueError(
+            f"no sandbox engine for dialect {dialect!r}; known: {sorted(ENGINES)}"
+        ) from None
 
 
 def connect_readonly(db: DatabaseRef) -> Any:
@@ -82,7 +86,9 @@ class Sandbox:
         self._engines: dict[tuple[str, str, int], Engine] = {}
         self._lock = threading.Lock()
 
-    def execute(self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None) -> ExecutionResult:
+    def execute(
+        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
+    ) -> ExecutionResult:
         """Run ``sql``; every failure comes back as an error result, never an exception."""
         started = time.perf_counter()
         try:
@@ -96,11 +102,15 @@ class Sandbox:
                 elapsed_ms=(time.perf_counter() - started) * 1000,
             )
 
-    async def aexecute(self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None) -> ExecutionResult:
+    async def aexecute(
+        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
+    ) -> ExecutionResult:
         """``execute`` on a worker thread, for asyncio callers."""
         return await asyncio.to_thread(self.execute, sql, db, timeout_s=timeout_s)
 
-    def execute_strict(self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None) -> ExecutionResult:
+    def execute_strict(
+        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
+    ) -> ExecutionResult:
         """Run ``sql``; raise ``ReadOnlyViolation``, ``QueryTimeout``, ``DatabaseUnavailable``
         or ``SQLExecutionError`` on failure."""
         limit = self.timeout_s if timeout_s is None else timeout_s
@@ -155,7 +165,7 @@ class Sandbox:
         for engine in engines:
             engine.close()
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_exc: object) -> None:

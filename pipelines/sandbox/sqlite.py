@@ -63,7 +63,9 @@ def connect(path: str) -> sqlite3.Connection:
     return connection
 
 
-def _authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None) -> int:
+def _authorize(
+    action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None
+) -> int:
     if action in _READ_ACTIONS:
         return sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_FUNCTION and arg2 and not is_blocked_function(arg2, "sqlite"):

@@ -57,7 +57,13 @@ def _build_duckdb(path: Path) -> None:
     conn.executemany(
         "INSERT INTO singer VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (*row, row[0] % 2 == 0, bytes([row[0], 255]), ["pop", f"t{row[0]}"], f"2021-05-0{row[0]} 10:30:00")
+            (
+                *row,
+                row[0] % 2 == 0,
+                bytes([row[0], 255]),
+                ["pop", f"t{row[0]}"],
+                f"2021-05-0{row[0]} 10:30:00",
+            )
             for row in SINGERS
         ],
     )
@@ -152,7 +158,11 @@ HOSTILE: list[Hostile] = [
     *(Hostile(d, sql) for d in ("sqlite", "duckdb") for sql in _OTHER_BOTH),
     # SQLite
     Hostile("sqlite", "REPLACE INTO singer (id, name) VALUES (1, 'Mallory')", writes=True),
-    Hostile("sqlite", "CREATE TRIGGER evil AFTER INSERT ON singer BEGIN DELETE FROM singer; END", writes=True),
+    Hostile(
+        "sqlite",
+        "CREATE TRIGGER evil AFTER INSERT ON singer BEGIN DELETE FROM singer; END",
+        writes=True,
+    ),
     Hostile("sqlite", "DROP INDEX singer_age", writes=True),
     Hostile("sqlite", "VACUUM", writes=True),
     Hostile("sqlite", "ANALYZE", writes=True),
@@ -221,7 +231,9 @@ HOSTILE: list[Hostile] = [
     Hostile("duckdb", "SELECT * FROM query_table('singer')"),
     Hostile("duckdb", "SELECT * FROM duckdb_secrets()"),
     Hostile("duckdb", "SELECT * FROM sqlite_scan('{dir}/x.sqlite', 't')"),
-    Hostile("duckdb", "SELECT name FROM singer WHERE id IN (SELECT 1 FROM read_csv('/etc/passwd'))"),
+    Hostile(
+        "duckdb", "SELECT name FROM singer WHERE id IN (SELECT 1 FROM read_csv('/etc/passwd'))"
+    ),
     Hostile("duckdb", "SELECT 1 UNION ALL SELECT count(*) FROM read_text('/etc/hostname')"),
     Hostile("duckdb", "SUMMARIZE singer"),
     Hostile("duckdb", "DESCRIBE singer"),

@@ -16,7 +16,9 @@ from pipelines.sandbox.duckdb import DuckDBEngine, connect
 def test_reads_typed_values(duckdb_ref):
     engine = DuckDBEngine(duckdb_ref.path)
     result = engine.run(
-        "SELECT name, rating, joined, active, photo, tags FROM singer WHERE id = 2", timeout_s=5, row_cap=10
+        "SELECT name, rating, joined, active, photo, tags FROM singer WHERE id = 2",
+        timeout_s=5,
+        row_cap=10,
     )
     engine.close()
     assert result.columns == ("name", "rating", "joined", "active", "photo", "tags")
@@ -28,14 +30,18 @@ def test_reads_typed_values(duckdb_ref):
 def test_row_cap_truncates_a_streamed_cross_join(duckdb_ref):
     engine = DuckDBEngine(duckdb_ref.path)
     started = time.monotonic()
-    result = engine.run("SELECT a.n, b.n FROM numbers a, numbers b, numbers c", timeout_s=10, row_cap=50)
+    result = engine.run(
+        "SELECT a.n, b.n FROM numbers a, numbers b, numbers c", timeout_s=10, row_cap=50
+    )
     engine.close()
     assert len(result.rows) == 50 and result.truncated
     assert time.monotonic() - started < 5  # streamed: 8e9 rows are never materialised
 
 
 def test_engine_alone_stays_read_only(hostile_duckdb, duckdb_ref, take_snapshot):
-    before = take_snapshot(duckdb_ref)  # file bytes and folder listing: stronger than re-reading rows
+    before = take_snapshot(
+        duckdb_ref
+    )  # file bytes and folder listing: stronger than re-reading rows
     engine = DuckDBEngine(duckdb_ref.path)
     sql = hostile_duckdb.render(str(Path(duckdb_ref.path).parent))
     try:

@@ -25,7 +25,7 @@ READ_QUERIES = [
     "SELECT name FROM singer /* ; DROP TABLE singer */ -- ; DELETE FROM singer",
     "SELECT replace(name, 'a', 'b') FROM singer",
     "SELECT name FROM singer WHERE name GLOB 'J*'",
-    "SELECT \"update\", \"delete\" FROM \"insert\"",
+    'SELECT "update", "delete" FROM "insert"',
 ]
 
 

@@ -38,7 +38,9 @@ async def test_local_pool_timeout_override(sqlite_ref):
     pool = LocalSandboxPool.create(size=1, timeout_s=30)
     try:
         result = await pool.execute(
-            "SELECT count(*) FROM numbers a, numbers b, numbers c, numbers d", sqlite_ref, timeout_s=0.2
+            "SELECT count(*) FROM numbers a, numbers b, numbers c, numbers d",
+            sqlite_ref,
+            timeout_s=0.2,
         )
     finally:
         pool.close()

@@ -32,10 +32,15 @@ def sandbox_under_test():
 
 
 def test_rows_keep_engine_order_and_are_canonical(sandbox_under_test, db_ref):
-    result = sandbox_under_test.execute("SELECT name, rating FROM singer WHERE id IN (2, 1) ORDER BY id DESC", db_ref)
+    result = sandbox_under_test.execute(
+        "SELECT name, rating FROM singer WHERE id IN (2, 1) ORDER BY id DESC", db_ref
+    )
     assert result.ok and result.error_kind is None
     assert result.columns == ("name", "rating")
-    assert result.rows == (("Timbaland", 3.25), ("Joe Sharp", 4.5))  # rstripped; Decimal -> float on DuckDB
+    assert result.rows == (
+        ("Timbaland", 3.25),
+        ("Joe Sharp", 4.5),
+    )  # rstripped; Decimal -> float on DuckDB
     assert result.row_count == 2 and not result.truncated
     assert result.hash == result_hash(result.rows, n_columns=2)
 
@@ -71,7 +76,9 @@ def test_refuses_hostile_and_database_is_unchanged(hostile, sqlite_ref, duckdb_r
 def test_connection_that_saw_a_violation_is_discarded(sandbox_under_test, db_ref):
     assert sandbox_under_test.execute("SELECT count(*) FROM singer", db_ref).rows == ((6,),)
     assert sandbox_under_test.open_connections == 1
-    assert sandbox_under_test.execute("DELETE FROM singer", db_ref).error_kind == "read_only_violation"
+    assert (
+        sandbox_under_test.execute("DELETE FROM singer", db_ref).error_kind == "read_only_violation"
+    )
     assert sandbox_under_test.open_connections == 0
     assert sandbox_under_test.execute("SELECT count(*) FROM singer", db_ref).rows == ((6,),)
     assert sandbox_under_test.open_connections == 1
@@ -135,14 +142,18 @@ def test_missing_database_is_unavailable_and_not_created(sandbox_under_test, tmp
 def test_corrupt_database_is_unavailable(sandbox_under_test, tmp_path, dialect):
     path = tmp_path / f"junk.{dialect}"
     path.write_bytes(b"definitely not a database\n" * 500)
-    result = sandbox_under_test.execute("SELECT 1", DatabaseRef(db_id="junk", path=str(path), dialect=dialect))
+    result = sandbox_under_test.execute(
+        "SELECT 1", DatabaseRef(db_id="junk", path=str(path), dialect=dialect)
+    )
     assert result.error_kind == "database_unavailable"
     assert "not a readable" in result.error
 
 
 def test_database_unavailable_hash_ignores_the_path(sandbox_under_test, tmp_path):
     results = [
-        sandbox_under_test.execute("SELECT 1", DatabaseRef(db_id=name, path=str(tmp_path / name / "x.sqlite")))
+        sandbox_under_test.execute(
+            "SELECT 1", DatabaseRef(db_id=name, path=str(tmp_path / name / "x.sqlite"))
+        )
         for name in ("a", "b")
     ]
     assert results[0].error != results[1].error
@@ -150,7 +161,9 @@ def test_database_unavailable_hash_ignores_the_path(sandbox_under_test, tmp_path
 
 
 def test_execute_strict_raises_typed_errors(sandbox_under_test, sqlite_ref, tmp_path):
-    assert sandbox_under_test.execute_strict("SELECT count(*) FROM singer", sqlite_ref).rows == ((6,),)
+    assert sandbox_under_test.execute_strict("SELECT count(*) FROM singer", sqlite_ref).rows == (
+        (6,),
+    )
     with pytest.raises(ReadOnlyViolation) as violation:
         sandbox_under_test.execute_strict("DROP TABLE singer", sqlite_ref)
     assert violation.value.offender == "DROP"
@@ -159,10 +172,14 @@ def test_execute_strict_raises_typed_errors(sandbox_under_test, sqlite_ref, tmp_
     with pytest.raises(SQLExecutionError):
         sandbox_under_test.execute_strict("SELECT nope FROM singer", sqlite_ref)
     with pytest.raises(DatabaseUnavailable):
-        sandbox_under_test.execute_strict("SELECT 1", DatabaseRef(db_id="x", path=str(tmp_path / "x.sqlite")))
+        sandbox_under_test.execute_strict(
+            "SELECT 1", DatabaseRef(db_id="x", path=str(tmp_path / "x.sqlite"))
+        )
 
 
-def test_engine_level_refusal_also_discards_the_connection(sandbox_under_test, sqlite_ref, monkeypatch):
+def test_engine_level_refusal_also_discards_the_connection(
+    sandbox_under_test, sqlite_ref, monkeypatch
+):
     # With the guard disabled, the engine's own read-only wall answers, as a violation.
     from sqlglot.errors import ParseError
 
@@ -190,7 +207,9 @@ def test_one_connection_per_thread_and_correct_results_under_concurrency(sqlite_
         def worker(offset: int) -> None:
             for step in range(15):
                 db = expected["sqlite" if (offset + step) % 2 else "duckdb"]
-                result = sandbox.execute(f"SELECT count(*) FROM numbers WHERE n < {offset * 10 + step}", db)
+                result = sandbox.execute(
+                    f"SELECT count(*) FROM numbers WHERE n < {offset * 10 + step}", db
+                )
                 if result.rows != ((offset * 10 + step,),):
                     failures.append(f"{db.dialect}: {result.error or result.rows}")
 
@@ -231,4 +250,7 @@ def test_a_copied_database_gives_the_same_hashes(sandbox_under_test, sqlite_ref,
     shutil.copy(sqlite_ref.path, copy)
     copy_ref = DatabaseRef(db_id="copy", path=str(copy))
     for sql in ("SELECT * FROM singer", "SELECT nope FROM singer"):
-        assert sandbox_under_test.execute(sql, sqlite_ref).hash == sandbox_under_test.execute(sql, copy_ref).hash
+        assert (
+            sandbox_under_test.execute(sql, sqlite_ref).hash
+            == sandbox_under_test.execute(sql, copy_ref).hash
+        )

@@ -20,7 +20,11 @@ def _singer_rows(path: str) -> list[tuple]:
 
 def test_reads_rows_and_columns(sqlite_ref):
     engine = SQLiteEngine(sqlite_ref.path)
-    result = engine.run("SELECT name, age FROM singer WHERE country = 'France' ORDER BY age", timeout_s=5, row_cap=100)
+    result = engine.run(
+        "SELECT name, age FROM singer WHERE country = 'France' ORDER BY age",
+        timeout_s=5,
+        row_cap=100,
+    )
     engine.close()
     assert result.columns == ("name", "age")
     assert result.rows == (("Tribal King", 25), ("Justin Brown", 29), ("Rose White", 41))
