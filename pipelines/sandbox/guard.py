@@ -17,7 +17,7 @@ Example::
     >>> check_read_only("DELETE FROM singer", "sqlite")
     Traceback (most recent call last):
     ...
-    pipelines.sandbox.errors.ReadOnlyViolation: read-only violation: DELETE is not allowed
+    pipelines.sandbox.errors.ReadOnlyViolation: read-only violation: DELETE is not allowed (only one read query is allowed)
 """
 
 from __future__ import annotations

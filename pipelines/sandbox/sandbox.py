@@ -5,12 +5,16 @@
         ──► RawResult ──canonical_rows / result_hash──► ExecutionResult
     any SandboxError ──► ExecutionResult(error, error_kind, hash="ERR:…")
 
+``rows`` keep the engine's order (ORDER BY stays visible) with canonical cells; ``hash`` is
+order-free. A result cut at ``row_cap`` is marked ``truncated`` and hashes its first
+``row_cap`` rows.
+
 Example::
 
     >>> sandbox = Sandbox(timeout_s=5, row_cap=100)
     >>> result = sandbox.execute("SELECT count(*) FROM singer", db)
     >>> result.rows, result.error
-    ((6,), None)
+    (((6,),), None)
     >>> sandbox.execute("DROP TABLE singer", db).error_kind
     'read_only_violation'
 """
