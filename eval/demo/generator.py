@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from eval.demo import synth
 from eval.demo.schema import TABLES
+from eval.errors import EvalError
 from pipelines.contracts import DatabaseRef
 
 GENERATOR_VERSION = 1  # bump when the output format changes without a source change
@@ -45,7 +46,7 @@ FINGERPRINT_NAME = ".demo_build.json"
 LOCK_TIMEOUT_S = 600.0
 
 
-class DemoBenchmarkError(RuntimeError):
+class DemoBenchmarkError(EvalError):
     """The demo benchmark could not be built or its question file is invalid."""
 
 

@@ -299,7 +299,7 @@ CLAIMS = Table(
         ),
     ),
     primary_key=("claim_id",),
-    indexes=(("member_id",), ("provider_id",), ("service_start_date",)),
+    indexes=(("member_id", "provider_id"), ("provider_id",), ("service_start_date",)),
 )
 
 CLAIM_LINES = Table(
