@@ -1,0 +1,218 @@
+"""OpenAI-compatible backend against real HTTP servers on 127.0.0.1.
+
+Error paths use a scripted server (status, body, delay per request); the happy path, ``n``,
+JSON schema, grammar and context overflow run against the real llama.cpp server with the
+0.5B model (``real_model``).
+"""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
+from models.client import ModelClient, RetryPolicy, Slot
+from models.errors import (
+    ContextTooLong,
+    ModelRequestRejected,
+    ModelServerError,
+    ModelTimeout,
+    ModelUnavailable,
+)
+from models.types import ChatMessage, ChatRequest
+
+
+def _choice(text: str, index: int = 0) -> dict:
+    return {"index": index, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+
+
+def _completion(*texts: str) -> dict:
+    return {
+        "choices": [_choice(t, i) for i, t in enumerate(texts)],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 3 * len(texts)},
+    }
+
+
+class ScriptedServer:
+    """A real HTTP server answering POSTs from a script of (status, body, delay_s)."""
+
+    def __init__(self, script: list[tuple[int, object, float]]) -> None:
+        self.script = list(script)
+        self.received: list[dict] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                outer.received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                status, body, delay = outer.script.pop(0) if outer.script else (200, _completion("SELECT 1"), 0)
+                threading.Event().wait(delay)
+                payload = (body if isinstance(body, str) else json.dumps(body)).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def scripted():
+    servers: list[ScriptedServer] = []
+
+    def make(*script: tuple[int, object, float]) -> ScriptedServer:
+        servers.append(ScriptedServer(list(script)))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.close()
+
+
+def _req(content: str = "Count the singers.", **kw) -> ChatRequest:
+    return ChatRequest(messages=(ChatMessage(role="user", content=content),), **kw)
+
+
+def _backend(url: str, **kw) -> OpenAICompatBackend:
+    return OpenAICompatBackend(OpenAICompatConfig(base_url=url, model="m", **kw))
+
+
+async def test_parses_choices_and_usage(scripted) -> None:
+    server = scripted((200, _completion("SELECT 1", "SELECT 2"), 0))
+    resp = await _backend(server.url).chat(_req(n=2, temperature=0.5, stop=(";",), seed=7))
+    assert resp.texts == ("SELECT 1", "SELECT 2")
+    assert resp.usage.prompt_tokens == 20 and resp.usage.completion_tokens == 6
+    sent = server.received[0]
+    assert (sent["n"], sent["temperature"], sent["stop"], sent["seed"]) == (2, 0.5, [";"], 7)
+    assert sent["messages"] == [{"role": "user", "content": "Count the singers."}]
+
+
+async def test_fans_out_when_the_server_ignores_n(scripted) -> None:
+    server = scripted(
+        (200, _completion("A"), 0), (200, _completion("B"), 0), (200, _completion("C"), 0)
+    )
+    resp = await _backend(server.url).chat(_req(n=3, temperature=0.8, seed=10))
+    assert sorted(resp.texts) == ["A", "B", "C"] and resp.usage.calls == 3
+    assert resp.usage.prompt_tokens == 60
+    # follow-up requests ask for one sample each, with distinct seeds
+    assert [r["n"] for r in server.received] == [3, 1, 1]
+    assert sorted(r["seed"] for r in server.received) == [10, 11, 12]
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "error", "match"),
+    [
+        (400, {"error": {"code": 400, "message": "request (9000 tokens) exceeds the available context size "
+                         "(8192 tokens)", "type": "exceed_context_size_error"}}, ContextTooLong, "9000 tokens"),
+        (400, {"error": {"message": "This model's maximum context length is 4096 tokens."}}, ContextTooLong,
+         "maximum context"),
+        (503, {"error": {"message": "Loading model"}}, ModelServerError, "HTTP 503"),
+        (429, {"error": {"message": "slow down"}}, ModelServerError, "slow down"),
+        (422, {"error": {"message": "bad field"}}, ModelRequestRejected, "bad field"),
+        (401, "unauthorized", ModelRequestRejected, "API key"),
+        (200, "<html>proxy error</html>", ModelServerError, "non-JSON"),
+    ],
+)
+async def test_server_errors_become_typed_errors(scripted, status, body, error, match) -> None:
+    server = scripted((status, body, 0))
+    with pytest.raises(error, match=match):
+        await _backend(server.url).chat(_req())
+
+
+async def test_unreachable_server_is_model_unavailable(scripted) -> None:
+    server = scripted()
+    url = server.url
+    server.close()
+    with pytest.raises(ModelUnavailable, match="cannot reach"):
+        await _backend(url).chat(_req())
+
+
+async def test_slow_server_times_out_and_retries(scripted) -> None:
+    server = scripted((200, _completion("late"), 2.0), (200, _completion("SELECT 9"), 0))
+    client = ModelClient(
+        {"s": Slot("s", _backend(server.url), timeout_s=0.5)}, {"generator": "s"},
+        RetryPolicy(max_attempts=2, backoff_s=0.0),
+    )
+    resp = await client.chat(_req(), role="generator")
+    assert resp.texts == ("SELECT 9",)
+    server.script.append((200, _completion("late"), 2.0))
+    client.retry = RetryPolicy(max_attempts=1)
+    with pytest.raises(ModelTimeout):
+        await client.chat(_req(), role="generator")
+    await client.aclose()
+
+
+async def test_api_key_comes_from_the_named_variable(scripted, monkeypatch) -> None:
+    with pytest.raises(ModelUnavailable, match="SA_TEST_KEY is not set"):
+        _backend("http://127.0.0.1:9/v1", api_key_env="SA_TEST_KEY")
+    monkeypatch.setenv("SA_TEST_KEY", "sk-test")
+    captured: list[str] = []
+    server = scripted()
+    backend = _backend(server.url, api_key_env="SA_TEST_KEY")
+    original = backend._post
+
+    async def spy(body, request):
+        captured.append(backend._headers["Authorization"])
+        return await original(body, request)
+
+    backend._post = spy  # type: ignore[method-assign]
+    await backend.chat(_req())
+    assert captured == ["Bearer sk-test"]
+
+
+def test_constrained_output_fields_per_flavor() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    llama = _backend("http://x/v1", flavor="llama.cpp")
+    vllm = _backend("http://x/v1", flavor="vllm")
+    hosted = _backend("http://x/v1")
+    assert llama.payload(_req(json_schema=schema), n=1, seed=None)["response_format"]["json_schema"]["schema"] == schema
+    assert llama.payload(_req(grammar='root ::= "x"'), n=1, seed=None)["grammar"] == 'root ::= "x"'
+    assert vllm.payload(_req(grammar='root ::= "x"'), n=1, seed=None)["structured_outputs"] == {"grammar": 'root ::= "x"'}
+    with pytest.raises(ValueError, match="no grammar"):
+        hosted.payload(_req(grammar='root ::= "x"'), n=1, seed=None)
+
+
+# --- the real llama.cpp server with the 0.5B model -----------------------------------------
+
+
+@pytest.mark.real_model
+async def test_real_server_samples_n_completions(server_05b) -> None:
+    backend = _backend(server_05b.base_url, flavor="llama.cpp")
+    resp = await backend.chat(_req("Write an SQL query counting the rows of table singer.", n=3,
+                                   temperature=0.9, max_tokens=48, seed=3))
+    assert len(resp.texts) == 3 and all(resp.texts)
+    assert resp.usage.prompt_tokens > 10 and resp.usage.completion_tokens >= 3
+    await backend.aclose()
+
+
+@pytest.mark.real_model
+async def test_real_server_json_schema_and_grammar(server_05b) -> None:
+    backend = _backend(server_05b.base_url, flavor="llama.cpp")
+    schema = {"type": "object", "properties": {"winner": {"enum": ["A", "B"]}}, "required": ["winner"],
+              "additionalProperties": False}
+    resp = await backend.chat(_req("Which is better, A or B? Answer in JSON.", json_schema=schema, max_tokens=20))
+    assert json.loads(resp.texts[0])["winner"] in {"A", "B"}
+    resp = await backend.chat(_req("Pick A or B.", grammar='root ::= "A" | "B"', max_tokens=4))
+    assert resp.texts[0] in {"A", "B"}
+    await backend.aclose()
+
+
+@pytest.mark.real_model
+async def test_real_server_context_overflow(server_05b) -> None:
+    backend = _backend(server_05b.base_url, flavor="llama.cpp")
+    with pytest.raises(ContextTooLong, match="context"):
+        await backend.chat(_req("SELECT * FROM t; " * 3000, max_tokens=8))
+    await backend.aclose()

@@ -1,0 +1,42 @@
+from pathlib import Path
+
+import httpx
+import pytest
+
+from models.errors import ModelUnavailable
+from models.local.server import LocalServer, LocalServerConfig, shared_server
+
+
+def test_missing_model_file(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailable, match="does not exist"):
+        LocalServer(tmp_path / "absent.gguf", LocalServerConfig()).start()
+
+
+def test_corrupt_model_file_fails_with_the_server_log(tmp_path: Path) -> None:
+    corrupt = tmp_path / "corrupt.gguf"
+    corrupt.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\xff" * 4096)
+    server = LocalServer(corrupt, LocalServerConfig(startup_timeout_s=60))
+    with pytest.raises(ModelUnavailable, match="exited with code") as info:
+        server.start()
+    assert "corrupt.gguf" in str(info.value)
+    assert not server.alive()
+
+
+def test_base_url_before_start_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailable, match="not started"):
+        LocalServer(tmp_path / "m.gguf", LocalServerConfig()).base_url
+
+
+@pytest.mark.real_model
+def test_shared_server_is_reused_and_stopped_by_the_last_user(model_05b_path: Path) -> None:
+    config = LocalServerConfig(n_parallel=1, ctx_per_slot=1024)
+    first, release_first = shared_server(model_05b_path, config, alias="qwen2.5-coder-0.5b")
+    second, release_second = shared_server(model_05b_path, config, alias="qwen2.5-coder-0.5b")
+    assert first is second and first.alive()
+    models = httpx.get(first.base_url + "/models", timeout=10).json()
+    assert "qwen2.5-coder-0.5b" in str(models)
+    release_first()
+    release_first()  # releasing twice counts once
+    assert first.alive()
+    release_second()
+    assert not first.alive()
