@@ -97,9 +97,12 @@ async def test_ray_pool_sends_each_call_to_the_least_busy_actor(sqlite_ref):
 def ray_cluster():
     import ray
 
+    if ray.is_initialized():  # another module's cluster: use it, leave it to its owner
+        yield ray
+        return
     previous = os.environ.get("RAY_AUTH_MODE")
     os.environ["RAY_AUTH_MODE"] = "disabled"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
     if previous is None:
