@@ -9,19 +9,34 @@ Both kinds follow :class:`Pipeline`: ``async answer(task) -> Prediction`` and ``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pipelines.contracts import Prediction, Task
 from pipelines.settings import PipelineSettings, scaling_from_config
-from pipelines.trace import JsonlTraceSink, MlflowTraceSink, TraceSink
+from pipelines.trace import JsonlTraceSink, MlflowTraceSink, ReasoningTrace, TraceSink
 
 
 class Pipeline(Protocol):
     async def answer(self, task: Task) -> Prediction: ...
 
+    async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]: ...
+
     async def aclose(self) -> None: ...
+
+
+def build_retrievers(cfg: DictConfig) -> tuple[Any | None, Any | None]:
+    """``(CellRetriever, ExampleRetriever)`` over ``cfg.pipeline.index.root``, or ``(None, None)``
+    when no index was ever built there. A database without its own index degrades nothing: the
+    orchestrator records ``cell_retriever_unavailable`` and goes on without cell values."""
+    root = OmegaConf.select(cfg, "pipeline.index.root")
+    if not root or not Path(root).is_dir():
+        return None, None
+    from pipelines.indexing import CellRetriever, ExampleRetriever
+
+    return CellRetriever(root), ExampleRetriever(root)
 
 
 def default_sinks(settings: PipelineSettings) -> tuple[TraceSink, ...]:

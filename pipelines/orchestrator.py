@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
+import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -333,6 +334,9 @@ class Orchestrator:
         try:
             found = await search()
         except Exception as exc:  # noqa: BLE001 - degradation 2
+            if _index_missing(exc):  # not a failure: this database was never indexed
+                run.recorder.decide(f"{name.split('.')[-1]}_unavailable", "l1", error=_describe(exc))
+                return None
             run.runtime.record_tool(name, "contextual", start_wall, start, ok=False, **{"error.type": _describe(exc)})
             run.recorder.decide(f"{name.split('.')[-1]}_failed", "l1", degradation=True, error=_describe(exc))
             return None
@@ -678,6 +682,12 @@ def _norm(sql: str) -> str:
 
 def _describe(exc: BaseException) -> str:
     return clip(f"{type(exc).__name__}: {exc}", 200)
+
+
+def _index_missing(exc: BaseException) -> bool:
+    # A retriever that raised IndexNotBuilt has imported its module; we need not (it loads lancedb).
+    errors = sys.modules.get("pipelines.indexing.errors")
+    return errors is not None and isinstance(exc, errors.IndexNotBuilt)
 
 
 def _supported(fn: Callable, **kwargs: object) -> dict[str, object]:

@@ -21,7 +21,7 @@ from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingCo
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema_text import SchemaReadError, reference_schema
 from pipelines.settings import SinglePassSettings
-from pipelines.trace import SafeSink, TraceRecorder, TraceSink, safe_sinks
+from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, safe_sinks
 
 _DIALECT_NAME = {"sqlite": "SQLite", "duckdb": "DuckDB"}
 
@@ -67,6 +67,10 @@ class SinglePassPipeline:
             raise
 
     async def answer(self, task: Task) -> Prediction:
+        prediction, _ = await self.answer_with_trace(task)
+        return prediction
+
+    async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
         started = time.monotonic()
         recorder = TraceRecorder(task.task_id, task.question, task.db.db_id)
         runtime = AgentRuntime(
@@ -105,7 +109,7 @@ class SinglePassPipeline:
         trace = recorder.freeze(prediction, gold_sql=task.gold_sql)
         for sink in self.sinks:
             sink.write(trace)
-        return prediction
+        return prediction, trace
 
     async def _generate(self, task: Task, runtime: AgentRuntime) -> CandidateSQL | None:
         schema = await self.schema_text(task.db)
