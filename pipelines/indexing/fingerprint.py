@@ -1,0 +1,78 @@
+"""A database's fingerprint: schema hash + file state (+ the index settings that shape the index).
+
+    fingerprint(db, mode="stat") ──► Fingerprint(schema=..., data="size:mtime_ns", settings=...)
+
+``mode="stat"`` uses size and modification time (cheap, enough for files changed in place);
+``mode="content"`` hashes the bytes (robust to copies and touched files, costs one read).
+Write-ahead-log companions (``-wal`` for SQLite, ``.wal`` for DuckDB) count as part of the file.
+An index is rebuilt exactly when its stored fingerprint differs from the database's current one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from contextlib import closing
+from pathlib import Path
+from typing import Literal
+
+from pipelines.contracts import DatabaseRef, Frozen
+from pipelines.sandbox import connect_readonly
+from pipelines.schema.introspect import DRIVER_ERRORS
+from pipelines.sandbox.errors import DatabaseUnavailable
+
+SCHEMA_QUERIES = {
+    "sqlite": "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name",
+    "duckdb": (
+        "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+        "WHERE NOT internal AND database_name = current_database() "
+        "ORDER BY schema_name, table_name, column_index"
+    ),
+}
+WAL_SUFFIXES = {"sqlite": "-wal", "duckdb": ".wal"}
+CHUNK = 1 << 20
+
+
+class Fingerprint(Frozen):
+    schema_hash: str
+    data: str
+    settings: str = ""
+
+    @property
+    def digest(self) -> str:
+        key = f"{self.schema_hash}|{self.data}|{self.settings}"
+        return hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
+
+
+def _files(db: DatabaseRef) -> list[Path]:
+    main = Path(db.path)
+    wal = main.with_name(main.name + WAL_SUFFIXES[db.dialect])
+    return [main] + ([wal] if wal.exists() else [])
+
+
+def data_state(db: DatabaseRef, mode: Literal["stat", "content"]) -> str:
+    parts = []
+    for path in _files(db):
+        if mode == "stat":
+            st = path.stat()
+            parts.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
+        else:
+            h = hashlib.blake2b(digest_size=16)
+            with path.open("rb") as f:
+                while chunk := f.read(CHUNK):
+                    h.update(chunk)
+            parts.append(f"{path.name}:{h.hexdigest()}")
+    return ";".join(parts)
+
+
+def schema_hash(db: DatabaseRef) -> str:
+    try:
+        with closing(connect_readonly(db)) as conn:
+            rows = conn.execute(SCHEMA_QUERIES[db.dialect]).fetchall()
+    except DRIVER_ERRORS as exc:
+        raise DatabaseUnavailable(db.path, f"cannot read schema: {exc}") from exc
+    return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
+
+
+def fingerprint(db: DatabaseRef, mode: Literal["stat", "content"] = "stat", settings: str = "") -> Fingerprint:
+    """Raises ``DatabaseUnavailable`` when the file is missing or not a database."""
+    return Fingerprint(schema_hash=schema_hash(db), data=data_state(db, mode), settings=settings)

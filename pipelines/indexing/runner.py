@@ -1,0 +1,121 @@
+"""Run index builds over many databases: in-process, or as Ray tasks on a pool of workers.
+
+    [DatabaseRef] ──► jobs (examples first, then one per database)
+        ──local──► build_* in turn
+        ──ray────► ActorPool of IndexWorker (each loads the embedding model once)
+        ──► [BuildReport], with a rich progress bar
+
+    >>> reports = build_all(dbs, settings)            # settings.executor: "ray" | "local"
+    >>> [r.status for r in reports]
+    ['built', 'built', 'unchanged', ...]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from pipelines.contracts import DatabaseRef
+from pipelines.indexing.build import BuildReport, build_database, build_examples
+from pipelines.indexing.settings import IndexSettings
+
+Job = DatabaseRef | None  # None: the example index
+
+# LANCEDB_LOG=error: LanceDB's Rust logger otherwise warns on every table it creates.
+WORKER_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "LANCEDB_LOG": "error",
+}
+
+
+def _run(job: Job, settings: IndexSettings) -> BuildReport:
+    return build_examples(settings) if job is None else build_database(job, settings)
+
+
+class IndexWorker:
+    """A Ray actor that builds indexes; the embedding model is loaded once, when it starts."""
+
+    def __init__(self, threads: int) -> None:
+        import torch
+
+        from pipelines.indexing.embedder import load_model
+
+        torch.set_num_threads(threads)  # fractional CPUs: do not oversubscribe the cores
+        load_model()
+
+    def build(self, job: Job, settings: IndexSettings) -> BuildReport:
+        return _run(job, settings)
+
+
+def _local(jobs: Sequence[Job], settings: IndexSettings) -> Iterator[BuildReport]:
+    for job in jobs:
+        yield _run(job, settings)
+
+
+def _ray(jobs: Sequence[Job], settings: IndexSettings) -> Iterator[BuildReport]:
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+    from ray.util import ActorPool
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(
+            num_cpus=settings.ray_num_cpus,
+            include_dashboard=False,
+            log_to_driver=False,
+            runtime_env={"env_vars": WORKER_ENV},
+        )
+    try:
+        worker = ray.remote(num_cpus=settings.worker_cpus)(IndexWorker)
+        threads = max(1, int(settings.worker_cpus))
+        actors = [worker.remote(threads) for _ in range(min(settings.workers, len(jobs)))]
+        pool = ActorPool(actors)
+        for job in jobs:
+            pool.submit(lambda actor, j: actor.build.remote(j, settings), job)
+        while pool.has_next():
+            yield pool.get_next_unordered()
+        for actor in actors:
+            ray.kill(actor)
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+EXECUTORS: dict[str, Callable[[Sequence[Job], IndexSettings], Iterator[BuildReport]]] = {
+    "local": _local,
+    "ray": _ray,
+}
+
+
+def build_all(
+    dbs: Sequence[DatabaseRef],
+    settings: IndexSettings,
+    *,
+    examples: bool = True,
+    progress: bool = True,
+) -> list[BuildReport]:
+    """Build (or confirm unchanged) every database's indexes, and the example index."""
+    unique = list({db.db_id: db for db in dbs}.values())
+    jobs: list[Job] = ([None] if examples else []) + unique
+    if not jobs:
+        return []
+    reports: list[BuildReport] = []
+    with Progress(
+        TextColumn("[bold]index[/bold] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        disable=not progress,
+        transient=False,
+    ) as bar:
+        task = bar.add_task("starting", total=len(jobs))
+        for report in EXECUTORS[settings.executor](jobs, settings):
+            reports.append(report)
+            bar.update(task, advance=1, description=f"{report.name}: {report.status}")
+    order = {None if job is None else job.db_id: i for i, job in enumerate(jobs)}
+    return sorted(reports, key=lambda r: order.get(None if r.kind == "examples" else r.name, len(order)))

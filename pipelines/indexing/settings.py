@@ -1,0 +1,57 @@
+"""Index settings, from the ``index:`` section of ``conf/pipeline/default.yaml``.
+
+    >>> settings = IndexSettings.from_config(load_config(["benchmark=demo"]))
+    >>> settings.cells.max_values_per_column
+    1000
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+from omegaconf import DictConfig, OmegaConf
+from pydantic import Field
+
+from pipelines.contracts import Frozen
+
+
+class CellSettings(Frozen):
+    """Which cell values are indexed."""
+
+    max_values_per_column: int = Field(default=1000, ge=1)  # most frequent values kept
+    max_value_chars: int = Field(default=256, ge=1)
+    skip_primary_keys: bool = True
+
+
+class ExampleSettings(Frozen):
+    """Where the example index's (question, SQL) pairs come from (Spider-format JSON)."""
+
+    train_file: str | None = None
+    tables_file: str | None = None
+
+
+class IndexSettings(Frozen):
+    root: str
+    sample_values: int = Field(default=3, ge=0)
+    cells: CellSettings = CellSettings()
+    examples: ExampleSettings = ExampleSettings()
+    # stat: file size + mtime (cheap); content: BLAKE2b of the file bytes (robust to copies).
+    fingerprint: Literal["stat", "content"] = "stat"
+    executor: Literal["ray", "local"] = "ray"
+    ray_num_cpus: float = Field(default=2, gt=0)
+    workers: int = Field(default=2, ge=1)
+    worker_cpus: float = Field(default=1.0, gt=0)
+    embed_batch_size: int = Field(default=128, ge=1)
+    lock_timeout_s: float = Field(default=600, gt=0)
+    force: bool = False
+
+    @classmethod
+    def from_config(cls, cfg: DictConfig) -> "IndexSettings":
+        section = OmegaConf.to_container(cfg.pipeline.index, resolve=True)
+        return cls.model_validate(section)
+
+    def content_settings_hash(self) -> str:
+        """What, besides the database, decides an index's content: a change rebuilds it."""
+        key = self.cells.model_dump_json() + f"|samples={self.sample_values}"
+        return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
