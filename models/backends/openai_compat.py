@@ -8,7 +8,9 @@ hosted providers. ``flavor`` selects the few request fields that differ between 
                ──► httpx POST ──► choices[i].message.content, finish_reason, usage ──► ChatResponse
 
 When a server returns fewer choices than ``n`` (it ignores ``n``), the missing samples are
-requested one by one, concurrently, with distinct seeds.
+requested one by one, concurrently, with distinct seeds. llama.cpp's server does honour ``n``
+(its child slots share the prompt's KV cache) but reports the completion tokens of the first
+choice only; for that flavor the other choices are counted with its ``/tokenize`` endpoint.
 
 >>> backend = OpenAICompatBackend(OpenAICompatConfig(base_url="http://127.0.0.1:8080/v1", model="qwen"))
 """
@@ -63,6 +65,7 @@ class OpenAICompatBackend:
     def __init__(self, config: OpenAICompatConfig) -> None:
         self.config = config
         self._url = config.base_url.rstrip("/") + "/chat/completions"
+        self._tokenize_url = config.base_url.rstrip("/").removesuffix("/v1") + "/tokenize"
         self._headers = {"Content-Type": "application/json"}
         if config.api_key_env:
             key = os.environ.get(config.api_key_env)
@@ -137,7 +140,22 @@ class OpenAICompatBackend:
             bodies += await asyncio.gather(
                 *(self._post(self.payload(request, n=1, seed=s), request) for s in seeds)
             )
+        if self.config.flavor == "llama.cpp":
+            await asyncio.gather(*(self._recount_completion_tokens(b) for b in bodies if len(b.get("choices") or ()) > 1))
         return _to_response(bodies, model=self.model, latency_s=time.perf_counter() - start)
+
+    async def _recount_completion_tokens(self, body: dict[str, Any]) -> None:
+        texts = [(c.get("message") or {}).get("content") or "" for c in body["choices"]]
+        counts = await asyncio.gather(*(self._count_tokens(t) for t in texts))
+        body.setdefault("usage", {})["completion_tokens"] = sum(counts)
+
+    async def _count_tokens(self, text: str) -> int:
+        try:
+            resp = await self._client().post(self._tokenize_url, json={"content": text, "add_special": False})
+            resp.raise_for_status()
+            return len(resp.json()["tokens"])
+        except (httpx.HTTPError, ValueError, KeyError) as exc:
+            raise ModelServerError(f"could not count tokens at {self._tokenize_url}: {exc}") from exc
 
     async def aclose(self) -> None:
         if self._http is not None and self._loop is asyncio.get_running_loop():

@@ -40,11 +40,13 @@ class ScriptedServer:
     def __init__(self, script: list[tuple[int, object, float]]) -> None:
         self.script = list(script)
         self.received: list[dict] = []
+        self.paths: list[str] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 outer.received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                outer.paths.append(self.path)
                 status, body, delay = outer.script.pop(0) if outer.script else (200, _completion("SELECT 1"), 0)
                 threading.Event().wait(delay)
                 payload = (body if isinstance(body, str) else json.dumps(body)).encode()
@@ -110,6 +112,19 @@ async def test_fans_out_when_the_server_ignores_n(scripted) -> None:
     # follow-up requests ask for one sample each, with distinct seeds
     assert [r["n"] for r in server.received] == [3, 1, 1]
     assert sorted(r["seed"] for r in server.received) == [10, 11, 12]
+
+
+async def test_llama_cpp_multi_choice_usage_is_recounted(scripted) -> None:
+    # llama.cpp reports the first choice's completion tokens only; the rest are tokenized.
+    server = scripted(
+        (200, {"choices": [_choice("SELECT a", 0), _choice("SELECT b FROM t", 1)],
+               "usage": {"prompt_tokens": 20, "completion_tokens": 2}}, 0),
+        (200, {"tokens": [1, 2]}, 0),
+        (200, {"tokens": [3, 4, 5, 6]}, 0),
+    )
+    resp = await _backend(server.url, flavor="llama.cpp").chat(_req(n=2, temperature=0.7))
+    assert resp.usage.completion_tokens == 6 and resp.usage.prompt_tokens == 20
+    assert server.paths == ["/v1/chat/completions", "/tokenize", "/tokenize"]
 
 
 @pytest.mark.parametrize(
@@ -194,7 +209,9 @@ async def test_real_server_samples_n_completions(server_05b) -> None:
     resp = await backend.chat(_req("Write an SQL query counting the rows of table singer.", n=3,
                                    temperature=0.9, max_tokens=48, seed=3))
     assert len(resp.texts) == 3 and all(resp.texts)
-    assert resp.usage.prompt_tokens > 10 and resp.usage.completion_tokens >= 3
+    # every sample's tokens are counted, not just the first one's (a word is at least one token)
+    assert resp.usage.completion_tokens >= sum(len(t.split()) for t in resp.texts)
+    assert resp.usage.prompt_tokens > 10
     await backend.aclose()
 
 
