@@ -1,7 +1,7 @@
 """The embedded demo benchmark: a synthetic healthcare-claims database and hand-written questions.
 
-    from eval.demo import build_demo, DEMO_DB_ID
-    paths = build_demo(cfg.paths.demo)     # BIRD layout: dev.json, dev_tables.json, dev_databases/claims/...
+from eval.demo import build_demo, DEMO_DB_ID
+paths = build_demo(cfg.paths.demo)     # BIRD layout: dev.json, dev_tables.json, dev_databases/claims/...
 """
 
 from eval.demo.generator import (

@@ -75,7 +75,7 @@ class DemoBenchmarkPaths(_Frozen):
     rebuilt: bool = False
 
     @classmethod
-    def under(cls, data_dir: Path, *, rebuilt: bool = False) -> "DemoBenchmarkPaths":
+    def under(cls, data_dir: Path, *, rebuilt: bool = False) -> DemoBenchmarkPaths:
         db_dir = data_dir / "dev_databases" / DEMO_DB_ID
         return cls(
             data_dir=data_dir,
@@ -87,7 +87,9 @@ class DemoBenchmarkPaths(_Frozen):
         )
 
     def database_ref(self) -> DatabaseRef:
-        return DatabaseRef(db_id=self.db_id, path=str(self.database), description_dir=str(self.description_dir))
+        return DatabaseRef(
+            db_id=self.db_id, path=str(self.database), description_dir=str(self.description_dir)
+        )
 
 
 def load_questions(path: Path = QUESTIONS_FILE) -> tuple[DemoQuestion, ...]:
@@ -111,10 +113,16 @@ def fingerprint(seed: int) -> dict:
     for source in sources:
         digest.update(source.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
         digest.update(source.read_bytes() + b"\0")
-    return {"generator_version": GENERATOR_VERSION, "seed": seed, "sources_sha256": digest.hexdigest()}
+    return {
+        "generator_version": GENERATOR_VERSION,
+        "seed": seed,
+        "sources_sha256": digest.hexdigest(),
+    }
 
 
-def build_demo(data_dir: Path, *, seed: int = DEFAULT_SEED, force: bool = False) -> DemoBenchmarkPaths:
+def build_demo(
+    data_dir: Path, *, seed: int = DEFAULT_SEED, force: bool = False
+) -> DemoBenchmarkPaths:
     """Build (or reuse) the demo benchmark under ``data_dir``."""
     data_dir = Path(data_dir)
     paths = DemoBenchmarkPaths.under(data_dir)
@@ -126,7 +134,9 @@ def build_demo(data_dir: Path, *, seed: int = DEFAULT_SEED, force: bool = False)
                 return paths
             _build(paths, seed, wanted)
     except Timeout as exc:
-        raise DemoBenchmarkError(f"another process holds the demo build lock in {data_dir}") from exc
+        raise DemoBenchmarkError(
+            f"another process holds the demo build lock in {data_dir}"
+        ) from exc
     return DemoBenchmarkPaths.under(data_dir, rebuilt=True)
 
 
@@ -149,8 +159,14 @@ def _build(paths: DemoBenchmarkPaths, seed: int, wanted: dict) -> None:
         _write_atomic(paths.description_dir / f"{table.name}.csv", _description_csv(table))
     _write_atomic(paths.tables_json, json.dumps([tables_json_entry()], indent=2))
     dev = [
-        {"question_id": i, "db_id": DEMO_DB_ID, "question": q.question, "evidence": q.evidence,
-         "SQL": " ".join(q.sql.split()), "difficulty": q.difficulty}
+        {
+            "question_id": i,
+            "db_id": DEMO_DB_ID,
+            "question": q.question,
+            "evidence": q.evidence,
+            "SQL": " ".join(q.sql.split()),
+            "difficulty": q.difficulty,
+        }
         for i, q in enumerate(questions)
     ]
     _write_atomic(paths.dev_json, json.dumps(dev, indent=2))
@@ -196,9 +212,19 @@ def _write_database(path: Path, rows: dict[str, list[tuple]]) -> None:
 def _description_csv(table) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["original_column_name", "column_name", "column_description", "data_format", "value_description"])
+    writer.writerow(
+        [
+            "original_column_name",
+            "column_name",
+            "column_description",
+            "data_format",
+            "value_description",
+        ]
+    )
     for col in table.columns:
-        writer.writerow([col.name, col.label, col.description, col.data_format, col.value_description])
+        writer.writerow(
+            [col.name, col.label, col.description, col.data_format, col.value_description]
+        )
     return out.getvalue()
 
 

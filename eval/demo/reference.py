@@ -14,6 +14,7 @@ from functools import cached_property
 # --- geography: a regional insurer centred on Ohio -----------------------------------------
 
 # state -> (weight, [(city, zip prefix)])
+# fmt: off
 GEOGRAPHY: dict[str, tuple[float, list[tuple[str, str]]]] = {
     "OH": (0.68, [("Columbus", "432"), ("Cleveland", "441"), ("Cincinnati", "452"), ("Toledo", "436"),
                   ("Akron", "443"), ("Dayton", "454"), ("Youngstown", "445"), ("Canton", "447")]),
@@ -23,6 +24,7 @@ GEOGRAPHY: dict[str, tuple[float, list[tuple[str, str]]]] = {
     "KY": (0.05, [("Louisville", "402"), ("Lexington", "405")]),
     "WV": (0.04, [("Charleston", "253"), ("Wheeling", "260")]),
 }
+# fmt: on
 
 # --- plans ----------------------------------------------------------------------------------
 
@@ -44,6 +46,7 @@ class Plan:
     retired_date: str | None = None
 
 
+# fmt: off
 PLANS: tuple[Plan, ...] = (
     Plan("COM-HMO-SLV", "Buckeye Choice HMO Silver", "Commercial", "HMO", "Silver", 412.0, 3000.0, 8000.0, 30.0, 60.0, 0.3, "2015-01-01"),
     Plan("COM-HMO-GLD", "Buckeye Choice HMO Gold", "Commercial", "HMO", "Gold", 498.0, 1500.0, 6000.0, 20.0, 45.0, 0.2, "2015-01-01"),
@@ -56,6 +59,7 @@ PLANS: tuple[Plan, ...] = (
     Plan("MCD-MCO", "Buckeye Community Medicaid", "Medicaid", "HMO", None, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, "2015-01-01"),
     Plan("MCD-CHIP", "Buckeye Kids CHIP", "Medicaid", "HMO", None, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, "2015-01-01"),
 )
+# fmt: on
 
 # Payment level of each line of business relative to the standard rate.
 LOB_PRICE_FACTOR = {"Commercial": 1.2, "Medicare Advantage": 0.9, "Medicaid": 0.7}
@@ -64,13 +68,18 @@ LOB_PRICE_FACTOR = {"Commercial": 1.2, "Medicare Advantage": 0.9, "Medicaid": 0.
 
 PRIMARY_CARE = ("Family Medicine", "Internal Medicine", "Pediatrics")
 FACILITY_TYPES = (
-    "Acute Care Hospital", "Ambulatory Surgery Center", "Skilled Nursing Facility",
-    "Urgent Care Center", "Clinical Laboratory", "Pharmacy",
+    "Acute Care Hospital",
+    "Ambulatory Surgery Center",
+    "Skilled Nursing Facility",
+    "Urgent Care Center",
+    "Clinical Laboratory",
+    "Pharmacy",
 )
 # Facilities that bill on the institutional form.
 INSTITUTIONAL = ("Acute Care Hospital", "Ambulatory Surgery Center", "Skilled Nursing Facility")
 
 # specialty -> (number of providers, credentials to draw from)
+# fmt: off
 SPECIALTIES: dict[str, tuple[int, tuple[str, ...]]] = {
     "Family Medicine": (40, ("MD", "MD", "DO", "NP", "PA")),
     "Internal Medicine": (32, ("MD", "MD", "DO", "NP")),
@@ -99,8 +108,10 @@ SPECIALTIES: dict[str, tuple[int, tuple[str, ...]]] = {
     "Clinical Laboratory": (5, ()),
     "Pharmacy": (18, ()),
 }
+# fmt: on
 
 # Name patterns for organizations; {city} is the facility's city.
+# fmt: off
 FACILITY_NAMES: dict[str, tuple[str, ...]] = {
     "Acute Care Hospital": ("{city} General Hospital", "Mercy Medical Center {city}", "St. Luke's Hospital of {city}",
                             "{city} Regional Medical Center", "University Hospital {city}"),
@@ -111,35 +122,198 @@ FACILITY_NAMES: dict[str, tuple[str, ...]] = {
     "Pharmacy": ("Main Street Pharmacy {city}", "Corner Drug {city}", "Valley Pharmacy {city}",
                  "HealthPlus Pharmacy {city}"),
 }
+# fmt: on
 MAIL_ORDER_PHARMACY = "Buckeye Mail Order Pharmacy"
 
 # --- people ---------------------------------------------------------------------------------
 
 FIRST_NAMES_F = (
-    "Mary", "Patricia", "Jennifer", "Linda", "Elizabeth", "Barbara", "Susan", "Jessica", "Sarah", "Karen",
-    "Lisa", "Nancy", "Betty", "Sandra", "Ashley", "Emily", "Donna", "Michelle", "Carol", "Amanda",
-    "Melissa", "Deborah", "Stephanie", "Rebecca", "Laura", "Sharon", "Cynthia", "Kathleen", "Amy", "Angela",
-    "Olivia", "Emma", "Sophia", "Ava", "Mia", "Harper", "Aaliyah", "Maria", "Priya", "Mei",
+    "Mary",
+    "Patricia",
+    "Jennifer",
+    "Linda",
+    "Elizabeth",
+    "Barbara",
+    "Susan",
+    "Jessica",
+    "Sarah",
+    "Karen",
+    "Lisa",
+    "Nancy",
+    "Betty",
+    "Sandra",
+    "Ashley",
+    "Emily",
+    "Donna",
+    "Michelle",
+    "Carol",
+    "Amanda",
+    "Melissa",
+    "Deborah",
+    "Stephanie",
+    "Rebecca",
+    "Laura",
+    "Sharon",
+    "Cynthia",
+    "Kathleen",
+    "Amy",
+    "Angela",
+    "Olivia",
+    "Emma",
+    "Sophia",
+    "Ava",
+    "Mia",
+    "Harper",
+    "Aaliyah",
+    "Maria",
+    "Priya",
+    "Mei",
 )
 FIRST_NAMES_M = (
-    "James", "Robert", "John", "Michael", "David", "William", "Richard", "Joseph", "Thomas", "Christopher",
-    "Charles", "Daniel", "Matthew", "Anthony", "Mark", "Donald", "Steven", "Andrew", "Paul", "Joshua",
-    "Kenneth", "Kevin", "Brian", "George", "Timothy", "Ronald", "Jason", "Edward", "Jeffrey", "Ryan",
-    "Liam", "Noah", "Elijah", "Lucas", "Mason", "Ethan", "Jamal", "Carlos", "Raj", "Wei",
+    "James",
+    "Robert",
+    "John",
+    "Michael",
+    "David",
+    "William",
+    "Richard",
+    "Joseph",
+    "Thomas",
+    "Christopher",
+    "Charles",
+    "Daniel",
+    "Matthew",
+    "Anthony",
+    "Mark",
+    "Donald",
+    "Steven",
+    "Andrew",
+    "Paul",
+    "Joshua",
+    "Kenneth",
+    "Kevin",
+    "Brian",
+    "George",
+    "Timothy",
+    "Ronald",
+    "Jason",
+    "Edward",
+    "Jeffrey",
+    "Ryan",
+    "Liam",
+    "Noah",
+    "Elijah",
+    "Lucas",
+    "Mason",
+    "Ethan",
+    "Jamal",
+    "Carlos",
+    "Raj",
+    "Wei",
 )
 MIDDLE_NAMES = (
-    "Ann", "Marie", "Lynn", "Rose", "Jean", "Louise", "Grace", "Elaine", "Renee", "Nicole",
-    "Lee", "James", "Allen", "Wayne", "Ray", "Edward", "Joseph", "Michael", "Scott", "Thomas",
+    "Ann",
+    "Marie",
+    "Lynn",
+    "Rose",
+    "Jean",
+    "Louise",
+    "Grace",
+    "Elaine",
+    "Renee",
+    "Nicole",
+    "Lee",
+    "James",
+    "Allen",
+    "Wayne",
+    "Ray",
+    "Edward",
+    "Joseph",
+    "Michael",
+    "Scott",
+    "Thomas",
 )
 LAST_NAMES = (
-    "Smith", "Johnson", "Williams", "Brown", "Jones", "Miller", "Davis", "Wilson", "Anderson", "Taylor",
-    "Thomas", "Moore", "Martin", "Jackson", "Thompson", "White", "Harris", "Clark", "Lewis", "Robinson",
-    "Walker", "Young", "Allen", "King", "Wright", "Scott", "Hill", "Green", "Adams", "Baker",
-    "Nelson", "Carter", "Mitchell", "Roberts", "Turner", "Phillips", "Campbell", "Parker", "Evans", "Edwards",
-    "Collins", "Stewart", "Morris", "Murphy", "Cook", "Rogers", "Morgan", "Cooper", "Peterson", "Reed",
-    "Kowalski", "Novak", "Schmidt", "Mueller", "Garcia", "Martinez", "Rodriguez", "Hernandez", "Lopez", "Gonzalez",
-    "Nguyen", "Tran", "Kim", "Patel", "Shah", "Chen", "Wang", "Ali", "Hassan", "O'Brien",
-    "Sullivan", "Murray", "Kelly", "Bauer", "Fischer", "Yoder", "Hostetler", "Stoltzfus", "Washington", "Brooks",
+    "Smith",
+    "Johnson",
+    "Williams",
+    "Brown",
+    "Jones",
+    "Miller",
+    "Davis",
+    "Wilson",
+    "Anderson",
+    "Taylor",
+    "Thomas",
+    "Moore",
+    "Martin",
+    "Jackson",
+    "Thompson",
+    "White",
+    "Harris",
+    "Clark",
+    "Lewis",
+    "Robinson",
+    "Walker",
+    "Young",
+    "Allen",
+    "King",
+    "Wright",
+    "Scott",
+    "Hill",
+    "Green",
+    "Adams",
+    "Baker",
+    "Nelson",
+    "Carter",
+    "Mitchell",
+    "Roberts",
+    "Turner",
+    "Phillips",
+    "Campbell",
+    "Parker",
+    "Evans",
+    "Edwards",
+    "Collins",
+    "Stewart",
+    "Morris",
+    "Murphy",
+    "Cook",
+    "Rogers",
+    "Morgan",
+    "Cooper",
+    "Peterson",
+    "Reed",
+    "Kowalski",
+    "Novak",
+    "Schmidt",
+    "Mueller",
+    "Garcia",
+    "Martinez",
+    "Rodriguez",
+    "Hernandez",
+    "Lopez",
+    "Gonzalez",
+    "Nguyen",
+    "Tran",
+    "Kim",
+    "Patel",
+    "Shah",
+    "Chen",
+    "Wang",
+    "Ali",
+    "Hassan",
+    "O'Brien",
+    "Sullivan",
+    "Murray",
+    "Kelly",
+    "Bauer",
+    "Fischer",
+    "Yoder",
+    "Hostetler",
+    "Stoltzfus",
+    "Washington",
+    "Brooks",
 )
 
 # --- code sets ------------------------------------------------------------------------------
@@ -167,6 +341,7 @@ CHAPTERS = {
 }
 
 # (code, description, is_chronic)
+# fmt: off
 DIAGNOSES: tuple[tuple[str, str, int], ...] = (
     ("I10", "Essential (primary) hypertension", 1),
     ("E78.5", "Hyperlipidemia, unspecified", 1),
@@ -214,6 +389,7 @@ DIAGNOSES: tuple[tuple[str, str, int], ...] = (
     ("M25.561", "Pain in right knee", 0),
     ("S93.401A", "Sprain of unspecified ligament of right ankle, initial encounter", 0),
     ("S52.501A", "Unspecified fracture of the lower end of right radius, initial encounter for closed fracture", 0),
+    ("S61.411A", "Laceration without foreign body of right hand, initial encounter", 0),
     ("I21.4", "Non-ST elevation (NSTEMI) myocardial infarction", 0),
     ("I63.9", "Cerebral infarction, unspecified", 0),
     ("A41.9", "Sepsis, unspecified organism", 0),
@@ -227,6 +403,7 @@ DIAGNOSES: tuple[tuple[str, str, int], ...] = (
     ("O80", "Encounter for full-term uncomplicated delivery", 0),
     ("Z51.11", "Encounter for antineoplastic chemotherapy", 0),
 )
+# fmt: on
 
 
 def chapter_of(code: str) -> str:
@@ -234,14 +411,21 @@ def chapter_of(code: str) -> str:
 
 
 EM, SURG, RAD, LAB, MED = (
-    "Evaluation and Management", "Surgery", "Radiology", "Pathology and Laboratory", "Medicine",
+    "Evaluation and Management",
+    "Surgery",
+    "Radiology",
+    "Pathology and Laboratory",
+    "Medicine",
 )
 
-# (code, description, category, standard rate per unit)
+# (code, description, category, standard rate per unit). Like a real code table it lists a few
+# codes nobody billed (99205, 97530): the generator never emits them.
+# fmt: off
 PROCEDURES: tuple[tuple[str, str, str, float], ...] = (
     ("99202", "Office visit, new patient, straightforward", EM, 75.0),
     ("99203", "Office visit, new patient, low complexity", EM, 112.0),
     ("99204", "Office visit, new patient, moderate complexity", EM, 168.0),
+    ("99205", "Office visit, new patient, high complexity", EM, 222.0),
     ("99212", "Office visit, established patient, straightforward", EM, 58.0),
     ("99213", "Office visit, established patient, low complexity", EM, 92.0),
     ("99214", "Office visit, established patient, moderate complexity", EM, 131.0),
@@ -297,6 +481,7 @@ PROCEDURES: tuple[tuple[str, str, str, float], ...] = (
     ("97161", "Physical therapy evaluation, low complexity", MED, 101.0),
     ("97110", "Therapeutic exercise, each 15 minutes", MED, 30.5),
     ("97140", "Manual therapy, each 15 minutes", MED, 28.0),
+    ("97530", "Therapeutic activities, each 15 minutes", MED, 33.0),
     ("92014", "Eye exam, established patient, comprehensive", MED, 131.0),
     ("20610", "Arthrocentesis or joint injection, major joint", SURG, 62.0),
     ("27447", "Total knee arthroplasty", SURG, 1352.0),
@@ -312,6 +497,7 @@ PROCEDURES: tuple[tuple[str, str, str, float], ...] = (
     ("66984", "Cataract removal with intraocular lens", SURG, 622.0),
     ("12001", "Simple repair of superficial wound, 2.5 cm or less", SURG, 91.0),
 )
+# fmt: on
 
 # --- drugs ----------------------------------------------------------------------------------
 
@@ -334,18 +520,32 @@ class Drug:
     def ndc(self) -> str:
         # NDC-like 5-4-2 code, fixed per product (independent of the seed).
         digest = hashlib.sha256(f"{self.drug_name}|{self.strength}".encode()).hexdigest()
-        labeler = ("00093", "00378", "68180", "00781", "16729", "00069", "00006", "00002", "00074", "50090")
+        labeler = (
+            "00093",
+            "00378",
+            "68180",
+            "00781",
+            "16729",
+            "00069",
+            "00006",
+            "00002",
+            "00074",
+            "50090",
+        )
         return f"{labeler[int(digest[:4], 16) % len(labeler)]}-{int(digest[4:12], 16) % 10000:04d}-{int(digest[12:16], 16) % 90 + 1:02d}"
 
 
 def _g(key, name, strength, form, cls, cost, units, acute_days=0, generic=None):
-    return Drug(key, name, generic or name.lower(), strength, form, cls, 1, 0, cost, units, acute_days)
+    return Drug(
+        key, name, generic or name.lower(), strength, form, cls, 1, 0, cost, units, acute_days
+    )
 
 
 def _b(key, name, generic, strength, form, cls, cost, units, specialty=0, acute_days=0):
     return Drug(key, name, generic, strength, form, cls, 0, specialty, cost, units, acute_days)
 
 
+# fmt: off
 DRUGS: tuple[Drug, ...] = (
     _g("lisinopril10", "Lisinopril", "10 mg", "Tablet", "ACE inhibitor", 0.05, 30),
     _g("lisinopril20", "Lisinopril", "20 mg", "Tablet", "ACE inhibitor", 0.06, 30),
@@ -416,6 +616,7 @@ DRUGS: tuple[Drug, ...] = (
        generic="oxycodone/acetaminophen"),
     _g("fluticasone", "Fluticasone Propionate", "50 mcg/actuation", "Nasal spray", "Nasal corticosteroid", 12.1, 1, acute_days=30),
 )
+# fmt: on
 DRUG_BY_KEY = {d.key: d for d in DRUGS}
 
 # --- clinical model: how conditions show up in claims and fills -----------------------------
@@ -432,10 +633,12 @@ class Condition:
     specialty: str | None = None  # specialist who manages it besides primary care
     specialist_procedures: tuple[str, ...] = ()
     labs: tuple[str, ...] = ()
+    imaging: tuple[str, ...] = ()  # ordered now and then at a follow-up, done by a radiologist
     drugs: tuple[str, ...] = ()  # candidate drug keys, most prescribed first
     treated_share: float = 0.75  # share of members with the condition on a maintenance drug
 
 
+# fmt: off
 CONDITIONS: tuple[Condition, ...] = (
     Condition("I10", (0.06, 0.22, 0.45, 0.58), drugs=("lisinopril10", "amlodipine", "losartan", "lisinopril20", "hctz", "metoprolol"),
               labs=("80053",), specialty="Cardiology", specialist_procedures=("93000",)),
@@ -468,36 +671,40 @@ CONDITIONS: tuple[Condition, ...] = (
               specialist_procedures=("90791",), treated_share=0.8),
     Condition("F10.20", (0.02, 0.02, 0.01, 0.0), drugs=("naltrexone",), specialty="Psychiatry", specialist_procedures=("90834",),
               treated_share=0.3),
-    Condition("G43.909", (0.05, 0.05, 0.02, 0.01), female_factor=2.5, drugs=("sumatriptan",), specialty="Neurology", treated_share=0.6),
+    Condition("G43.909", (0.05, 0.05, 0.02, 0.01), female_factor=2.5, drugs=("sumatriptan",), imaging=("70450",),
+              specialty="Neurology", treated_share=0.6),
     Condition("G47.33", (0.01, 0.05, 0.07, 0.05), specialty="Pulmonology", specialist_procedures=("95810",), treated_share=0.0),
     Condition("K21.9", (0.04, 0.08, 0.1, 0.1), drugs=("omeprazole", "pantoprazole"), specialty="Gastroenterology",
               specialist_procedures=("43239",), treated_share=0.7),
-    Condition("M54.50", (0.06, 0.1, 0.1, 0.08), drugs=("gabapentin",), specialty="Physical Therapy",
+    Condition("M54.50", (0.06, 0.1, 0.1, 0.08), drugs=("gabapentin",), imaging=("72148",), specialty="Physical Therapy",
               specialist_procedures=("97110", "97140"), treated_share=0.2),
     Condition("M17.11", (0.0, 0.04, 0.1, 0.14), specialty="Orthopedic Surgery", specialist_procedures=("73562", "20610"),
               treated_share=0.0),
-    Condition("M81.0", (0.0, 0.01, 0.08, 0.15), sex="F", drugs=("alendronate",), labs=("82306",), treated_share=0.6),
+    Condition("M81.0", (0.0, 0.01, 0.08, 0.15), sex="F", drugs=("alendronate",), labs=("82306",), imaging=("77080",),
+              treated_share=0.6),
     Condition("M79.7", (0.01, 0.02, 0.02, 0.01), sex="F", drugs=("gabapentin",), treated_share=0.5),
     Condition("N40.0", (0.0, 0.04, 0.2, 0.3), sex="M", drugs=("tamsulosin",), labs=("84153",), specialty="Urology", treated_share=0.7),
-    Condition("L40.0", (0.02, 0.025, 0.02, 0.02), drugs=("humira",), specialty="Dermatology", specialist_procedures=("11102",),
+    Condition("L40.0", (0.02, 0.025, 0.02, 0.02), drugs=("humira",), specialty="Dermatology", specialist_procedures=("11102", "17000"),
               treated_share=0.35),
     Condition("L70.0", (0.05, 0.01, 0.0, 0.0), child=0.1, drugs=("tretinoin", "doxycycline"), specialty="Dermatology", treated_share=0.6),
     Condition("D64.9", (0.02, 0.03, 0.04, 0.06), female_factor=1.8, drugs=("ferrous",), labs=("85025",), treated_share=0.5),
-    Condition("C50.911", (0.002, 0.015, 0.03, 0.03), sex="F", drugs=("anastrozole",), specialty="Hematology and Oncology",
+    Condition("C50.911", (0.002, 0.015, 0.03, 0.03), sex="F", imaging=("77067",), drugs=("anastrozole",), specialty="Hematology and Oncology",
               specialist_procedures=("96413", "85025"), treated_share=0.8),
     Condition("C61", (0.0, 0.003, 0.03, 0.05), sex="M", drugs=("bicalutamide",), labs=("84153",), specialty="Urology",
               specialist_procedures=("84153",), treated_share=0.5),
     Condition("H25.9", (0.0, 0.01, 0.08, 0.2), specialty="Ophthalmology", specialist_procedures=("92014",), treated_share=0.0),
 )
+# fmt: on
 CONDITION_BY_CODE = {c.code: c for c in CONDITIONS}
 
 # Acute problems seen at an office, urgent care or telehealth visit:
 # (diagnosis, relative frequency, child factor, test code or None, drug key or None, drug probability)
+# fmt: off
 ACUTE_PROBLEMS: tuple[tuple[str, float, float, str | None, str | None, float], ...] = (
     ("J06.9", 10.0, 1.5, None, "azithromycin", 0.2),
     ("J02.9", 5.0, 2.0, "87880", "amoxicillin", 0.6),
     ("U07.1", 4.0, 0.6, "87635", "paxlovid", 0.3),
-    ("J01.90", 3.5, 0.6, None, "amoxicillin", 0.5),
+    ("J01.90", 3.5, 0.6, None, "fluticasone", 0.5),
     ("R05.9", 3.0, 1.0, "71046", "benzonatate", 0.4),
     ("J20.9", 3.0, 0.8, None, "prednisone", 0.3),
     ("N39.0", 3.0, 0.3, "81001", "nitrofurantoin", 0.8),
@@ -507,7 +714,10 @@ ACUTE_PROBLEMS: tuple[tuple[str, float, float, str | None, str | None, float], .
     ("S93.401A", 1.5, 1.0, "73610", "ibuprofen", 0.5),
     ("R10.9", 1.5, 0.8, "81001", "ondansetron", 0.2),
     ("K57.30", 0.6, 0.0, None, None, 0.0),
+    ("M54.50", 2.0, 0.1, None, "cyclobenzaprine", 0.5),  # a flare of chronic back pain
 )
+# fmt: on
+
 
 # Primary care preventive visit code by age.
 def preventive_code(age: int) -> str:
@@ -526,13 +736,11 @@ def preventive_code(age: int) -> str:
     return "99397"
 
 
-DENIAL_REASONS: tuple[tuple[str, float], ...] = (
+# Denials with no specific trigger, by relative frequency. Duplicates, late filing, out-of-network
+# care and services after coverage ended are denied by rule (see ``synth/adjudication.py``).
+OTHER_DENIAL_REASONS: tuple[tuple[str, float], ...] = (
     ("Missing or invalid information", 0.3),
     ("Service not covered", 0.22),
     ("Prior authorization required", 0.18),
-    ("Duplicate claim", 0.0),  # only on generated duplicates
-    ("Out-of-network provider", 0.0),  # only for out-of-network providers on HMO/EPO plans
-    ("Timely filing limit exceeded", 0.0),  # only when received over a year after service
-    ("Member not eligible on date of service", 0.0),  # only on services after coverage ended
     ("Medical necessity not established", 0.3),
 )

@@ -27,12 +27,26 @@ from eval.demo.synth.medical import PREVENTIVE_DX, Encounter
 
 CATEGORY = {code: category for code, _, category, _ in ref.PROCEDURES}
 RATE = {code: rate for code, _, _, rate in ref.PROCEDURES}
-PREVENTIVE_CODES = ("99391", "99392", "99393", "99394", "99395", "99396", "99397", "77067", "90686", "90471")
+PREVENTIVE_CODES = (
+    "99391",
+    "99392",
+    "99393",
+    "99394",
+    "99395",
+    "99396",
+    "99397",
+    "77067",
+    "90686",
+    "90471",
+)
 VISIT_PLACES = ("Office", "Telehealth", "Urgent Care")
 # Facility bills bundle room, board and nursing into the coded services.
-FACILITY_FACTOR = {"Inpatient Hospital": 8.0, "Skilled Nursing Facility": 12.0, "Emergency Room": 3.0,
-                   "Ambulatory Surgical Center": 2.0}
-OTHER_DENIALS = [(reason, w) for reason, w in ref.DENIAL_REASONS if w > 0]
+FACILITY_FACTOR = {
+    "Inpatient Hospital": 8.0,
+    "Skilled Nursing Facility": 12.0,
+    "Emergency Room": 3.0,
+    "Ambulatory Surgical Center": 2.0,
+}
 
 
 def _cents(x: float) -> float:
@@ -48,13 +62,19 @@ def _denial(rng: random.Random, enc: Encounter, plan: ref.Plan, lag: int) -> str
         return enc.denial
     if lag > 365:
         return "Timely filing limit exceeded"
-    if (not enc.provider.in_network and plan.plan_type in ("HMO", "EPO")
-            and enc.place != "Emergency Room" and rng.random() < 0.85):
+    if (
+        not enc.provider.in_network
+        and plan.plan_type in ("HMO", "EPO")
+        and enc.place != "Emergency Room"
+        and rng.random() < 0.85
+    ):
         return "Out-of-network provider"
     if enc.elective and rng.random() < 0.1:
         return "Prior authorization required"
     if rng.random() < 0.045:
-        return pick(rng, [r for r, _ in OTHER_DENIALS], [w for _, w in OTHER_DENIALS])
+        return pick(
+            rng, [r for r, _ in ref.OTHER_DENIAL_REASONS], [w for _, w in ref.OTHER_DENIAL_REASONS]
+        )
     return None
 
 
@@ -76,8 +96,16 @@ def _price(enc: Encounter, plan: ref.Plan) -> list[tuple[float, float, float]]:
         allowed = _cents(allowed * (1.0 if enc.provider.in_network else 0.75))
         if plan.line_of_business == "Medicaid" or preventive or line.code in PREVENTIVE_CODES:
             share = 0.0
-        elif CATEGORY[line.code] == "Evaluation and Management" and enc.place in VISIT_PLACES and plan.plan_type != "HDHP":
-            copay = plan.pcp_copay if enc.provider.specialty in ref.PRIMARY_CARE else plan.specialist_copay
+        elif (
+            CATEGORY[line.code] == "Evaluation and Management"
+            and enc.place in VISIT_PLACES
+            and plan.plan_type != "HDHP"
+        ):
+            copay = (
+                plan.pcp_copay
+                if enc.provider.specialty in ref.PRIMARY_CARE
+                else plan.specialist_copay
+            )
             share = 0.0 if copay_taken else min(copay, allowed)
             copay_taken = True
         else:
@@ -102,7 +130,9 @@ def _claim(rng: random.Random, enc: Encounter):
     denial = _denial(rng, enc, plan, lag)
     adjudicated = received + timedelta(days=1 + int(rng.expovariate(1 / 8)))
     paid_date = None if denial else _next_friday(adjudicated)
-    pending = rng.random() < 0.004 or adjudicated > AS_OF or (paid_date is not None and paid_date > AS_OF)
+    pending = (
+        rng.random() < 0.004 or adjudicated > AS_OF or (paid_date is not None and paid_date > AS_OF)
+    )
     status = "Pending" if pending else "Denied" if denial else "Paid"
     priced = _price(enc, plan)
     lines = []
@@ -113,18 +143,39 @@ def _claim(rng: random.Random, enc: Encounter):
             amounts = (0.0, 0.0)
         else:
             amounts = (allowed, _cents(allowed - share))
-        lines.append([n, line.code, line.modifier, line.service_date.isoformat(), line.units, billed, *amounts])
+        lines.append(
+            [
+                n,
+                line.code,
+                line.modifier,
+                line.service_date.isoformat(),
+                line.units,
+                billed,
+                *amounts,
+            ]
+        )
     share_total = {"Pending": None, "Denied": 0.0}.get(status, _cents(sum(s for _, _, s in priced)))
 
     def total(i: int) -> float | None:
         return None if lines[0][i] is None else _cents(sum(ln[i] for ln in lines))
 
     header = [
-        member.member_id, enc.provider.provider_id, plan.plan_id, claim_type(enc), enc.place,
-        enc.start.isoformat(), enc.end.isoformat(), received.isoformat(),
+        member.member_id,
+        enc.provider.provider_id,
+        plan.plan_id,
+        claim_type(enc),
+        enc.place,
+        enc.start.isoformat(),
+        enc.end.isoformat(),
+        received.isoformat(),
         None if pending else adjudicated.isoformat(),
         None if pending or denial else paid_date.isoformat(),
-        status, None if pending else denial, total(5), total(6), total(7), share_total,
+        status,
+        None if pending else denial,
+        total(5),
+        total(6),
+        total(7),
+        share_total,
     ]
     diagnoses = list(dict.fromkeys(enc.diagnoses))  # de-duplicated, order kept
     return received, header, lines, diagnoses
@@ -140,7 +191,11 @@ def adjudicate(rng: random.Random, encounters: list[Encounter]):
         made.append(claim)
         received, header, _, _ = claim
         if header[10] == "Paid" and claim_type(enc) == "Professional" and rng.random() < 0.01:
-            resubmitted = replace(enc, denial="Duplicate claim", received_after=received + timedelta(days=rng.randint(10, 45)))
+            resubmitted = replace(
+                enc,
+                denial="Duplicate claim",
+                received_after=received + timedelta(days=rng.randint(10, 45)),
+            )
             duplicate = _claim(rng, resubmitted)
             if duplicate is not None:
                 made.append(duplicate)
@@ -151,5 +206,7 @@ def adjudicate(rng: random.Random, encounters: list[Encounter]):
         claim_id = f"C{n:07d}"
         claims.append((claim_id, *header))
         lines += [(claim_id, *line) for line in claim_lines]
-        diagnoses += [(claim_id, seq, code, int(seq == 1)) for seq, code in enumerate(claim_dx, start=1)]
+        diagnoses += [
+            (claim_id, seq, code, int(seq == 1)) for seq, code in enumerate(claim_dx, start=1)
+        ]
     return claims, lines, diagnoses

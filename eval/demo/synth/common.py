@@ -11,7 +11,7 @@ import math
 import random
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from functools import lru_cache
+from functools import cache
 
 from eval.demo.reference import MAIL_ORDER_PHARMACY, Plan
 
@@ -24,19 +24,19 @@ def month_start(d: date) -> date:
     return d.replace(day=1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def month_end(d: date) -> date:
     nxt = (d.replace(day=28) + timedelta(days=4)).replace(day=1)
     return nxt - timedelta(days=1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def add_months(d: date, n: int) -> date:
     y, m = divmod(d.month - 1 + n, 12)
     return date(d.year + y, m + 1, 1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def months_between(first: date, last: date) -> tuple[date, ...]:
     """First days of every month from ``first``'s month through ``last``'s month."""
     out, m = [], month_start(first)

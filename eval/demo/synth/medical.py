@@ -9,11 +9,21 @@ lines. ``adjudication.py`` turns encounters into claims.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import partial
 
 from eval.demo import reference as ref
-from eval.demo.synth.common import AS_OF, Directory, Member, Provider, month_end, pick, poisson, random_date
+from eval.demo.synth.common import (
+    AS_OF,
+    Directory,
+    Member,
+    Provider,
+    month_end,
+    pick,
+    poisson,
+    random_date,
+)
 from eval.demo.synth.population import covered_months, usual_provider
 
 
@@ -46,10 +56,11 @@ NEW_PATIENT = (["99202", "99203", "99204"], [0.2, 0.55, 0.25])
 # ER problems: (diagnosis, weight for adults, weight for children, tests, drug key)
 ER_PROBLEMS = (
     ("R07.9", 3.0, 0.2, ("93000", "71046", "85025", "80053"), None),
-    ("R10.9", 3.0, 1.0, ("74177", "85025", "81001"), "ondansetron"),
+    ("R10.9", 3.0, 1.0, ("74177", "85025", "81001", "96372"), "ondansetron"),
     ("S93.401A", 1.5, 1.5, ("73610",), "ibuprofen"),
     ("S52.501A", 1.0, 1.5, ("73110", "25600"), "oxycodone"),
-    ("R51.9", 1.5, 0.5, ("70450",), None),
+    ("R51.9", 1.5, 0.5, ("70450", "96372"), None),
+    ("S61.411A", 1.2, 1.0, ("12001",), "cephalexin"),
     ("J18.9", 1.5, 0.5, ("71046", "85025"), "azithromycin"),
     ("U07.1", 1.0, 0.5, ("87635", "71046"), None),
     ("N39.0", 0.8, 0.3, ("81001",), "cephalexin"),
@@ -67,7 +78,7 @@ STAYS = {
     "O80": ((1, 4), (), ("Obstetrics and Gynecology", "59400")),
 }
 READMISSION_REASONS = ("I50.9", "J44.9", "A41.9", "J18.9")
-ASC_PROCEDURES = ("43239", "45378", "45380", "29881", "66984")
+SURGICAL_CODES = frozenset(code for code, _, category, _ in ref.PROCEDURES if category == ref.SURG)
 
 
 class EncounterFactory:
@@ -83,16 +94,17 @@ class EncounterFactory:
         return usual_provider(self.rng, member, specialty, self.directory)
 
     def _em(self, member: Member, provider: Provider) -> str:
-        codes, weights = ESTABLISHED if provider.provider_id in member.seen_providers else NEW_PATIENT
+        codes, weights = (
+            ESTABLISHED if provider.provider_id in member.seen_providers else NEW_PATIENT
+        )
         member.seen_providers.add(provider.provider_id)
         return pick(self.rng, codes, weights)
 
     def _dx(self, member: Member, d: date, principal: str, extra: int = 2) -> list[str]:
-        if principal == "E11.9" and self.rng.random() < 0.25:
-            principal = "E11.65"
-        others = [c for c in member.active_conditions(d) if c not in (principal, "E11.65")]
+        coded = "E11.65" if principal == "E11.9" and self.rng.random() < 0.25 else principal
+        others = [c for c in member.active_conditions(d) if c != principal]
         k = min(len(others), self.rng.randint(0, extra))
-        return [principal] + self.rng.sample(others, k)
+        return [coded] + self.rng.sample(others, k)
 
     def _covered(self, member: Member, d: date) -> bool:
         return d <= AS_OF and member.span_on(d) is not None
@@ -112,25 +124,45 @@ class EncounterFactory:
             active = member.active_conditions(last)
             year = month.year
 
-            def day() -> date:
-                return random_date(rng, month, last)
+            day = partial(random_date, rng, month, last)
 
-            if year not in done["preventive"] and rng.random() < (0.7 if age < 18 else 0.5) / 12 * 1.6:
+            if (
+                year not in done["preventive"]
+                and rng.random() < (0.7 if age < 18 else 0.5) / 12 * 1.6
+            ):
                 done["preventive"].add(year)
                 out.append(self.preventive(member, day()))
-            if member.gender == "F" and age >= 40 and year not in done["mammogram"] and rng.random() < 0.55 / 12 * 1.6:
+            if (
+                member.gender == "F"
+                and age >= 40
+                and year not in done["mammogram"]
+                and rng.random() < 0.55 / 12 * 1.6
+            ):
                 done["mammogram"].add(year)
                 out.append(self.mammogram(member, day()))
             if month.month in (9, 10, 11) and year not in done["flu"] and rng.random() < 0.12:
                 done["flu"].add(year)
                 shot = day()
-                out.append(self._encounter(member, self._usual(member, "primary care"), "Office", shot,
-                                           ["Z23"], [Line("90686", shot), Line("90471", shot)]))
+                out.append(
+                    self._encounter(
+                        member,
+                        self._usual(member, "primary care"),
+                        "Office",
+                        shot,
+                        ["Z23"],
+                        [Line("90686", shot), Line("90471", shot)],
+                    )
+                )
             if 45 <= age <= 75 and "colonoscopy" not in once and rng.random() < 0.004:
                 once.append("colonoscopy")
                 out += self.colonoscopy(member, day())
-            if (member.gender == "F" and 18 <= age <= 42 and member.lob != "Medicare Advantage"
-                    and "pregnancy" not in once and rng.random() < 0.0014):
+            if (
+                member.gender == "F"
+                and 18 <= age <= 42
+                and member.lob != "Medicare Advantage"
+                and "pregnancy" not in once
+                and rng.random() < 0.0014
+            ):
                 once.append("pregnancy")
                 out += self.pregnancy(member, day())
             serious = sum(c in SERIOUS for c in active)
@@ -138,13 +170,28 @@ class EncounterFactory:
             if rng.random() < p_stay:
                 out += self.inpatient(member, day(), self._stay_reason(member, active, age))
 
-            base = 0.3 if age < 2 else 0.11 if age < 18 else 0.1 if age < 45 else 0.14 if age < 65 else 0.2
+            base = (
+                0.3
+                if age < 2
+                else 0.11
+                if age < 18
+                else 0.1
+                if age < 45
+                else 0.14
+                if age < 65
+                else 0.2
+            )
             lam = base * (1 + 0.35 * len(active)) * member.frailty
             for _ in range(poisson(rng, lam)):
                 kinds = ["followup", "specialist", "acute", "er"]
                 weights = [
                     2.0 * len(active),
-                    1.3 * sum(ref.CONDITION_BY_CODE[c].specialty is not None for c in active if c in ref.CONDITION_BY_CODE),
+                    1.3
+                    * sum(
+                        ref.CONDITION_BY_CODE[c].specialty is not None
+                        for c in active
+                        if c in ref.CONDITION_BY_CODE
+                    ),
                     2.5 + (1.5 if age < 18 else 0),
                     0.3 + (0.25 if age >= 65 else 0),
                 ]
@@ -170,8 +217,17 @@ class EncounterFactory:
             return []
         doctor = self._usual(member, "primary care")
         principal = pick(self.rng, member.active_conditions(d) or ["J06.9"])
-        return [self._encounter(member, doctor, "Office", d, self._dx(member, d, principal), [Line("99213", d)],
-                                denial="Member not eligible on date of service")]
+        return [
+            self._encounter(
+                member,
+                doctor,
+                "Office",
+                d,
+                self._dx(member, d, principal),
+                [Line("99213", d)],
+                denial="Member not eligible on date of service",
+            )
+        ]
 
     # --- encounter kinds -------------------------------------------------------------------
 
@@ -193,14 +249,43 @@ class EncounterFactory:
                 lab_day = d + timedelta(days=rng.randint(0, 3))
                 if self._covered(member, lab_day):
                     lab = self._usual(member, "Clinical Laboratory")
-                    out.append(self._encounter(member, lab, "Independent Laboratory", lab_day, dx,
-                                               [Line(code, lab_day) for code in labs]))
-        out.insert(0, self._encounter(member, doctor, "Telehealth" if tele else "Office", d, dx, lines))
+                    out.append(
+                        self._encounter(
+                            member,
+                            lab,
+                            "Independent Laboratory",
+                            lab_day,
+                            dx,
+                            [Line(code, lab_day) for code in labs],
+                        )
+                    )
+        out.insert(
+            0, self._encounter(member, doctor, "Telehealth" if tele else "Office", d, dx, lines)
+        )
+        cond = ref.CONDITION_BY_CODE.get(dx[0])
+        if cond and cond.imaging and rng.random() < 0.12:
+            scan_day = d + timedelta(days=rng.randint(2, 14))
+            if self._covered(member, scan_day):
+                radiologist = self._usual(member, "Radiology")
+                out.append(
+                    self._encounter(
+                        member,
+                        radiologist,
+                        "Outpatient Hospital",
+                        scan_day,
+                        dx,
+                        [Line(code, scan_day) for code in cond.imaging],
+                    )
+                )
         return out
 
-    def specialist(self, member: Member, d: date, active: list[str], once: list[str]) -> list[Encounter]:
+    def specialist(
+        self, member: Member, d: date, active: list[str], once: list[str]
+    ) -> list[Encounter]:
         rng = self.rng
-        managed = [c for c in active if c in ref.CONDITION_BY_CODE and ref.CONDITION_BY_CODE[c].specialty]
+        managed = [
+            c for c in active if c in ref.CONDITION_BY_CODE and ref.CONDITION_BY_CODE[c].specialty
+        ]
         if not managed:
             return self.followup(member, d, pick(rng, active))
         weights = [2.5 if c in ("F32.9", "F41.1") else 1.0 for c in managed]
@@ -222,23 +307,37 @@ class EncounterFactory:
             once.append("knee")
             surgery_day = d + timedelta(days=rng.randint(21, 60))
             if self._covered(member, surgery_day):
+                if member.age_on(d) < 60 and rng.random() < 0.6:  # younger knees: arthroscopy first
+                    return self._asc(member, surgery_day, dx, "29881", "RT", spec)
                 return self.inpatient(member, surgery_day, "M17.11", elective=True)
         if spec == "Pulmonology" and cond.code == "G47.33" and "sleep study" not in once:
             once.append("sleep study")
             return [self._encounter(member, doc, "Outpatient Hospital", d, dx, [Line("95810", d)])]
         if spec == "Hematology and Oncology" and rng.random() < 0.6:
             units = rng.randint(1, 3)
-            return [self._encounter(member, doc, "Outpatient Hospital", d, ["Z51.11", *dx],
-                                    [Line("96413", d, units), Line("85025", d)])]
+            return [
+                self._encounter(
+                    member,
+                    doc,
+                    "Outpatient Hospital",
+                    d,
+                    ["Z51.11", *dx],
+                    [Line("96413", d, units), Line("85025", d)],
+                )
+            ]
         tele = spec == "Psychiatry" and rng.random() < 0.35
-        em = "90791" if spec == "Psychiatry" and doc.provider_id not in member.seen_providers else self._em(member, doc)
+        em = (
+            "90791"
+            if spec == "Psychiatry" and doc.provider_id not in member.seen_providers
+            else self._em(member, doc)
+        )
         member.seen_providers.add(doc.provider_id)
         lines = [Line(em, d, 1, "95" if tele else None)]
         if not tele:
             for code in cond.specialist_procedures:
                 if code != em and rng.random() < 0.4:
                     lines.append(Line(code, d, 1, "RT" if code == "20610" else None))
-        if any(c in ("20610", "11102") for c in (ln.code for ln in lines)):
+        if any(ln.code in SURGICAL_CODES for ln in lines):
             lines[0].modifier = "25"  # separately identifiable visit on the day of a procedure
         return [self._encounter(member, doc, "Telehealth" if tele else "Office", d, dx, lines)]
 
@@ -267,8 +366,16 @@ class EncounterFactory:
                 break
             tele = rng.random() < tele_share
             code = pick(rng, ["90834", "90837"], [0.6, 0.4])
-            out.append(self._encounter(member, therapist, "Telehealth" if tele else "Office", day, dx,
-                                       [Line(code, day, 1, "95" if tele else None)]))
+            out.append(
+                self._encounter(
+                    member,
+                    therapist,
+                    "Telehealth" if tele else "Office",
+                    day,
+                    dx,
+                    [Line(code, day, 1, "95" if tele else None)],
+                )
+            )
         return out
 
     def _asc(self, member, d, dx, code, modifier, specialty) -> list[Encounter]:
@@ -276,8 +383,18 @@ class EncounterFactory:
         center = self._usual(member, "Ambulatory Surgery Center")
         surgeon = self._usual(member, specialty)
         return [
-            self._encounter(member, center, "Ambulatory Surgical Center", d, dx, [Line(code, d, 1, modifier)], elective=True),
-            self._encounter(member, surgeon, "Ambulatory Surgical Center", d, dx, [Line(code, d, 1, modifier)]),
+            self._encounter(
+                member,
+                center,
+                "Ambulatory Surgical Center",
+                d,
+                dx,
+                [Line(code, d, 1, modifier)],
+                elective=True,
+            ),
+            self._encounter(
+                member, surgeon, "Ambulatory Surgical Center", d, dx, [Line(code, d, 1, modifier)]
+            ),
         ]
 
     def acute(self, member: Member, d: date) -> list[Encounter]:
@@ -293,15 +410,21 @@ class EncounterFactory:
             weights.append(w)
         code, _, _, test, drug, p_drug = pick(rng, list(ref.ACUTE_PROBLEMS), weights)
         setting = pick(rng, ["Office", "Urgent Care", "Telehealth"], [0.55, 0.3, 0.15])
-        provider = self._usual(member, "Urgent Care Center" if setting == "Urgent Care" else "primary care")
+        provider = self._usual(
+            member, "Urgent Care Center" if setting == "Urgent Care" else "primary care"
+        )
         lines = [Line(self._em(member, provider), d, 1, "95" if setting == "Telehealth" else None)]
         if test and setting != "Telehealth" and rng.random() < 0.7:
             lines.append(Line(test, d))
         if drug and rng.random() < p_drug:
             if drug == "paxlovid" and member.age_on(d) < 50:
                 drug = "benzonatate"
-            member.acute_rx.append((d, drug, provider if provider.entity_type == "Individual" else None))
-        return [self._encounter(member, provider, setting, d, self._dx(member, d, code, extra=1), lines)]
+            member.acute_rx.append(
+                (d, drug, provider if provider.entity_type == "Individual" else None)
+            )
+        return [
+            self._encounter(member, provider, setting, d, self._dx(member, d, code, extra=1), lines)
+        ]
 
     def emergency(self, member: Member, d: date) -> list[Encounter]:
         rng = self.rng
@@ -309,18 +432,32 @@ class EncounterFactory:
         problem = pick(rng, list(ER_PROBLEMS), [p[2] if child else p[1] for p in ER_PROBLEMS])
         code, _, _, tests, drug = problem
         elderly = member.age_on(d) >= 65
-        level = pick(rng, ["99283", "99284", "99285"], [0.2, 0.45, 0.35] if elderly else [0.35, 0.45, 0.2])
+        level = pick(
+            rng, ["99283", "99284", "99285"], [0.2, 0.45, 0.35] if elderly else [0.35, 0.45, 0.2]
+        )
         dx = self._dx(member, d, code, extra=2)
         hospital = self._usual(member, "Acute Care Hospital")
-        out = [self._encounter(member, hospital, "Emergency Room", d, dx,
-                               [Line(level, d)] + [Line(t, d) for t in tests if rng.random() < 0.85])]
+        out = [
+            self._encounter(
+                member,
+                hospital,
+                "Emergency Room",
+                d,
+                dx,
+                [Line(level, d)] + [Line(t, d) for t in tests if rng.random() < 0.85],
+            )
+        ]
         physician = None
         if rng.random() < 0.6:
             physician = self._usual(member, "Emergency Medicine")
-            out.append(self._encounter(member, physician, "Emergency Room", d, dx, [Line(level, d)]))
+            out.append(
+                self._encounter(member, physician, "Emergency Room", d, dx, [Line(level, d)])
+            )
         if drug and rng.random() < 0.5:
             member.acute_rx.append((d, drug, physician))
-        admit = {"R07.9": ("I21.4", 0.12), "J18.9": ("J18.9", 0.35), "R10.9": ("A41.9", 0.04)}.get(code)
+        admit = {"R07.9": ("I21.4", 0.12), "J18.9": ("J18.9", 0.35), "R10.9": ("A41.9", 0.04)}.get(
+            code
+        )
         if admit and rng.random() < admit[1]:
             out += self.inpatient(member, d, admit[0])
         return out
@@ -330,12 +467,20 @@ class EncounterFactory:
             return code in active
 
         reasons = ["J18.9", "I50.9", "A41.9", "I21.4", "I63.9", "J44.9", "M17.11"]
-        weights = [1 + 2 * (age >= 65), 4 * has("I50.9"), 0.6 + 0.6 * (age >= 65), 0.4 + 2 * has("I25.10"),
-                   0.3 + 1.5 * has("I48.91"), 3 * has("J44.9"), 1.5 * has("M17.11")]
+        weights = [
+            1 + 2 * (age >= 65),
+            4 * has("I50.9"),
+            0.6 + 0.6 * (age >= 65),
+            0.4 + 2 * has("I25.10"),
+            0.3 + 1.5 * has("I48.91"),
+            3 * has("J44.9"),
+            1.5 * has("M17.11"),
+        ]
         return pick(self.rng, reasons, weights)
 
-    def inpatient(self, member: Member, d: date, reason: str, *, elective: bool = False,
-                  readmit: bool = True) -> list[Encounter]:
+    def inpatient(
+        self, member: Member, d: date, reason: str, *, elective: bool = False, readmit: bool = True
+    ) -> list[Encounter]:
         rng = self.rng
         (lo, hi), extra, professional = STAYS[reason]
         los = rng.randint(lo, hi)
@@ -352,23 +497,50 @@ class EncounterFactory:
         lines += [Line(code, d) for code in ("85025", "80053") if rng.random() < 0.8]
         lines += [Line(code, d + timedelta(days=min(1, los))) for code in extra]
         dx = self._dx(member, d, reason, extra=3)
-        out = [self._encounter(member, hospital, "Inpatient Hospital", d, dx, lines, end=end,
-                               elective=elective or reason == "M17.11")]
+        out = [
+            self._encounter(
+                member,
+                hospital,
+                "Inpatient Hospital",
+                d,
+                dx,
+                lines,
+                end=end,
+                elective=elective or reason == "M17.11",
+            )
+        ]
         if professional:
             specialty, code = professional
             modifier = "RT" if code == "27447" else None
             surgeon = self._usual(member, specialty)
-            out.append(self._encounter(member, surgeon, "Inpatient Hospital", d, dx, [Line(code, d, 1, modifier)]))
+            out.append(
+                self._encounter(
+                    member, surgeon, "Inpatient Hospital", d, dx, [Line(code, d, 1, modifier)]
+                )
+            )
             if code == "27447":
                 member.acute_rx.append((end, "oxycodone", surgeon))
         discharge = end
-        if member.age_on(d) >= 70 and reason in ("I50.9", "I63.9", "A41.9", "M17.11", "J18.9") and rng.random() < 0.3:
+        if (
+            member.age_on(d) >= 70
+            and reason in ("I50.9", "I63.9", "A41.9", "M17.11", "J18.9")
+            and rng.random() < 0.3
+        ):
             stay = rng.randint(7, 24)
             if self._covered(member, end):
                 snf = self._usual(member, "Skilled Nursing Facility")
                 discharge = end + timedelta(days=stay)
-                out.append(self._encounter(member, snf, "Skilled Nursing Facility", end, [reason, *dx[1:]],
-                                           [Line("99309", end, stay // 7 + 1)], end=discharge))
+                out.append(
+                    self._encounter(
+                        member,
+                        snf,
+                        "Skilled Nursing Facility",
+                        end,
+                        [reason, *dx[1:]],
+                        [Line("99309", end, stay // 7 + 1)],
+                        end=discharge,
+                    )
+                )
         if reason != "O80" and rng.random() < 0.6:
             visit = discharge + timedelta(days=rng.randint(3, 14))
             if self._covered(member, visit):

@@ -23,7 +23,11 @@ def _copay(drug: ref.Drug, plan: ref.Plan, total: float, days: int, mail: bool) 
     elif plan.plan_type == "HDHP":
         copay = 0.4 * total
     elif plan.line_of_business == "Medicare Advantage":
-        copay = (0.0 if mail else 12.0 if ninety else 5.0) if drug.is_generic else (141.0 if ninety else 47.0)
+        copay = (
+            (0.0 if mail else 12.0 if ninety else 5.0)
+            if drug.is_generic
+            else (141.0 if ninety else 47.0)
+        )
     else:
         copay = (25.0 if ninety else 10.0) if drug.is_generic else (110.0 if ninety else 45.0)
     return round(min(copay, total), 2)
@@ -37,8 +41,17 @@ class FillWriter:
         self.mail_order = mail_order
         self.rows: list[tuple] = []
 
-    def fill(self, member: Member, drug: ref.Drug, prescriber: Provider | None, pharmacy: Provider,
-             day: date, days: int, quantity: float, refill: int) -> None:
+    def fill(
+        self,
+        member: Member,
+        drug: ref.Drug,
+        prescriber: Provider | None,
+        pharmacy: Provider,
+        day: date,
+        days: int,
+        quantity: float,
+        refill: int,
+    ) -> None:
         plan = member.span_on(day).plan
         mail = pharmacy is self.mail_order
         ingredient = round(drug.unit_cost * quantity, 2)
@@ -46,10 +59,23 @@ class FillWriter:
         total = round(ingredient + fee, 2)
         copay = _copay(drug, plan, total, days, mail)
         status = "Reversed" if self.rng.random() < 0.025 else "Paid"
-        self.rows.append((
-            member.member_id, drug.ndc, prescriber.provider_id if prescriber else None, pharmacy.provider_id,
-            day.isoformat(), days, quantity, refill, ingredient, fee, round(total - copay, 2), copay, status,
-        ))
+        self.rows.append(
+            (
+                member.member_id,
+                drug.ndc,
+                prescriber.provider_id if prescriber else None,
+                pharmacy.provider_id,
+                day.isoformat(),
+                days,
+                quantity,
+                refill,
+                ingredient,
+                fee,
+                round(total - copay, 2),
+                copay,
+                status,
+            )
+        )
 
 
 def _next_covered(member: Member, d: date) -> date | None:
@@ -57,22 +83,38 @@ def _next_covered(member: Member, d: date) -> date | None:
     return min(later) if later else None
 
 
-def _maintenance(rng: random.Random, writer: FillWriter, member: Member, condition: str, drug: ref.Drug,
-                 directory: Directory) -> None:
+def _maintenance(
+    rng: random.Random,
+    writer: FillWriter,
+    member: Member,
+    condition: str,
+    drug: ref.Drug,
+    directory: Directory,
+) -> None:
     cond = ref.CONDITION_BY_CODE[condition]
-    if cond.specialty and cond.specialty not in ("Physical Therapy", "Clinical Psychology") and rng.random() < 0.4:
+    if (
+        cond.specialty
+        and cond.specialty not in ("Physical Therapy", "Clinical Psychology")
+        and rng.random() < 0.4
+    ):
         prescriber = usual_provider(rng, member, cond.specialty, directory)
     else:
         prescriber = member.usual["primary care"]
     if rng.random() < 0.04:
         prescriber = None  # prescriber outside the provider directory
     pen = drug.dosage_form == "Pen injector"
-    ninety = not pen and drug.is_generic and rng.random() < (0.45 if member.lob == "Medicare Advantage" else 0.3)
+    ninety = (
+        not pen
+        and drug.is_generic
+        and rng.random() < (0.45 if member.lob == "Medicare Advantage" else 0.3)
+    )
     days = 28 if pen else 90 if ninety else 30
     quantity = float(drug.units_per_30_days * (3 if ninety else 1))
     pharmacy = writer.mail_order if ninety and rng.random() < 0.6 else member.home_pharmacy
     delay = pick(rng, [1, 3, 7, 15], [0.35, 0.3, 0.2, 0.15])  # this member's habitual lateness
-    first_covered = next((max(s.start, WINDOW_START) for s in member.spans if (s.end or AS_OF) >= WINDOW_START), None)
+    first_covered = next(
+        (max(s.start, WINDOW_START) for s in member.spans if (s.end or AS_OF) >= WINDOW_START), None
+    )
     if first_covered is None:
         return
     d = max(member.conditions[condition], first_covered) + timedelta(days=rng.randint(0, 25))
@@ -101,7 +143,15 @@ def make_fills(rng: random.Random, members: list[Member], directory: Directory) 
             day += timedelta(days=pick(rng, [0, 1, 2], [0.8, 0.15, 0.05]))
             if day <= AS_OF and member.span_on(day) is not None:
                 drug = ref.DRUG_BY_KEY[key]
-                writer.fill(member, drug, prescriber, member.home_pharmacy, day, drug.acute_days,
-                            float(drug.units_per_30_days), 0)
+                writer.fill(
+                    member,
+                    drug,
+                    prescriber,
+                    member.home_pharmacy,
+                    day,
+                    drug.acute_days,
+                    float(drug.units_per_30_days),
+                    0,
+                )
     order = sorted(range(len(writer.rows)), key=lambda i: (writer.rows[i][4], writer.rows[i][0], i))
     return [(n, *writer.rows[i]) for n, i in enumerate(order, start=1)]

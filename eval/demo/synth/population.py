@@ -1,7 +1,7 @@
 """Who is in the data: providers, households of members, their coverage spans and conditions.
 
-    directory = make_providers(rng)           # every provider, indexed by specialty
-    members = make_members(rng, directory)    # with spans, conditions, PCPs, pharmacies
+directory = make_providers(rng)           # every provider, indexed by specialty
+members = make_members(rng, directory)    # with spans, conditions, PCPs, pharmacies
 """
 
 from __future__ import annotations
@@ -28,8 +28,14 @@ from eval.demo.synth.common import (
 )
 
 N_MEMBERS = 2000
-AREA_CODES = {"OH": ("614", "216", "513", "419", "330", "937"), "PA": ("412", "814"), "MI": ("313", "734"),
-              "IN": ("317", "260"), "KY": ("502", "859"), "WV": ("304",)}
+AREA_CODES = {
+    "OH": ("614", "216", "513", "419", "330", "937"),
+    "PA": ("412", "814"),
+    "MI": ("313", "734"),
+    "IN": ("317", "260"),
+    "KY": ("502", "859"),
+    "WV": ("304",),
+}
 STATES = list(ref.GEOGRAPHY)
 STATE_WEIGHTS = [ref.GEOGRAPHY[s][0] for s in STATES]
 
@@ -93,7 +99,9 @@ def make_providers(rng: random.Random) -> Directory:
                     zip_code=zip_code,
                     in_network=in_network,
                     accepting_new_patients=None if is_org else int(rng.random() < 0.78),
-                    network_join_date=random_date(rng, date(2006, 1, 1), date(2024, 6, 30)) if in_network else None,
+                    network_join_date=random_date(rng, date(2006, 1, 1), date(2024, 6, 30))
+                    if in_network
+                    else None,
                     popularity=weights[i],
                     price_factor=round(rng.uniform(0.9, 1.3), 3),
                     charge_factor=round(rng.uniform(1.7, 3.2), 3),
@@ -103,7 +111,12 @@ def make_providers(rng: random.Random) -> Directory:
 
 
 def choose_provider(
-    rng: random.Random, directory: Directory, specialty: str, state: str, *, in_network_only: bool = False
+    rng: random.Random,
+    directory: Directory,
+    specialty: str,
+    state: str,
+    *,
+    in_network_only: bool = False,
 ) -> Provider:
     """A provider of ``specialty``, usually in ``state``, weighted by popularity."""
     pool = [p for p in directory.by_specialty[specialty] if p.in_network or not in_network_only]
@@ -129,7 +142,9 @@ def _household_ages(rng: random.Random, lob: str) -> list[tuple[str, int]]:
         if rng.random() < 0.35:
             return [("Subscriber", adult)]
         kids = pick(rng, [1, 2, 3, 4], [0.35, 0.35, 0.2, 0.1])
-        return [("Subscriber", adult)] + [("Child", rng.randint(0, min(18, adult - 17))) for _ in range(kids)]
+        return [("Subscriber", adult)] + [
+            ("Child", rng.randint(0, min(18, adult - 17))) for _ in range(kids)
+        ]
     adult = int(rng.triangular(22, 65, 45))
     people = [("Subscriber", adult)]
     if rng.random() < 0.55:
@@ -161,9 +176,13 @@ def _condition_probability(cond: ref.Condition, age: int, gender: str) -> float:
 def _conditions(rng: random.Random, member: Member) -> None:
     age = member.age_on(AGE_REFERENCE)
     for cond in ref.CONDITIONS:
-        if rng.random() < _condition_probability(cond, age, member.gender) * member.frailty ** 0.5:
+        if rng.random() < _condition_probability(cond, age, member.gender) * member.frailty**0.5:
             already = rng.random() < 0.8
-            onset = WINDOW_START - timedelta(days=1) if already else random_date(rng, WINDOW_START, date(2024, 12, 31))
+            onset = (
+                WINDOW_START - timedelta(days=1)
+                if already
+                else random_date(rng, WINDOW_START, date(2024, 12, 31))
+            )
             member.conditions[cond.code] = onset
             if cond.drugs and rng.random() < cond.treated_share:
                 drugs = [pick(rng, list(cond.drugs), zipf_weights(len(cond.drugs), 1.2))]
@@ -174,9 +193,12 @@ def _conditions(rng: random.Random, member: Member) -> None:
                 member.treated[cond.code] = drugs
 
 
-def _choose_plan(rng: random.Random, lob: str, on: date, relationship: str, chip_household: bool) -> ref.Plan:
+def _choose_plan(
+    rng: random.Random, lob: str, on: date, relationship: str, chip_household: bool
+) -> ref.Plan:
     offered = [
-        p for p in ref.PLANS
+        p
+        for p in ref.PLANS
         if p.line_of_business == lob
         and p.effective_date <= on.isoformat()
         and (p.retired_date is None or on.isoformat() <= p.retired_date)
@@ -184,21 +206,42 @@ def _choose_plan(rng: random.Random, lob: str, on: date, relationship: str, chip
     if lob == "Medicaid":
         chip = relationship == "Child" and chip_household
         return next(p for p in offered if (p.plan_id == "MCD-CHIP") == chip)
-    preference = {"COM-HMO-SLV": 0.2, "COM-HMO-GLD": 0.15, "COM-PPO-GLD": 0.25, "COM-PPO-PLT": 0.1,
-                  "COM-HDHP-BRZ": 0.15, "COM-EPO-SLV": 0.15, "MA-HMO": 0.6, "MA-PPO": 0.4}
+    preference = {
+        "COM-HMO-SLV": 0.2,
+        "COM-HMO-GLD": 0.15,
+        "COM-PPO-GLD": 0.25,
+        "COM-PPO-PLT": 0.1,
+        "COM-HDHP-BRZ": 0.15,
+        "COM-EPO-SLV": 0.15,
+        "MA-HMO": 0.6,
+        "MA-PPO": 0.4,
+    }
     return pick(rng, offered, [preference[p.plan_id] for p in offered])
 
 
-def _household_plans(rng: random.Random, household: list[Member], on: date, chip_household: bool) -> list[ref.Plan]:
+def _household_plans(
+    rng: random.Random, household: list[Member], on: date, chip_household: bool
+) -> list[ref.Plan]:
     """One plan for the whole household; Medicaid children may be on CHIP instead."""
     lob = household[0].lob
     plan = _choose_plan(rng, lob, on, "Subscriber", chip_household)
-    return [_choose_plan(rng, lob, on, m.relationship, chip_household) if lob == "Medicaid" else plan for m in household]
+    return [
+        _choose_plan(rng, lob, on, m.relationship, chip_household) if lob == "Medicaid" else plan
+        for m in household
+    ]
 
 
 _TERMINATION = {
-    "Commercial": (0.09, ("Voluntary disenrollment", "Non-payment of premium", "Moved out of service area"), (0.5, 0.2, 0.3)),
-    "Medicare Advantage": (0.07, ("Deceased", "Voluntary disenrollment", "Moved out of service area"), (0.45, 0.4, 0.15)),
+    "Commercial": (
+        0.09,
+        ("Voluntary disenrollment", "Non-payment of premium", "Moved out of service area"),
+        (0.5, 0.2, 0.3),
+    ),
+    "Medicare Advantage": (
+        0.07,
+        ("Deceased", "Voluntary disenrollment", "Moved out of service area"),
+        (0.45, 0.4, 0.15),
+    ),
     "Medicaid": (0.14, ("Lost eligibility", "Moved out of service area"), (0.75, 0.25)),
 }
 
@@ -249,10 +292,14 @@ def _coverage(rng: random.Random, household: list[Member], chip_household: bool)
             m.spans.append(Span(span_start, None, plan))
 
 
-def _contact(rng: random.Random, first: str, last: str, age: int, state: str, own_phone: float) -> tuple[str | None, str | None]:
+def _contact(
+    rng: random.Random, first: str, last: str, age: int, state: str, own_phone: float
+) -> tuple[str | None, str | None]:
     phone = None
     if rng.random() < own_phone:
-        phone = f"{rng.choice(AREA_CODES[state])}-{rng.randint(200, 999)}-{rng.randint(0, 9999):04d}"
+        phone = (
+            f"{rng.choice(AREA_CODES[state])}-{rng.randint(200, 999)}-{rng.randint(0, 9999):04d}"
+        )
     email = None
     if age >= 18 and rng.random() < (0.75 if age < 70 else 0.4):
         handle = f"{first}.{last}".lower().replace("'", "")
@@ -272,9 +319,20 @@ def make_members(rng: random.Random, directory: Directory) -> list[Member]:
             if relationship == "Spouse":
                 gender = "M" if household[0].gender == "F" else "F"
             first = rng.choice(ref.FIRST_NAMES_F if gender == "F" else ref.FIRST_NAMES_M)
-            last = family if relationship != "Spouse" or rng.random() < 0.85 else rng.choice(ref.LAST_NAMES)
+            last = (
+                family
+                if relationship != "Spouse" or rng.random() < 0.85
+                else rng.choice(ref.LAST_NAMES)
+            )
             member_id = f"M{100001 + len(members) + len(household)}"
-            phone, email = _contact(rng, first, last, age, state, 0.88 if relationship == "Subscriber" else 0.6 if age >= 16 else 0.0)
+            phone, email = _contact(
+                rng,
+                first,
+                last,
+                age,
+                state,
+                0.88 if relationship == "Subscriber" else 0.6 if age >= 16 else 0.0,
+            )
             household.append(
                 Member(
                     member_id=member_id,
@@ -307,7 +365,11 @@ def _assign_providers(rng: random.Random, member: Member, directory: Directory) 
     if age < 18:
         primary = "Pediatrics"
     else:
-        primary = "Internal Medicine" if rng.random() < (0.55 if age >= 65 else 0.4) else "Family Medicine"
+        primary = (
+            "Internal Medicine"
+            if rng.random() < (0.55 if age >= 65 else 0.4)
+            else "Family Medicine"
+        )
     doctor = choose_provider(rng, directory, primary, member.state, in_network_only=True)
     member.usual[primary] = doctor
     member.usual["primary care"] = doctor
@@ -319,7 +381,9 @@ def _assign_providers(rng: random.Random, member: Member, directory: Directory) 
     member.home_pharmacy = pick(rng, local, [p.popularity for p in local])
 
 
-def usual_provider(rng: random.Random, member: Member, specialty: str, directory: Directory) -> Provider:
+def usual_provider(
+    rng: random.Random, member: Member, specialty: str, directory: Directory
+) -> Provider:
     """The provider a member keeps seeing for ``specialty`` (chosen on first need)."""
     if specialty not in member.usual:
         member.usual[specialty] = choose_provider(rng, directory, specialty, member.state)

@@ -16,7 +16,12 @@ def content_hash(database: Path) -> str:
     digest = hashlib.sha256()
     con = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        tables = [
+            r[0]
+            for r in con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+            )
+        ]
         for table in tables:
             digest.update(table.encode())
             for row in con.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.demo import DEMO_DB_ID, DemoBenchmarkError, build_demo, load_questions
-from eval.demo import generator
+from eval.demo import DEMO_DB_ID, DemoBenchmarkError, build_demo, generator, load_questions
 from eval.demo.schema import TABLES
 
 REPO = Path(__file__).resolve().parents[3]
@@ -25,21 +24,28 @@ BUILD_IN_SUBPROCESS = (
 
 
 def _tables(con: sqlite3.Connection) -> list[str]:
-    return [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return [
+        r[0]
+        for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    ]
 
 
 def test_layout_is_birds(demo):
     assert demo.database == demo.data_dir / "dev_databases" / DEMO_DB_ID / f"{DEMO_DB_ID}.sqlite"
     dev = json.loads(demo.dev_json.read_text())
     assert len(dev) == len(load_questions())
-    assert all(set(q) == {"question_id", "db_id", "question", "evidence", "SQL", "difficulty"} for q in dev)
+    assert all(
+        set(q) == {"question_id", "db_id", "question", "evidence", "SQL", "difficulty"} for q in dev
+    )
     assert [q["question_id"] for q in dev] == list(range(len(dev)))
     assert {q["db_id"] for q in dev} == {DEMO_DB_ID}
     tables = json.loads(demo.tables_json.read_text())
     assert [t["db_id"] for t in tables] == [DEMO_DB_ID]
 
 
-def test_concurrent_builds_in_fresh_processes_build_once_and_match(tmp_path, demo_hash, hash_content):
+def test_concurrent_builds_in_fresh_processes_build_once_and_match(
+    tmp_path, demo_hash, hash_content
+):
     """Two processes with different string-hash seeds race on one folder: one builds, the other
     waits and reuses, and the content equals this process's build of the same seed."""
     target = tmp_path / "race"
@@ -112,9 +118,7 @@ def test_foreign_keys_are_declared_and_resolve(ro):
         for table in _tables(ro)
         for row in ro.execute(f"PRAGMA foreign_key_list({table})")
     }
-    expected = {
-        (t.name, c.name, *c.references) for t in TABLES for c in t.columns if c.references
-    }
+    expected = {(t.name, c.name, *c.references) for t in TABLES for c in t.columns if c.references}
     assert declared == expected
     assert len(expected) >= 14
 
@@ -130,8 +134,13 @@ def test_every_column_is_described(demo, ro):
         columns = [row[1] for row in ro.execute(f"PRAGMA table_info({table})")]
         with open(demo.description_dir / f"{table}.csv", newline="", encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh))
-        assert list(rows[0]) == ["original_column_name", "column_name", "column_description",
-                                 "data_format", "value_description"]
+        assert list(rows[0]) == [
+            "original_column_name",
+            "column_name",
+            "column_description",
+            "data_format",
+            "value_description",
+        ]
         assert [r["original_column_name"] for r in rows] == columns
         for r in rows:
             assert len(r["column_description"].split()) >= 2, (table, r)
@@ -146,19 +155,36 @@ def test_tables_json_matches_database(demo, ro):
         by_table.setdefault(entry["table_names_original"][t_idx], []).append(name)
     for table, columns in by_table.items():
         assert columns == [row[1] for row in ro.execute(f"PRAGMA table_info({table})")]
-    assert len(entry["column_names"]) == len(entry["column_names_original"]) == len(entry["column_types"])
+    assert (
+        len(entry["column_names"])
+        == len(entry["column_names_original"])
+        == len(entry["column_types"])
+    )
     names = entry["column_names_original"]
     for t_idx, pk in enumerate(entry["primary_keys"]):
         pk_cols = [names[i][1] for i in (pk if isinstance(pk, list) else [pk])]
         assert all(names[i][0] == t_idx for i in (pk if isinstance(pk, list) else [pk]))
         table = entry["table_names_original"][t_idx]
-        in_db = [r[1] for r in sorted(ro.execute(f"PRAGMA table_info({table})"), key=lambda r: r[5]) if r[5]]
+        in_db = [
+            r[1]
+            for r in sorted(ro.execute(f"PRAGMA table_info({table})"), key=lambda r: r[5])
+            if r[5]
+        ]
         assert pk_cols == in_db
     fks = {
-        (entry["table_names_original"][names[a][0]], names[a][1], entry["table_names_original"][names[b][0]], names[b][1])
+        (
+            entry["table_names_original"][names[a][0]],
+            names[a][1],
+            entry["table_names_original"][names[b][0]],
+            names[b][1],
+        )
         for a, b in entry["foreign_keys"]
     }
-    in_db = {(t, r[3], r[2], r[4]) for t in _tables(ro) for r in ro.execute(f"PRAGMA foreign_key_list({t})")}
+    in_db = {
+        (t, r[3], r[2], r[4])
+        for t in _tables(ro)
+        for r in ro.execute(f"PRAGMA foreign_key_list({t})")
+    }
     assert fks == in_db
 
 
@@ -170,39 +196,80 @@ def test_sizes_and_skew_look_like_claims_data(ro):
     assert 1900 <= _count(ro, "SELECT COUNT(*) FROM members") <= 2100
     assert 250 <= _count(ro, "SELECT COUNT(*) FROM providers") <= 350
     assert 15_000 <= _count(ro, "SELECT COUNT(*) FROM claims") <= 25_000
-    assert _count(ro, "SELECT COUNT(*) FROM claim_lines") > _count(ro, "SELECT COUNT(*) FROM claims")
+    assert _count(ro, "SELECT COUNT(*) FROM claim_lines") > _count(
+        ro, "SELECT COUNT(*) FROM claims"
+    )
     assert _count(ro, "SELECT COUNT(*) FROM pharmacy_fills") > 10_000
     # Zipf-ish: the busiest fifth of billing providers bill most of the claims.
-    per_provider = [r[0] for r in ro.execute(
-        "SELECT COUNT(*) AS n FROM claims GROUP BY provider_id ORDER BY n DESC")]
+    per_provider = [
+        r[0]
+        for r in ro.execute("SELECT COUNT(*) AS n FROM claims GROUP BY provider_id ORDER BY n DESC")
+    ]
     top = per_provider[: len(per_provider) // 5]
     assert sum(top) > 0.5 * sum(per_provider)
 
 
-@pytest.mark.parametrize("table, column", [
-    ("members", "middle_name"), ("members", "email"), ("members", "pcp_provider_id"),
-    ("member_enrollments", "end_date"), ("member_enrollments", "termination_reason"),
-    ("claims", "paid_date"), ("claims", "adjudicated_date"), ("claims", "denial_reason"),
-    ("claims", "allowed_amount"), ("claim_lines", "modifier"), ("plans", "metal_tier"),
-    ("providers", "credential"), ("pharmacy_fills", "prescriber_provider_id"),
-])
+@pytest.mark.parametrize(
+    "table, column",
+    [
+        ("members", "middle_name"),
+        ("members", "email"),
+        ("members", "pcp_provider_id"),
+        ("member_enrollments", "end_date"),
+        ("member_enrollments", "termination_reason"),
+        ("claims", "paid_date"),
+        ("claims", "adjudicated_date"),
+        ("claims", "denial_reason"),
+        ("claims", "allowed_amount"),
+        ("claim_lines", "modifier"),
+        ("plans", "metal_tier"),
+        ("providers", "credential"),
+        ("pharmacy_fills", "prescriber_provider_id"),
+    ],
+)
 def test_nullable_columns_hold_both_nulls_and_values(ro, table, column):
-    nulls, values = ro.execute(f"SELECT SUM({column} IS NULL), SUM({column} IS NOT NULL) FROM {table}").fetchone()
+    nulls, values = ro.execute(
+        f"SELECT SUM({column} IS NULL), SUM({column} IS NOT NULL) FROM {table}"
+    ).fetchone()
     assert nulls > 0 and values > 0
 
 
 def test_claim_status_rules(ro):
     # pending: nothing decided yet; denied: a reason, zero payment; paid: paid on or after receipt
-    assert _count(ro, """SELECT COUNT(*) FROM claims WHERE claim_status = 'Pending' AND
+    assert (
+        _count(
+            ro,
+            """SELECT COUNT(*) FROM claims WHERE claim_status = 'Pending' AND
         (adjudicated_date IS NOT NULL OR paid_date IS NOT NULL OR paid_amount IS NOT NULL
-         OR denial_reason IS NOT NULL)""") == 0
-    assert _count(ro, """SELECT COUNT(*) FROM claims WHERE claim_status = 'Denied' AND
-        (denial_reason IS NULL OR paid_date IS NOT NULL OR paid_amount <> 0)""") == 0
-    assert _count(ro, """SELECT COUNT(*) FROM claims WHERE claim_status = 'Paid' AND
+         OR denial_reason IS NOT NULL)""",
+        )
+        == 0
+    )
+    assert (
+        _count(
+            ro,
+            """SELECT COUNT(*) FROM claims WHERE claim_status = 'Denied' AND
+        (denial_reason IS NULL OR paid_date IS NOT NULL OR paid_amount <> 0)""",
+        )
+        == 0
+    )
+    assert (
+        _count(
+            ro,
+            """SELECT COUNT(*) FROM claims WHERE claim_status = 'Paid' AND
         NOT (service_end_date <= received_date AND received_date <= adjudicated_date
-             AND adjudicated_date < paid_date AND paid_date <= '2025-03-31')""") == 0
-    assert _count(ro, "SELECT COUNT(*) FROM claims WHERE service_start_date > service_end_date") == 0
-    assert {r[0] for r in ro.execute("SELECT DISTINCT claim_status FROM claims")} == {"Paid", "Denied", "Pending"}
+             AND adjudicated_date < paid_date AND paid_date <= '2025-03-31')""",
+        )
+        == 0
+    )
+    assert (
+        _count(ro, "SELECT COUNT(*) FROM claims WHERE service_start_date > service_end_date") == 0
+    )
+    assert {r[0] for r in ro.execute("SELECT DISTINCT claim_status FROM claims")} == {
+        "Paid",
+        "Denied",
+        "Pending",
+    }
 
 
 def test_claim_headers_add_up_their_lines(ro):
@@ -214,32 +281,65 @@ def test_claim_headers_add_up_their_lines(ro):
            OR ABS(COALESCE(c.allowed_amount, -1) - COALESCE(l.allowed, -1)) > 0.005
            OR ABS(COALESCE(c.paid_amount, -1) - COALESCE(l.paid, -1)) > 0.005""").fetchone()[0]
     assert mismatched == 0
-    assert _count(ro, """SELECT COUNT(*) FROM claims WHERE claim_status <> 'Pending'
-        AND ABS(allowed_amount - paid_amount - member_cost_share) > 0.005""") == 0
-    assert _count(ro, "SELECT COUNT(*) FROM claims WHERE claim_id NOT IN (SELECT claim_id FROM claim_lines)") == 0
+    assert (
+        _count(
+            ro,
+            """SELECT COUNT(*) FROM claims WHERE claim_status <> 'Pending'
+        AND ABS(allowed_amount - paid_amount - member_cost_share) > 0.005""",
+        )
+        == 0
+    )
+    assert (
+        _count(
+            ro,
+            "SELECT COUNT(*) FROM claims WHERE claim_id NOT IN (SELECT claim_id FROM claim_lines)",
+        )
+        == 0
+    )
 
 
 def test_each_claim_has_exactly_one_principal_diagnosis_first(ro):
-    assert _count(ro, """SELECT COUNT(*) FROM claims AS c WHERE
-        (SELECT COUNT(*) FROM claim_diagnoses AS d WHERE d.claim_id = c.claim_id AND d.is_primary = 1) <> 1""") == 0
-    assert _count(ro, "SELECT COUNT(*) FROM claim_diagnoses WHERE (sequence_number = 1) <> (is_primary = 1)") == 0
+    assert (
+        _count(
+            ro,
+            """SELECT COUNT(*) FROM claims AS c WHERE
+        (SELECT COUNT(*) FROM claim_diagnoses AS d WHERE d.claim_id = c.claim_id AND d.is_primary = 1) <> 1""",
+        )
+        == 0
+    )
+    assert (
+        _count(
+            ro,
+            "SELECT COUNT(*) FROM claim_diagnoses WHERE (sequence_number = 1) <> (is_primary = 1)",
+        )
+        == 0
+    )
 
 
 def test_services_fall_inside_coverage_on_the_claims_plan(ro):
+    # Services after coverage ended are denied as ineligible once decided (or still pending).
     outside = ro.execute("""
         SELECT COUNT(*) FROM claims AS c
-        WHERE COALESCE(c.denial_reason, '') <> 'Member not eligible on date of service'
+        WHERE c.claim_status <> 'Pending'
+          AND COALESCE(c.denial_reason, '') <> 'Member not eligible on date of service'
           AND NOT EXISTS (
             SELECT 1 FROM member_enrollments AS e
             WHERE e.member_id = c.member_id AND e.plan_id = c.plan_id
               AND e.start_date <= c.service_start_date
               AND (e.end_date IS NULL OR c.service_start_date <= e.end_date))""").fetchone()[0]
     assert outside == 0
-    fills_outside = ro.execute("""
-        SELECT COUNT(*) FROM pharmacy_fills AS f
-        WHERE NOT EXISTS (SELECT 1 FROM member_months AS mm
-                          WHERE mm.member_id = f.member_id AND mm.month = substr(f.fill_date, 1, 7))""").fetchone()[0]
+    fills_outside = _count(
+        ro,
+        """SELECT COUNT(*) FROM pharmacy_fills AS f WHERE NOT EXISTS (
+             SELECT 1 FROM member_months AS mm
+             WHERE mm.member_id = f.member_id AND mm.month = substr(f.fill_date, 1, 7))""",
+    )
     assert fills_outside == 0
+    ineligible = _count(
+        ro,
+        "SELECT COUNT(*) FROM claims WHERE denial_reason = 'Member not eligible on date of service'",
+    )
+    assert ineligible > 0
 
 
 def test_member_months_agree_with_enrollment_spans(ro):

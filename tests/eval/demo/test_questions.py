@@ -21,8 +21,17 @@ from pipelines.sandbox import Sandbox, canonical_rows
 
 QUESTIONS = load_questions()
 # Questions that use one of these terms must say what it means.
-DOMAIN_TERMS = ("pmpm", "denial rate", "readmission", "claim lag", "dispensing rate", "cost of care",
-                "length of stay", "dependents", "covering at least")
+DOMAIN_TERMS = (
+    "pmpm",
+    "denial rate",
+    "readmission",
+    "claim lag",
+    "dispensing rate",
+    "cost of care",
+    "length of stay",
+    "dependents",
+    "covering at least",
+)
 
 
 def test_enough_distinct_questions_with_a_balanced_difficulty_mix():
