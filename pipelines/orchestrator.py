@@ -64,7 +64,7 @@ from pipelines.contracts import CandidateSQL, CellHit, ExampleHit, Prediction, S
 from pipelines.router import DifficultyRouter
 from pipelines.schema import introspect, render_ddl, render_light, restrict, token_size
 from pipelines.settings import PipelineSettings
-from pipelines.trace import ReasoningTrace, RouteRecord, SafeSink, TraceRecorder, TraceSink, safe_sinks
+from pipelines.trace import ReasoningTrace, RouteRecord, SafeSink, TraceRecorder, TraceSink, location, safe_sinks
 from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
 
 FAMILY_ORDER = ("reasoning", "icl/direct", "icl/cot", "icl/decompose")
@@ -235,7 +235,7 @@ class Orchestrator:
             degraded=bool(degradations),
             degradation_reasons=degradations,
             error=None if chosen else (failure or "no candidate SQL was produced"),
-            trace_path=self._location(task.task_id),
+            trace_path=location(self.sinks, task.task_id),
         )
         trace = recorder.freeze(prediction, gold_sql=task.gold_sql)
         for sink in self.sinks:
@@ -635,9 +635,6 @@ class Orchestrator:
         first_wave = len({(j.family, j.index) for j in (*jobs, *extra)})
         return call_allowance(scaling, first_wave=first_wave, max_finalists=self.settings.tournament.max_finalists,
                               extractor=self.settings.understanding.extractor_enabled)
-
-    def _location(self, task_id: str) -> str | None:
-        return next((where for s in self.sinks if (where := s.location(task_id))), None)
 
 
 class _NoSchema(Exception):

@@ -1,7 +1,9 @@
-"""The reference every configuration must beat: one greedy SQL per question.
+"""The references every configuration must beat: one greedy SQL per question (single pass), and
+self-consistency — ``k_icl`` samples of the same prompt at ``temperatures[0]``, majority vote on the
+execution result (``conf/scaling/self_consistency.yaml``).
 
     Task ──► prompt (CREATE TABLE + 3 example rows per table + question [+ evidence])
-         ──► model (T=0, one sample) ──► extract SQL ──► sandbox ──► Prediction(candidates=(the one,))
+         ──► model (one request, n = k_icl samples) ──► extract SQL ──► sandbox ──► vote ──► Prediction
 
     >>> pipeline = SinglePassPipeline(client=client, sandbox=sandbox)   # doctest: +SKIP
     >>> prediction = await pipeline.answer(task)                         # doctest: +SKIP
@@ -13,7 +15,7 @@ import asyncio
 import time
 
 from models.budget import TokenBudget
-from models.errors import ModelError
+from models.errors import InvalidModelOutput, ModelError
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
@@ -21,7 +23,9 @@ from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingCo
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema_text import SchemaReadError, reference_schema
 from pipelines.settings import SinglePassSettings
-from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, safe_sinks
+from pipelines.bucketing import ExecutionBucketer
+from pipelines.tournament import majority_vote
+from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, location, safe_sinks
 
 _DIALECT_NAME = {"sqlite": "SQLite", "duckdb": "DuckDB"}
 
@@ -39,7 +43,7 @@ class SinglePassPipeline:
         client: ModelClientLike,
         sandbox: object,
         settings: SinglePassSettings = SinglePassSettings(),
-        scaling: ScalingConfig = ScalingConfig(single_pass=True),
+        scaling: ScalingConfig = ScalingConfig(single_pass=True, k_reasoning=0, k_icl=1, temperatures=(0.0,)),
         sinks: tuple[TraceSink, ...] = (),
         prompt: PromptTemplate | None = None,
         model_name: str = "",
@@ -81,37 +85,46 @@ class SinglePassPipeline:
             call_cap=1,
             model_name=self.model_name,
         )
-        candidate: CandidateSQL | None = None
+        candidates: list[CandidateSQL] = []
         error: str | None = None
         try:
             async with asyncio.timeout(self.scaling.global_timeout_s):
-                candidate = await self._generate(task, runtime)
+                candidates = await self._generate(task, runtime)
         except (ModelError, SchemaReadError) as exc:
             error = f"{type(exc).__name__}: {exc}"
         except TimeoutError:
             error = f"global timeout of {self.scaling.global_timeout_s:g}s"
             recorder.decide("global_timeout", "single_pass", degradation=True)
-        if candidate is not None:
-            recorder.candidates.append(candidate)
+        recorder.candidates += candidates
+        chosen = self._vote(candidates, recorder)
+        degradations = tuple(d.label for d in recorder.decisions if d.degradation)
         prediction = Prediction(
             task_id=task.task_id,
-            sql=candidate.sql if candidate else "",
-            producer=candidate.producer if candidate else "",
-            exec_result=candidate.exec_result if candidate else None,
-            candidates=(candidate,) if candidate else (),
+            sql=chosen.sql if chosen else "",
+            producer=chosen.producer if chosen else "",
+            exec_result=chosen.exec_result if chosen else None,
+            candidates=tuple(candidates),
             usage=runtime.usage,
             latency_s=time.monotonic() - started,
-            degraded=bool(recorder.decisions),
-            degradation_reasons=tuple(d.label for d in recorder.decisions if d.degradation),
-            error=None if candidate else (error or "no SQL produced"),
-            trace_path=self._location(task.task_id),
+            degraded=bool(degradations),
+            degradation_reasons=degradations,
+            error=None if chosen else (error or "no SQL produced"),
+            trace_path=location(self.sinks, task.task_id),
         )
         trace = recorder.freeze(prediction, gold_sql=task.gold_sql)
         for sink in self.sinks:
             sink.write(trace)
         return prediction, trace
 
-    async def _generate(self, task: Task, runtime: AgentRuntime) -> CandidateSQL | None:
+    @property
+    def samples(self) -> int:
+        return max(1, self.scaling.k_icl)
+
+    @property
+    def temperature(self) -> float:
+        return self.settings.temperature if self.samples == 1 else self.scaling.temperatures[0]
+
+    async def _generate(self, task: Task, runtime: AgentRuntime) -> list[CandidateSQL]:
         schema = await self.schema_text(task.db)
         messages = self.prompt.render(
             dialect=_DIALECT_NAME[task.db.dialect],
@@ -121,26 +134,33 @@ class SinglePassPipeline:
         )
         request = ChatRequest(
             messages=messages,
-            n=1,
-            temperature=self.settings.temperature,
+            n=self.samples,
+            temperature=self.temperature,
             max_tokens=self.settings.max_tokens,
-            seed=self.settings.seed,
+            seed=self.settings.seed if self.samples == 1 else None,
         )
         response = await runtime.chat(request, role="generator", agent="single_pass")
-        sql = extract_sql(response.texts[0])
-        result = await runtime.execute(sql, task.db, agent="single_pass")
-        return CandidateSQL(
-            sql=sql,
-            producer=f"single_pass/T={self.settings.temperature:g}",
-            rationale=None,
-            exec_result=result,
-        )
+        sqls = []
+        for text in response.texts:
+            try:
+                sqls.append(extract_sql(text))
+            except InvalidModelOutput:
+                if self.samples == 1:
+                    raise
+        results = await asyncio.gather(*(runtime.execute(sql, task.db, agent="single_pass") for sql in sqls))
+        producer = f"single_pass/T={self.temperature:g}"
+        return [CandidateSQL(sql=sql, producer=producer, exec_result=r) for sql, r in zip(sqls, results)]
 
-    def _location(self, task_id: str) -> str | None:
-        for sink in self.sinks:
-            if (where := sink.location(task_id)) is not None:
-                return where
-        return None
+    @staticmethod
+    def _vote(candidates: list[CandidateSQL], recorder: TraceRecorder) -> CandidateSQL | None:
+        """The greedy candidate, or the majority result of several samples (self-consistency)."""
+        if len(candidates) <= 1:
+            return candidates[0] if candidates else None
+        buckets = ExecutionBucketer().bucket(candidates)
+        recorder.snapshot_buckets("vote", buckets)
+        ranked = majority_vote([b for b in buckets if not b.error]) or buckets
+        recorder.ranking = tuple(b.hash for b in ranked)
+        return ranked[0].representative
 
     async def aclose(self) -> None:
         for sink in self.sinks:

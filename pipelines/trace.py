@@ -370,6 +370,11 @@ class SafeSink:
         return locate(task_id) if locate else None
 
 
+def location(sinks: Iterable[SafeSink], task_id: str) -> str | None:
+    """Where the first sink that can tell stored this task's trace (``path#task_id``)."""
+    return next((where for s in sinks if (where := s.location(task_id))), None)
+
+
 def read_traces(path: str | os.PathLike[str]) -> list[ReasoningTrace]:
     """Read a ``traces.jsonl`` back (the inverse of :class:`JsonlTraceSink`)."""
     with open(path, encoding="utf-8") as fh:
@@ -394,5 +399,6 @@ __all__ = [
     "MlflowTraceSink",
     "SafeSink",
     "safe_sinks",
+    "location",
     "read_traces",
 ]

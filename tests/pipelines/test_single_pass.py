@@ -72,7 +72,20 @@ async def test_timeout_returns_error_prediction(tiny_db, sandbox, scripted):
             await asyncio.sleep(5)
 
     pipeline = SinglePassPipeline(client=Slow(), sandbox=sandbox,
-                                  scaling=ScalingConfig(single_pass=True, global_timeout_s=0.2))
+                                  scaling=ScalingConfig(single_pass=True, k_icl=1, global_timeout_s=0.2))
     prediction = await pipeline.answer(_task(tiny_db))
     assert prediction.error and "timeout" in prediction.error
     assert prediction.degraded and prediction.degradation_reasons == ("global_timeout",)
+
+
+async def test_self_consistency_votes_over_samples(tiny_db, sandbox, scripted):
+    replies = ["SELECT count(*) FROM singer", "SELECT count(*) FROM singer WHERE country='France'",
+               "SELECT count(*) FROM singer WHERE 'France' = country", "nothing here", "SELECT nope FROM x"]
+    client = scripted({"single_pass": lambda r: replies[: r.n]})
+    scaling = ScalingConfig(single_pass=True, k_icl=5, temperatures=(0.8,))
+    prediction = await SinglePassPipeline(client=client, sandbox=sandbox, scaling=scaling).answer(_task(tiny_db))
+    (_, request), = client.requests
+    assert request.n == 5 and request.temperature == 0.8 and request.seed is None
+    assert len(prediction.candidates) == 4  # the reply without SQL is dropped
+    assert prediction.exec_result.rows == ((2,),)  # 2 of 4 agree on 2; errors never win
+    assert prediction.usage.calls == 1
