@@ -153,6 +153,8 @@ def _up_to_date(paths: DemoBenchmarkPaths, wanted: dict) -> bool:
 def _build(paths: DemoBenchmarkPaths, seed: int, wanted: dict) -> None:
     stamp = paths.data_dir / FINGERPRINT_NAME
     stamp.unlink(missing_ok=True)  # a build that dies half-way is never mistaken for a complete one
+    for stale in paths.data_dir.rglob(".*.tmp"):  # left by a crashed builder; we hold the lock
+        stale.unlink()
     questions = load_questions()
     _write_database(paths.database, synth.generate(seed))
     for table in TABLES:
@@ -164,13 +166,18 @@ def _build(paths: DemoBenchmarkPaths, seed: int, wanted: dict) -> None:
             "db_id": DEMO_DB_ID,
             "question": q.question,
             "evidence": q.evidence,
-            "SQL": " ".join(q.sql.split()),
+            "SQL": _one_line(q.sql),
             "difficulty": q.difficulty,
         }
         for i, q in enumerate(questions)
     ]
     _write_atomic(paths.dev_json, json.dumps(dev, indent=2))
     _write_atomic(stamp, json.dumps(wanted, indent=2))
+
+
+def _one_line(sql: str) -> str:
+    # BIRD keeps gold SQL on one line; only line breaks and indentation go, never spaces in literals.
+    return " ".join(line.strip() for line in sql.strip().splitlines() if line.strip())
 
 
 def _temp_name(path: Path) -> Path:
@@ -185,28 +192,31 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def _write_database(path: Path, rows: dict[str, list[tuple]]) -> None:
     tmp = _temp_name(path)
-    tmp.unlink(missing_ok=True)
-    con = sqlite3.connect(tmp)
     try:
-        con.execute("PRAGMA journal_mode=OFF")  # a scratch file: durability comes from the rename
-        with con:
-            for table in TABLES:
-                con.execute(table.ddl())
-            for table in TABLES:
-                marks = ", ".join("?" * len(table.columns))
-                con.executemany(f"INSERT INTO {table.name} VALUES ({marks})", rows[table.name])
-            for table in TABLES:
-                for statement in table.index_ddl():
-                    con.execute(statement)
-        broken = con.execute("PRAGMA foreign_key_check").fetchall()
-        if broken:
-            raise DemoBenchmarkError(f"generated rows break foreign keys: {broken[:5]}")
-    except BaseException:
-        con.close()
+        con = sqlite3.connect(tmp)
+        try:
+            _fill_database(con, rows)
+        finally:
+            con.close()
+        os.replace(tmp, path)
+    finally:
         tmp.unlink(missing_ok=True)
-        raise
-    con.close()
-    os.replace(tmp, path)
+
+
+def _fill_database(con: sqlite3.Connection, rows: dict[str, list[tuple]]) -> None:
+    con.execute("PRAGMA journal_mode=OFF")  # a scratch file: durability comes from the rename
+    with con:
+        for table in TABLES:
+            con.execute(table.ddl())
+        for table in TABLES:
+            marks = ", ".join("?" * len(table.columns))
+            con.executemany(f"INSERT INTO {table.name} VALUES ({marks})", rows[table.name])
+        for table in TABLES:
+            for statement in table.index_ddl():
+                con.execute(statement)
+    broken = con.execute("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        raise DemoBenchmarkError(f"generated rows break foreign keys: {broken[:5]}")
 
 
 def _description_csv(table) -> str:

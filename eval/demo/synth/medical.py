@@ -125,6 +125,8 @@ class EncounterFactory:
             year = month.year
 
             day = partial(random_date, rng, month, last)
+            # Yearly events: a monthly chance, first success wins; x1.6 keeps the yearly rate near
+            # the nominal one despite months lost to coverage gaps and the once-a-year cap.
 
             if (
                 year not in done["preventive"]

@@ -87,6 +87,8 @@ def test_failed_rebuild_keeps_previous_database(demo, tmp_path, monkeypatch):
     shutil.copytree(demo.data_dir, copy)
     database = copy / "dev_databases" / DEMO_DB_ID / f"{DEMO_DB_ID}.sqlite"
     original = database.read_bytes()
+    stale = database.with_name(f".{database.name}.999999.tmp")  # left by a builder that crashed
+    stale.write_bytes(b"half a database")
 
     def explode(seed: int):
         raise RuntimeError("generator crashed")
