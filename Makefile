@@ -3,6 +3,10 @@ SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
+# Built wheels of source-only packages (llama-cpp-python: ~10 min to compile) are kept here,
+# outside the clone, so a fresh clone on the same machine installs in seconds.
+WHEELHOUSE ?= $(HOME)/.cache/scale-analytics/wheels
+LLAMA_CPP := llama-cpp-python==0.3.36
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -19,7 +23,9 @@ $(BIN)/python:
 # torch first, pinned to the CPU build on disk; never torchvision/torchaudio beside it.
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install torch==2.13.0
-	$(BIN)/pip install -e '.[dev,local]'
+	@ls $(WHEELHOUSE)/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1 || \
+		$(BIN)/pip wheel --no-deps '$(LLAMA_CPP)' -w $(WHEELHOUSE)
+	$(BIN)/pip install --find-links $(WHEELHOUSE) -e '.[dev,local]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 install: $(STAMP)
