@@ -1,0 +1,84 @@
+"""Expand command-line overrides into the configurations an ``eval`` invocation runs.
+
+Subcommands compose config with Hydra's compose API, which has no multirun, so it is done here:
+
+    --multirun scaling=default,single_pass model=a,b   ──► 4 configurations (Hydra's basic sweeper:
+                                                           the cartesian product of comma lists)
+    experiment=ablation                                 ──► one configuration per entry of
+                                                           ``experiment.variants`` (name → overrides)
+
+    >>> [c.label for c in expand(["--multirun", "scaling=default,single_pass"], load)]   # doctest: +SKIP
+    ['scaling=default', 'scaling=single_pass']
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import DictConfig, OmegaConf
+
+from eval.errors import EvalError
+from pipelines.contracts import Frozen
+
+# Overrides that change where or how a run executes, not what it computes: not part of labels.
+_NOT_LABELS = ("sweep", "paths", "experiment", "hydra", "log_level")
+
+
+class Configuration(Frozen):
+    label: str  # the MLflow run name and the run directory's stem
+    overrides: tuple[str, ...]
+
+
+class OverrideError(EvalError):
+    """Overrides that cannot be expanded (a sweep list without ``--multirun``, a bad variant)."""
+
+
+def _key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def merge(base: Sequence[str], extra: Sequence[str]) -> tuple[str, ...]:
+    """``base`` with ``extra`` appended; an override of the same key in ``extra`` replaces it."""
+    replaced = {_key(o) for o in extra}
+    return tuple(o for o in base if _key(o) not in replaced) + tuple(extra)
+
+
+def label_of(overrides: Sequence[str]) -> str:
+    kept = [o for o in overrides if _key(o).split(".")[0] not in _NOT_LABELS]
+    return ",".join(kept) or "default"
+
+
+def sweep_combinations(overrides: Sequence[str]) -> list[tuple[str, ...]]:
+    """The cartesian product of every comma/range/choice sweep among ``overrides``."""
+    parsed = OverridesParser.create().parse_overrides(list(overrides))
+    axes = []
+    for override in parsed:
+        key = override.get_key_element()
+        if override.is_sweep_override():
+            axes.append([f"{key}={value}" for value in override.sweep_string_iterator()])
+        else:
+            axes.append([override.input_line])
+    return [tuple(combo) for combo in itertools.product(*axes)]
+
+
+def expand(
+    argv: Sequence[str], load: Callable[[Sequence[str]], DictConfig], multirun: bool = False
+) -> list[Configuration]:
+    """Configurations to run, in order. ``load`` composes a config (``pipelines.config.load_config``)."""
+    combos = sweep_combinations(argv)
+    if len(combos) > 1 and not multirun:
+        raise OverrideError(f"{' '.join(argv)} sweeps over several values: add --multirun to run them all")
+    configurations = []
+    for combo in combos:
+        variants = OmegaConf.select(load(combo), "experiment.variants") or {}
+        if not variants:
+            configurations.append(Configuration(label=label_of(combo), overrides=combo))
+            continue
+        for name, extra in OmegaConf.to_container(variants).items():  # type: ignore[union-attr]
+            if not isinstance(extra, list) or not all(isinstance(o, str) for o in extra):
+                raise OverrideError(f"experiment.variants.{name} must be a list of key=value overrides")
+            label = name if len(combos) == 1 else f"{name}[{label_of(combo)}]"
+            configurations.append(Configuration(label=label, overrides=merge(combo, extra)))
+    return configurations

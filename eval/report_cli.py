@@ -1,0 +1,54 @@
+"""``scale-analytics report EXPERIMENT [key=value ...]``: the ablation table and cost-accuracy plot.
+
+    scale-analytics report ablation                      # runs of `eval experiment=ablation`
+    scale-analytics report ablation experiment.tracking_uri=http://127.0.0.1:5000
+
+Reads the experiment's finished MLflow runs (latest per configuration), prints the table and
+writes ``<paths.runs>/<EXPERIMENT>/report/{ablation.md,ablation.csv,cost_vs_accuracy.png}``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hydra.errors import HydraException
+from omegaconf import OmegaConf
+from rich.console import Console
+from rich.table import Table
+
+from eval.errors import EvalError
+from eval.report import ablation_table, write_experiment_report
+from eval.tracking import experiment_runs
+from pipelines.config import load_config
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    names = [a for a in argv if "=" not in a and not a.startswith("-")]
+    if any(a in ("-h", "--help") for a in argv) or len(names) != 1:
+        print(__doc__)
+        return 0 if names or any(a in ("-h", "--help") for a in argv) else 2
+    experiment = names[0]
+    console = Console()
+    try:
+        cfg = load_config([a for a in argv if "=" in a])
+        runs = experiment_runs(str(cfg.experiment.tracking_uri), experiment)
+        if runs.is_empty():
+            console.print(f"[red]experiment {experiment!r} has no finished runs[/]")
+            return 2
+        baseline = OmegaConf.select(cfg, "experiment.baseline") or "full"
+        table = ablation_table(runs, baseline=baseline)
+        files = write_experiment_report(table, Path(cfg.paths.runs) / experiment / "report", experiment)
+    except (EvalError, HydraException) as exc:
+        console.print(f"[red]scale-analytics report: {type(exc).__name__}: {exc}[/]")
+        return 2
+    shown = Table(title=f"{experiment}: {table.height} configurations")
+    for column in table.columns:
+        shown.add_column(column, justify="left" if column == "configuration" else "right")
+    for row in table.iter_rows():
+        shown.add_row(*(f"{v:.3f}" if isinstance(v, float) else "–" if v is None else str(v) for v in row))
+    console.print(shown)
+    for path in files:
+        console.print(f"wrote {path}")
+    return 0

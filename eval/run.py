@@ -1,0 +1,128 @@
+"""One configuration, end to end: sweep, then predictions, report and MLflow run.
+
+    cfg ──► run dir (runs/<experiment>/<label>-<config hash>)   resumes whatever is there
+        ──► run_sweep (Ray Data over the benchmark's tasks)    ──► predictions.parquet
+        ──► exports/ (JSONL, official BIRD / Spider files), report/ (report.md + plots)
+        ──► MLflow: params = flattened config, metrics, artifacts   ──► RunOutcome
+
+The run directory is named by a hash of the configuration's *content* (model, scaling,
+benchmark, pipeline, seed), so rerunning the same command resumes the same directory, and
+changing any of those starts a fresh one. Resource shapes (``sweep``), paths and the experiment
+are not part of the hash: resuming on a bigger machine continues the same run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from omegaconf import DictConfig, OmegaConf
+
+from eval.exports import export_predictions
+from eval.loaders import LoadedBenchmark
+from eval.report import ex_by_difficulty, run_metrics, write_run_report
+from eval.sweep.config import SweepConfig
+from eval.sweep.driver import SweepResult, run_sweep
+from eval.sweep.grading import Executor
+from eval.sweep.services import sweep_services
+from eval.sweep.store import RunStore
+from eval.sweep.worker import PipelineFactory
+from eval.tracking import RunLog, TrackedRun, flatten, log_run
+from pipelines.contracts import Frozen
+
+_NOT_IDENTITY = ("paths", "sweep", "experiment", "serve", "log_level")
+Services = Callable[[DictConfig, SweepConfig, str | None], AbstractContextManager[tuple[PipelineFactory, Executor]]]
+
+
+class RunOutcome(Frozen):
+    label: str
+    run_dir: str
+    sweep: SweepResult
+    metrics: dict[str, float]
+    ex_table: tuple[dict[str, Any], ...]  # EX by difficulty, last row "all"
+    report: str
+    tracked: TrackedRun
+
+
+def config_identity(cfg: DictConfig) -> str:
+    """Hash of what the configuration computes (not where or with how many actors)."""
+    content = {k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in _NOT_IDENTITY}  # type: ignore[union-attr]
+    content.get("pipeline", {}).pop("trace", None)  # where traces go is not what is computed
+    canonical = json.dumps(content, sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def run_dir_for(cfg: DictConfig, label: str, identity: str) -> Path:
+    explicit = OmegaConf.select(cfg, "sweep.run_dir")
+    if explicit:
+        return Path(explicit)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_")[:80] or "run"
+    return Path(cfg.paths.runs) / str(cfg.experiment.name) / f"{slug}-{identity}"
+
+
+def run_configuration(
+    cfg: DictConfig, label: str, benchmark: LoadedBenchmark, *, services: Services = sweep_services
+) -> RunOutcome:
+    """Run (or resume) ``cfg`` on ``benchmark``'s tasks and log it; Ray must be up."""
+    sweep = SweepConfig.from_cfg(cfg)
+    identity = config_identity(cfg)
+    run_dir = run_dir_for(cfg, label, identity)
+    store = RunStore.open(run_dir, {"config_hash": identity}, OmegaConf.to_yaml(cfg, resolve=True))
+    store.write_skipped(benchmark.skipped)
+    trace_dir = run_dir / "traces"
+    with services(cfg, sweep, str(trace_dir)) as (factory, sandbox):
+        result = run_sweep(benchmark.tasks, store=store, factory=factory, sandbox=sandbox, config=sweep, label=label)
+    frame = store.compact()
+    metrics = run_metrics(frame, skipped=len(benchmark.skipped)) | _trace_metrics(trace_dir, frame)
+    if result.answered:
+        metrics["questions_per_minute"] = 60 * result.answered / result.elapsed_s
+    exports = export_predictions(frame, benchmark, run_dir / "exports")
+    report_files = write_run_report(frame, run_dir / "report", title=label, skipped=len(benchmark.skipped))
+    tracked = log_run(
+        RunLog(
+            tracking_uri=str(cfg.experiment.tracking_uri),
+            experiment=str(cfg.experiment.name),
+            run_name=label,
+            run_key=identity,
+            params=flatten(OmegaConf.to_container(cfg, resolve=True)),  # type: ignore[arg-type]
+            metrics=metrics,
+            tags={"benchmark": str(cfg.benchmark.name), "run_dir": str(run_dir)},
+            artifacts={
+                "predictions": (str(store.predictions_path), *map(str, exports)),
+                "report": tuple(map(str, report_files)),
+                "config": (str(run_dir / "config.yaml"), str(run_dir / "skipped.jsonl")),
+                "traces": (str(trace_dir),),
+            },
+        )
+    )
+    return RunOutcome(
+        label=label,
+        run_dir=str(run_dir),
+        sweep=result,
+        metrics=metrics,
+        ex_table=tuple(ex_by_difficulty(frame).to_dicts()),
+        report=str(report_files[0]),
+        tracked=tracked,
+    )
+
+
+def _trace_metrics(trace_dir: Path, frame: pl.DataFrame) -> dict[str, float]:
+    """Per-surface metrics of the traces of this run's answered questions (latest per question)."""
+    from pipelines.trace import derive_metrics, read_traces
+
+    answered = set(frame.get_column("task_id").to_list())
+    latest = {}
+    for path in sorted(trace_dir.glob("**/traces.jsonl")):
+        for trace in read_traces(path):
+            if trace.task_id in answered:
+                latest[trace.task_id] = trace
+    if not latest:
+        return {}
+    derived = derive_metrics(list(latest.values())).model_dump(exclude={"tasks"})
+    return {f"trace/{name}": value for name, value in derived.items() if value is not None}

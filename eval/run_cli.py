@@ -1,0 +1,113 @@
+"""``scale-analytics eval [--multirun] [key=value ...]``: run configured pipelines over a benchmark.
+
+    scale-analytics eval scaling=single_pass benchmark=spider_dev_sub9 model=qwen2.5-coder-1.5b
+    scale-analytics eval experiment=ablation benchmark.limit=12          # one run per variant
+    scale-analytics eval --multirun model=qwen2.5-coder-0.5b,qwen2.5-coder-1.5b scaling=single_pass
+
+Each configuration becomes a resumable run directory and one MLflow run; rerunning the same
+command continues where it stopped. Ends with the EX table and where everything was written.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from hydra.errors import HydraException
+from rich.console import Console
+from rich.table import Table
+
+from eval.errors import EvalError
+from eval.experiments import Configuration, expand
+from eval.loaders import LoadedBenchmark, load_benchmark
+from eval.run import RunOutcome, run_configuration
+from eval.sweep.config import SweepConfig
+from eval.sweep.errors import SweepInterrupted
+from eval.sweep.session import ray_session
+from models.errors import ModelError
+from pipelines.config import load_config
+
+USAGE = __doc__.split("\n\n")[0]
+EXIT_INTERRUPTED = 130
+
+
+def run_all(configurations: Sequence[Configuration], console: Console) -> list[RunOutcome]:
+    """Run every configuration in one Ray session, loading each distinct benchmark once."""
+    cfgs = [load_config(c.overrides) for c in configurations]
+    benchmarks: dict[str, LoadedBenchmark] = {}
+    outcomes = []
+    with ray_session(SweepConfig.from_cfg(cfgs[0]).ray):
+        for configuration, cfg in zip(configurations, cfgs):
+            key = repr(sorted(cfg.benchmark.items()))
+            if key not in benchmarks:
+                benchmarks[key] = load_benchmark(cfg.benchmark)
+            benchmark = benchmarks[key]
+            console.print(
+                f"[bold]{configuration.label}[/]: {len(benchmark.tasks)} questions of {benchmark.name}"
+                + (f" ({len(benchmark.skipped)} skipped: database missing)" if benchmark.skipped else "")
+            )
+            outcomes.append(run_configuration(cfg, configuration.label, benchmark))
+    return outcomes
+
+
+def summary_table(outcomes: Sequence[RunOutcome]) -> Table:
+    table = Table(title="Execution accuracy")
+    for column in ("configuration", "difficulty", "questions", "EX (BIRD)", "EX (Spider)"):
+        table.add_column(column, justify="left" if column in ("configuration", "difficulty") else "right")
+    for outcome in outcomes:
+        for row in outcome.ex_table:
+            table.add_row(
+                outcome.label if row["difficulty"] == "all" else "",
+                row["difficulty"],
+                str(row["questions"]),
+                _fmt(row["ex_bird"]),
+                _fmt(row["ex_spider"]),
+                end_section=row["difficulty"] == "all",
+            )
+    return table
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
+    console.print(summary_table(outcomes))
+    for o in outcomes:
+        m = o.metrics
+        largest_k = max((int(k[8:]) for k in m if k.startswith("pass_at_") and k[8:].isdigit()), default=0)
+        console.print(
+            f"[bold]{o.label}[/]: {m.get('latency_mean_s', 0):.2f} s/question (p50 {m.get('latency_p50_s', 0):.2f}), "
+            f"{m.get('tokens_per_question', 0):.0f} tokens/question, {m.get('calls_per_question', 0):.1f} calls/question, "
+            f"degraded {m.get('degraded_rate', 0):.1%}"
+            + (f", pass@{largest_k} {m[f'pass_at_{largest_k}']:.3f}" if largest_k else "")
+        )
+        console.print(f"  run dir {o.run_dir}\n  report  {o.report}")
+        console.print(f"  MLflow  {o.tracked.tracking_uri}  run {o.tracked.run_id}  artifacts {o.tracked.artifact_uri}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help") for a in argv):
+        print(__doc__)
+        return 0
+    multirun = any(a in ("-m", "--multirun") for a in argv)
+    overrides = [a for a in argv if a not in ("-m", "--multirun")]
+    console = Console()
+    try:
+        configurations = expand(overrides, load_config, multirun=multirun)
+        outcomes = run_all(configurations, console)
+    except SweepInterrupted as exc:
+        console.print(f"[yellow]{exc}[/]")
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted; finished questions are saved; rerun the same command to resume[/]")
+        return EXIT_INTERRUPTED
+    except (EvalError, HydraException, ModelError) as exc:
+        console.print(f"[red]scale-analytics eval: {type(exc).__name__}: {exc}[/]")
+        return 2
+    print_summary(outcomes, console)
+    if len(outcomes) > 1:
+        experiment = load_config(configurations[0].overrides).experiment.name
+        console.print(f"Ablation table and plot: scale-analytics report {experiment}")
+    return 0

@@ -1,0 +1,69 @@
+"""What a real sweep shares across its workers: model servers and a pool of sandbox actors.
+
+    driver:  sweep_services(cfg, sweep) ──► SandboxPool (Ray actors)
+                                       └─► build_client(cfg.model): starts each local model
+                                           server once, as a named Ray actor (one per slot)
+    worker:  ConfiguredPipeline()      ──► build_client(cfg.model) attaches to those servers
+                                       └─► build_pipeline(cfg, client, sandbox, retrievers)
+
+Each worker writes traces to its own folder under ``<run_dir>/traces`` so workers on
+different processes never interleave lines of one file.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from eval.sweep.config import SweepConfig
+from eval.sweep.worker import Pipeline
+
+
+class ConfiguredPipeline:
+    """The picklable factory a worker actor calls to build the configured pipeline."""
+
+    def __init__(self, cfg: dict[str, Any], sandbox: Any, trace_dir: str | None) -> None:
+        self._cfg, self._sandbox, self._trace_dir = cfg, sandbox, trace_dir
+
+    def __call__(self) -> Pipeline:
+        from models import build_client
+        from pipelines.factory import build_pipeline, build_retrievers
+
+        cfg = OmegaConf.create(self._cfg)
+        if self._trace_dir is not None:
+            OmegaConf.update(cfg, "pipeline.trace.directory", f"{self._trace_dir}/{uuid.uuid4().hex[:8]}")
+        cells, examples = build_retrievers(cfg)
+        return build_pipeline(
+            cfg,
+            client=build_client(cfg.model),
+            sandbox=self._sandbox,
+            cell_retriever=cells,
+            example_retriever=examples,
+        )
+
+
+@contextmanager
+def sweep_services(cfg: DictConfig, sweep: SweepConfig, trace_dir: str | None) -> Iterator[tuple[ConfiguredPipeline, Any]]:
+    """Start the shared sandbox pool and model servers (Ray must be up); stop them after."""
+    from models import build_client
+    from pipelines.sandbox import SandboxPool
+
+    sandbox_cfg = cfg.pipeline.sandbox
+    sandbox = SandboxPool.create(
+        size=sweep.sandbox_actors,
+        timeout_s=float(sandbox_cfg.timeout_s),
+        row_cap=int(sandbox_cfg.row_cap),
+        num_cpus=sweep.sandbox_num_cpus,
+    )
+    try:
+        client = build_client(cfg.model)  # owns the servers; workers only attach
+        try:
+            yield ConfiguredPipeline(OmegaConf.to_container(cfg, resolve=True), sandbox, trace_dir), sandbox
+        finally:
+            client.close()
+    finally:
+        sandbox.close()

@@ -1,0 +1,45 @@
+import pytest
+
+from eval.experiments import OverrideError, expand, label_of, merge, sweep_combinations
+from pipelines.config import load_config
+
+
+def test_multirun_is_the_cartesian_product_of_comma_lists():
+    combos = sweep_combinations(["scaling=default,single_pass", "benchmark.limit=3", "model=a,b"])
+    assert combos == [
+        ("scaling=default", "benchmark.limit=3", "model=a"),
+        ("scaling=default", "benchmark.limit=3", "model=b"),
+        ("scaling=single_pass", "benchmark.limit=3", "model=a"),
+        ("scaling=single_pass", "benchmark.limit=3", "model=b"),
+    ]
+
+
+def test_a_sweep_without_multirun_is_refused():
+    with pytest.raises(OverrideError, match="--multirun"):
+        expand(["scaling=default,single_pass"], load_config)
+
+
+def test_variant_overrides_replace_the_same_key_and_labels_skip_resources():
+    assert merge(["scaling=default", "benchmark.limit=5"], ["scaling=single_pass"]) == (
+        "benchmark.limit=5", "scaling=single_pass",
+    )
+    assert label_of(["scaling=single_pass", "sweep.workers=4", "+paths.runs=/x", "model=m"]) == "scaling=single_pass,model=m"
+
+
+def test_the_ablation_experiment_expands_to_one_configuration_per_variant():
+    configurations = expand(["experiment=ablation", "benchmark.limit=12"], load_config)
+    labels = [c.label for c in configurations]
+    assert labels == ["full", "no_reasoning", "no_icl", "no_tournament", "no_refinement", "single_pass", "router"]
+    composed = {c.label: load_config(c.overrides) for c in configurations}
+    assert all(cfg.benchmark.name == "spider_dev_sub9" and cfg.benchmark.limit == 12 for cfg in composed.values())
+    assert composed["no_icl"].scaling.k_icl == 0 and composed["full"].scaling.k_icl > 0
+    assert composed["no_tournament"].scaling.tournament_enabled is False
+    assert composed["no_refinement"].scaling.refinement_max_passes == 0
+    assert composed["single_pass"].scaling.single_pass is True
+    assert composed["router"].scaling.router_enabled is True and composed["full"].scaling.router_enabled is False
+
+
+def test_multirun_over_an_experiment_labels_each_variant_by_its_combination():
+    configurations = expand(["experiment=ablation", "model=qwen2.5-coder-0.5b,qwen2.5-coder-1.5b"], load_config, multirun=True)
+    assert len(configurations) == 14
+    assert configurations[0].label == "full[model=qwen2.5-coder-0.5b]"
