@@ -88,12 +88,12 @@ class CellRetriever:
         if table is None or not query.strip():
             return []
         if mode == "bm25":
-            rows = table.search(query, query_type="fts").select(RESULT_COLUMNS).limit(k).to_list()
+            rows = table.search(query, query_type="fts").select(RESULT_COLUMNS + ["_score"]).limit(k).to_list()
             hits = [(row, row["_score"]) for row in rows]
             return [self._hit(row, score, mode) for row, score in hits if threshold is None or score >= threshold]
         vector = embed([query])[0]
         if mode == "vector":
-            rows = table.search(vector).distance_type("cosine").select(RESULT_COLUMNS).limit(k).to_list()
+            rows = table.search(vector).distance_type("cosine").select(RESULT_COLUMNS + ["_distance"]).limit(k).to_list()
             hits = [(row, 1.0 - row["_distance"]) for row in rows]
             return [self._hit(row, score, mode) for row, score in hits if threshold is None or score >= threshold]
         if mode != "hybrid":

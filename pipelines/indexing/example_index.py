@@ -125,7 +125,7 @@ class ExampleRetriever:
         query = self._table().search(embed([skeleton])[0]).distance_type("cosine")
         if exclude_db is not None:
             query = query.where(f"db_id != {_sql_string(exclude_db)}", prefilter=True)
-        rows = query.select(RESULT_COLUMNS).limit(k).to_list()
+        rows = query.select(RESULT_COLUMNS + ["_distance"]).limit(k).to_list()
         out = []
         for row in rows:
             cosine = 1.0 - row["_distance"]

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from pipelines.indexing.runner import build_all
+
+pytestmark = pytest.mark.usefixtures("embedder")
+
+
+def test_local_runner_builds_each_database_once_and_examples_first(zoo_db, numbers_db, settings):
+    reports = build_all([zoo_db, numbers_db, zoo_db], settings, progress=False)
+    assert [(r.kind, r.name, r.status) for r in reports] == [
+        ("examples", "spider_train", "built"),
+        ("database", "zoo", "built"),
+        ("database", "numbers", "built"),
+    ]
+    assert {r.status for r in build_all([zoo_db, numbers_db], settings, progress=False)} == {"unchanged"}
+
+
+@pytest.fixture
+def ray_cluster(monkeypatch):
+    """One local Ray for the test's builds (the runner leaves a Ray it did not start running)."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.mark.ray
+def test_ray_runner_rebuilds_only_the_modified_database(zoo_db, numbers_db, settings, ray_cluster):
+    ray_settings = settings.model_copy(update={"executor": "ray", "workers": 1, "worker_cpus": 0.5})
+    first = build_all([zoo_db, numbers_db], ray_settings, progress=False)
+    assert [r.status for r in first] == ["built", "built", "built"]
+    with sqlite3.connect(numbers_db.path) as conn:
+        conn.execute("INSERT INTO reading VALUES (3, 4.5, 300)")
+    conn.close()
+    second = build_all([zoo_db, numbers_db], ray_settings, progress=False)
+    assert [(r.name, r.status) for r in second] == [("spider_train", "unchanged"), ("zoo", "unchanged"), ("numbers", "built")]
