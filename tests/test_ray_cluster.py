@@ -1,0 +1,100 @@
+"""A two-node Ray cluster on one machine: pipeline workers spread over both nodes, and the
+predictions equal those of the same questions answered in a single process."""
+
+import asyncio
+import os
+import sqlite3
+import sys
+
+import polars as pl
+import pytest
+import ray
+import ray.cloudpickle
+from ray.cluster_utils import Cluster
+
+from eval.sweep.config import SweepConfig
+from eval.sweep.driver import run_sweep
+from eval.sweep.records import QuestionRecord, records_to_table
+from eval.sweep.session import LOCAL_ENV
+from eval.sweep.store import RunStore
+from eval.sweep.worker import SweepWorker, WorkerSettings
+from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, Task, Usage
+from pipelines.sandbox import Sandbox
+
+pytestmark = pytest.mark.ray
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+QUERIES = ["SELECT count(*) FROM t", "SELECT v FROM t WHERE v > 2", "SELECT max(v) FROM t", "SELECT v FROM t ORDER BY v DESC"]
+
+
+class LazySandbox:
+    def __init__(self):
+        self._sandbox = None
+
+    async def execute(self, sql, db, **kwargs):
+        self._sandbox = self._sandbox or Sandbox(timeout_s=5)
+        return await self._sandbox.aexecute(sql, db)
+
+
+class DeterministicPipeline:
+    """Answers by a fixed rule of the question number, with a two-candidate pool."""
+
+    def __init__(self):
+        self.sandbox = LazySandbox()
+
+    def __call__(self):
+        return self
+
+    async def answer(self, task: Task) -> Prediction:
+        await asyncio.sleep(0.05)
+        index = int(task.task_id.split(":")[1])
+        chosen = QUERIES[(index * 7) % len(QUERIES)]
+        pool = [chosen, QUERIES[index % len(QUERIES)]]
+        candidates = [CandidateSQL(sql=s, producer=f"c{k}", exec_result=await self.sandbox.execute(s, task.db)) for k, s in enumerate(pool)]
+        return Prediction(task_id=task.task_id, sql=chosen, candidates=tuple(candidates), usage=Usage(calls=2, prompt_tokens=index))
+
+    async def aclose(self):
+        pass
+
+
+@pytest.fixture(scope="module")
+def two_nodes():
+    for name, value in LOCAL_ENV.items():
+        os.environ.setdefault(name, value)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    cluster.add_node(num_cpus=1)
+    ray.init(address=cluster.address)
+    cluster.wait_for_nodes()
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()
+
+
+@pytest.fixture
+def tasks(tmp_path):
+    path = tmp_path / "t.sqlite"
+    with sqlite3.connect(path) as con:
+        con.executescript("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1),(2),(3),(4),(5);")
+    con.close()
+    db = DatabaseRef(db_id="t", path=str(path))
+    return [Task(task_id=f"q:{i}", question=f"q{i}", db=db, gold_sql=QUERIES[i % len(QUERIES)]) for i in range(12)]
+
+
+COMPARED = ["task_id", "sql", "ex_bird", "ex_spider", "candidates", "prompt_tokens"]
+
+
+def test_workers_spread_over_both_nodes_and_answers_match_one_process(two_nodes, tasks, tmp_path):
+    assert len([n for n in ray.nodes() if n["Alive"]]) == 2
+    # 0.6 CPU per worker on 1-CPU nodes: two workers cannot share a node
+    config = SweepConfig(workers=2, worker_num_cpus=0.6, in_flight=4, progress=False, ves_iterations=1)
+    store = RunStore.open(tmp_path / "run", identity={})
+    result = run_sweep(tasks, store=store, factory=DeterministicPipeline(), sandbox=LazySandbox(), config=config)
+    assert result.answered == len(tasks)
+    frame = store.compact()
+    assert frame.get_column("node_id").n_unique() == 2
+
+    worker = SweepWorker(DeterministicPipeline(), LazySandbox(), WorkerSettings(question_timeout_s=10, ves_iterations=1))
+    out = asyncio.run(worker({"position": list(range(len(tasks))), "task": [t.model_dump_json() for t in tasks]}))
+    single = pl.from_arrow(records_to_table([QuestionRecord.model_validate_json(r) for r in out["record"]]))
+    assert frame.select(COMPARED).equals(single.select(COMPARED))
+    assert frame.get_column("ex_bird").sum() not in (0, len(tasks))  # a mix of right and wrong
