@@ -98,3 +98,24 @@ def test_workers_spread_over_both_nodes_and_answers_match_one_process(two_nodes,
     single = pl.from_arrow(records_to_table([QuestionRecord.model_validate_json(r) for r in out["record"]]))
     assert frame.select(COMPARED).equals(single.select(COMPARED))
     assert frame.get_column("ex_bird").sum() not in (0, len(tasks))  # a mix of right and wrong
+
+
+def test_the_cluster_launcher_config_is_valid_for_ray_and_matches_the_cluster_sweep_shape():
+    import yaml
+    from ray.autoscaler._private.util import prepare_config, validate_config
+
+    from eval.sweep.config import SweepConfig
+    from pipelines.config import REPO_ROOT, load_config
+
+    config = prepare_config(yaml.safe_load((REPO_ROOT / "ray_cluster.yaml").read_text()))
+    validate_config(config)  # Ray's own schema check (raises on an unknown or missing field)
+    nodes = config["available_node_types"]
+    gpus_per_node = nodes["gpu"]["resources"]["GPU"]
+    model = load_config(["model=omnisql-32b"]).model
+    serving = sum(s.num_replicas * s.tensor_parallel_size for s in model.slots.values())
+    assert serving <= gpus_per_node  # one GPU node holds every 32B slot with tensor parallelism
+    assert any("[gpu]" in c for c in nodes["gpu"]["worker_setup_commands"])
+    sweep = SweepConfig.from_cfg(load_config(["+sweep=cluster"]))
+    cpus = sum(n["resources"]["CPU"] * n.get("min_workers", 1) for n in nodes.values())
+    assert sweep.ray.address == "auto"
+    assert sweep.workers * sweep.worker_num_cpus + sweep.sandbox_actors * sweep.sandbox_num_cpus <= cpus
