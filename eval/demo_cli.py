@@ -1,0 +1,30 @@
+"""``scale-analytics demo [key=value ...]``: the main job on the embedded demo benchmark.
+
+    scale-analytics demo                       # = scale-analytics eval experiment=demo
+    scale-analytics demo benchmark.limit=10    # a shorter run
+
+Builds the demo database on first use, answers its questions with the local 1.5B model under
+the CPU scaling profile (``conf/experiment/demo.yaml``), and ends with the EX table and where
+the MLflow run and the report are. Rerunning resumes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from eval import run_cli
+from eval.experiments import merge
+from pipelines.config import load_config
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help") for a in argv):
+        print(__doc__)
+        return 0
+    overrides = list(merge(["experiment=demo"], argv))
+    code = run_cli.main(overrides)
+    if code == 0:
+        uri = load_config(overrides).experiment.tracking_uri
+        print(f"Browse the runs: mlflow ui --backend-store-uri {uri}")
+    return code
