@@ -22,6 +22,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -50,6 +51,14 @@ ENGINES: dict[str, tuple[Callable[[str], Engine], Callable[[str], Any]]] = {
 
 # After these the connection's state is suspect (or it never opened): drop it.
 _DISCARD_AFTER = (ReadOnlyViolation, QueryTimeout, DatabaseUnavailable)
+
+
+@functools.lru_cache(maxsize=4096)
+def _admit(sql: str, dialect: str) -> None:
+    """The guard's verdict, cached: scoring runs each gold query once per prediction, and
+    the sqlglot parse dominates a fast query's cost. Only admissions are cached (a raise is
+    not), so a rejected statement is re-examined every time."""
+    check_read_only(sql, dialect)
 
 
 def _engine_table(dialect: str) -> tuple[Callable[[str], Engine], Callable[[str], Any]]:
@@ -124,7 +133,7 @@ class Sandbox:
         key = (db.dialect, db.path, threading.get_ident())
         try:
             try:
-                check_read_only(sql, db.dialect)
+                _admit(sql, db.dialect)
             except ParseError:
                 pass  # the engine reports it in its own words, and is read-only on its own
             raw = self._engine(key, db).run(sql, timeout_s=limit, row_cap=self.row_cap)
