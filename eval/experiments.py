@@ -46,7 +46,8 @@ def merge(base: Sequence[str], extra: Sequence[str]) -> tuple[str, ...]:
 
 
 def label_of(overrides: Sequence[str]) -> str:
-    kept = [o for o in overrides if _key(o).split(".")[0] not in _NOT_LABELS]
+    """The overrides that say what is computed; paths and resource shapes are left out."""
+    kept = [o for o in overrides if _key(o).split(".")[0] not in _NOT_LABELS and "/" not in o.split("=", 1)[-1]]
     return ",".join(kept) or "default"
 
 
@@ -70,15 +71,18 @@ def expand(
     combos = sweep_combinations(argv)
     if len(combos) > 1 and not multirun:
         raise OverrideError(f"{' '.join(argv)} sweeps over several values: add --multirun to run them all")
+    # Within a multirun, a combination is named by the overrides that vary between combinations.
+    varying = [i for i in range(len(combos[0])) if len({combo[i] for combo in combos}) > 1]
     configurations = []
     for combo in combos:
+        combo_label = label_of([combo[i] for i in varying] if varying else combo)
         variants = OmegaConf.select(load(combo), "experiment.variants") or {}
         if not variants:
-            configurations.append(Configuration(label=label_of(combo), overrides=combo))
+            configurations.append(Configuration(label=combo_label, overrides=combo))
             continue
         for name, extra in OmegaConf.to_container(variants).items():  # type: ignore[union-attr]
             if not isinstance(extra, list) or not all(isinstance(o, str) for o in extra):
                 raise OverrideError(f"experiment.variants.{name} must be a list of key=value overrides")
-            label = name if len(combos) == 1 else f"{name}[{label_of(combo)}]"
+            label = f"{name}[{combo_label}]" if varying else name
             configurations.append(Configuration(label=label, overrides=merge(combo, extra)))
     return configurations

@@ -154,14 +154,15 @@ def plot_ex_by_difficulty(table: pl.DataFrame, path: Path, title: str) -> Path:
 
 def plot_pass_at_k(curves: dict[str, dict[int, float]], path: Path, title: str) -> Path:
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for label, curve in curves.items():
-        if curve:
-            ax.plot(list(curve), list(curve.values()), marker="o", label=label)
+    plotted = [label for label, curve in curves.items() if curve]
+    for label in plotted:
+        ax.plot(list(curves[label]), list(curves[label].values()), marker="o", label=label)
     ax.set_xlabel("k (samples drawn from the candidate pool)")
     ax.set_ylabel("pass@k")
     ax.set_ylim(0, 1.05)
-    ax.set_title(title)
-    ax.legend(fontsize=8)
+    ax.set_title(title if plotted else f"{title} (no candidate pools)")
+    if plotted:
+        ax.legend(fontsize=8)
     return _save(fig, path)
 
 

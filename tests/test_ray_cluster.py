@@ -115,7 +115,8 @@ def test_the_cluster_launcher_config_is_valid_for_ray_and_matches_the_cluster_sw
     serving = sum(s.num_replicas * s.tensor_parallel_size for s in model.slots.values())
     assert serving <= gpus_per_node  # one GPU node holds every 32B slot with tensor parallelism
     assert any("[gpu]" in c for c in nodes["gpu"]["worker_setup_commands"])
-    sweep = SweepConfig.from_cfg(load_config(["+sweep=cluster"]))
+    in_defaults = "sweep" in load_config([])  # the group may or may not be in conf/config.yaml's defaults
+    sweep = SweepConfig.from_cfg(load_config(["sweep=cluster" if in_defaults else "+sweep=cluster"]))
     cpus = sum(n["resources"]["CPU"] * n.get("min_workers", 1) for n in nodes.values())
     assert sweep.ray.address == "auto"
     assert sweep.workers * sweep.worker_num_cpus + sweep.sandbox_actors * sweep.sandbox_num_cpus <= cpus

@@ -43,3 +43,12 @@ def test_multirun_over_an_experiment_labels_each_variant_by_its_combination():
     configurations = expand(["experiment=ablation", "model=qwen2.5-coder-0.5b,qwen2.5-coder-1.5b"], load_config, multirun=True)
     assert len(configurations) == 14
     assert configurations[0].label == "full[model=qwen2.5-coder-0.5b]"
+
+
+def test_multirun_labels_name_only_what_varies_and_skip_paths():
+    configurations = expand(
+        ["benchmark.data_dir=/tmp/x", "benchmark.limit=3", "scaling=single_pass,default"], load_config, multirun=True
+    )
+    assert [c.label for c in configurations] == ["scaling=single_pass", "scaling=default"]
+    (single,) = expand(["benchmark.data_dir=/tmp/x", "scaling=single_pass"], load_config)
+    assert single.label == "scaling=single_pass"

@@ -68,7 +68,7 @@ def local_ray():
 def configure(tiny_spider, tmp_path, *extra):
     return load_config([
         "benchmark=spider_dev", f"benchmark.data_dir={tiny_spider}", f"paths.runs={tmp_path / 'runs'}",
-        "experiment.name=unit", "+sweep.progress=false", "+sweep.ves_iterations=1", *extra,
+        "experiment.name=unit", "++sweep.progress=false", "++sweep.ves_iterations=1", *extra,
     ])
 
 
@@ -105,5 +105,5 @@ def test_a_configuration_runs_exports_reports_logs_and_resumes(local_ray, tiny_s
 
 def test_the_run_directory_follows_what_is_computed_not_the_resources(tiny_spider, tmp_path):
     base = config_identity(configure(tiny_spider, tmp_path))
-    assert config_identity(configure(tiny_spider, tmp_path, "+sweep.workers=8")) == base
+    assert config_identity(configure(tiny_spider, tmp_path, "++sweep.workers=8")) == base
     assert config_identity(configure(tiny_spider, tmp_path, "scaling=single_pass")) != base
