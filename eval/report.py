@@ -167,10 +167,10 @@ def plot_pass_at_k(curves: dict[str, dict[int, float]], path: Path, title: str) 
 
 
 def plot_cost_vs_accuracy(points: pl.DataFrame, path: Path, title: str) -> Path:
-    """``points`` has ``label``, ``tokens_per_question``, ``ex_bird`` (and ``cost_per_question``)."""
+    """``points`` has ``label``, ``tokens_per_question``, ``ex_bird`` (and ``cost_usd_per_question``)."""
     fig, ax = plt.subplots(figsize=(6, 4))
-    use_cost = "cost_per_question" in points.columns and (points.get_column("cost_per_question").fill_null(0) > 0).any()
-    x_name = "cost_per_question" if use_cost else "tokens_per_question"
+    use_cost = "cost_usd_per_question" in points.columns and (points.get_column("cost_usd_per_question").fill_null(0) > 0).any()
+    x_name = "cost_usd_per_question" if use_cost else "tokens_per_question"
     for row in points.iter_rows(named=True):
         if row[x_name] is None or row["ex_bird"] is None:
             continue
@@ -194,7 +194,7 @@ def write_run_report(frame: pl.DataFrame, out_dir: Path, title: str, skipped: in
         .group_by("difficulty")
         .agg(
             (pl.col("prompt_tokens") + pl.col("completion_tokens")).mean().alias("tokens_per_question"),
-            pl.col("cost_usd").mean().alias("cost_per_question"),
+            pl.col("cost_usd").mean().alias("cost_usd_per_question"),
             pl.col("ex_bird").cast(pl.Float64).mean(),
         )
         .rename({"difficulty": "label"})
@@ -244,7 +244,7 @@ def _fmt(value: object) -> str:
 
 ABLATION_COLUMNS = (
     "ex_bird", "ex_spider", "r_ves", "calls_per_question", "tokens_per_question",
-    "cost_per_question", "latency_p50_s", "latency_p95_s", "degraded_rate", "questions_scored",
+    "cost_usd_per_question", "latency_p50_s", "latency_p95_s", "degraded_rate", "questions_scored",
 )
 
 
@@ -273,7 +273,7 @@ def write_experiment_report(table: pl.DataFrame, out_dir: Path, experiment: str)
     table.write_csv(csv)
     points = table.select(
         pl.col("configuration").alias("label"),
-        *(pl.col(c) for c in ("tokens_per_question", "cost_per_question", "ex_bird") if c in table.columns),
+        *(pl.col(c) for c in ("tokens_per_question", "cost_usd_per_question", "ex_bird") if c in table.columns),
     )
     plot = plot_cost_vs_accuracy(points, out_dir / "cost_vs_accuracy.png", f"{experiment}: cost vs accuracy")
     md = out_dir / "ablation.md"

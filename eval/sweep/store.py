@@ -13,7 +13,7 @@ per task id, so even a crash between compaction and part removal cannot duplicat
 
     >>> store = RunStore.open(tmp, identity={"config_hash": "abc"})          # doctest: +SKIP
     >>> with store.writer(flush_every=8) as out: out.add(record)             # doctest: +SKIP
-    >>> store.compact().num_rows                                             # doctest: +SKIP
+    >>> store.compact().height                                               # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -89,3 +89,12 @@ def test_ablation_table_keeps_the_latest_run_and_measures_against_full(tmp_path)
     files = write_experiment_report(table, tmp_path, "ablation")
     assert [f.name for f in files] == ["ablation.md", "ablation.csv", "cost_vs_accuracy.png"]
     assert pl.read_csv(files[1]).height == 3
+
+
+def test_the_ablation_table_reads_the_metric_names_runs_log(frame):
+    metrics = run_metrics(frame)
+    runs = pl.DataFrame([{"run_name": "full", **metrics}, {"run_name": "single_pass", **metrics}])
+    table = ablation_table(runs)
+    for column in ("ex_bird", "ex_spider", "r_ves", "calls_per_question", "tokens_per_question", "cost_usd_per_question",
+                   "latency_p50_s", "latency_p95_s", "degraded_rate", "pass_at_4"):
+        assert column in table.columns
