@@ -7,39 +7,40 @@
     CellRetriever(root).search(db_id, query, k=5, mode="hybrid") -> [CellHit]
     ExampleRetriever(root).search(skeleton, k=15, exclude_db=db_id) -> [ExampleHit]
     load_schema_view(root, db_id) -> SchemaView
+
+Names are resolved on first use (PEP 562), so importing the package (e.g. for the CLI) does
+not load lancedb or torch until something needs them.
 """
 
-from pipelines.indexing.build import BuildReport, build_database, build_examples, load_schema_view
-from pipelines.indexing.cell_index import CellRetriever
-from pipelines.indexing.errors import (
-    DatabaseChangedDuringBuild,
-    EmbeddingModelUnavailable,
-    ExampleSourceError,
-    IndexingError,
-    IndexNotBuilt,
-)
-from pipelines.indexing.example_index import ExampleRetriever
-from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
-from pipelines.indexing.runner import build_all
-from pipelines.indexing.settings import IndexSettings
-from pipelines.indexing.sql_skeleton import sql_skeleton, string_literals
+from __future__ import annotations
 
-__all__ = [
-    "BuildReport",
-    "CellRetriever",
-    "DatabaseChangedDuringBuild",
-    "EmbeddingModelUnavailable",
-    "ExampleRetriever",
-    "ExampleSourceError",
-    "IndexNotBuilt",
-    "IndexSettings",
-    "IndexingError",
-    "SchemaWords",
-    "build_all",
-    "build_database",
-    "build_examples",
-    "load_schema_view",
-    "skeletonise",
-    "sql_skeleton",
-    "string_literals",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "BuildReport": "pipelines.indexing.reports",
+    "CellRetriever": "pipelines.indexing.cell_index",
+    "DatabaseChangedDuringBuild": "pipelines.indexing.errors",
+    "EmbeddingModelUnavailable": "pipelines.indexing.errors",
+    "ExampleRetriever": "pipelines.indexing.example_index",
+    "ExampleSourceError": "pipelines.indexing.errors",
+    "IndexNotBuilt": "pipelines.indexing.errors",
+    "IndexSettings": "pipelines.indexing.settings",
+    "IndexingError": "pipelines.indexing.errors",
+    "SchemaWords": "pipelines.indexing.question_skeleton",
+    "build_all": "pipelines.indexing.runner",
+    "build_database": "pipelines.indexing.build",
+    "build_examples": "pipelines.indexing.build",
+    "load_schema_view": "pipelines.indexing.build",
+    "skeletonise": "pipelines.indexing.question_skeleton",
+    "sql_skeleton": "pipelines.indexing.sql_skeleton",
+    "string_literals": "pipelines.indexing.sql_skeleton",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'pipelines.indexing' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -17,17 +17,17 @@ import logging
 import time
 from contextlib import closing
 from pathlib import Path
-from typing import Literal
 
 from filelock import Timeout
-from pydantic import Field
 
-from pipelines.contracts import DatabaseRef, Frozen, SchemaView
+from pipelines.contracts import DatabaseRef, SchemaView
 from pipelines.indexing.cell_index import write_cell_table
 from pipelines.indexing.cells import extract_cell_values
 from pipelines.indexing.errors import DatabaseChangedDuringBuild, IndexingError, IndexNotBuilt
-from pipelines.indexing.example_index import load_examples, source_fingerprint, write_example_table
+from pipelines.indexing.example_index import write_example_table
+from pipelines.indexing.example_source import load_examples, source_fingerprint
 from pipelines.indexing.fingerprint import fingerprint
+from pipelines.indexing.reports import EXAMPLES_NAME, SCHEMA_FILE, BuildReport, Status, index_size
 from pipelines.indexing.settings import IndexSettings
 from pipelines.indexing.store import Manifest, VersionedStore
 from pipelines.sandbox import connect_readonly
@@ -36,27 +36,6 @@ from pipelines.schema.introspect import engine_for, introspect
 
 log = logging.getLogger(__name__)
 
-SCHEMA_FILE = "schema.json"
-EXAMPLES_NAME = "spider_train"
-Status = Literal["built", "unchanged", "skipped", "failed"]
-
-
-class BuildReport(Frozen):
-    """The outcome for one index."""
-
-    name: str  # db_id, or the example index's name
-    kind: Literal["database", "examples"]
-    status: Status
-    reason: str = ""
-    seconds: float = 0.0
-    bytes_on_disk: int = 0
-    counts: dict[str, int] = Field(default_factory=dict)
-
-
-def _size(path: Path | None) -> int:
-    if path is None or not path.exists():
-        return 0
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
 def _build_database_version(version: Path, db: DatabaseRef, settings: IndexSettings) -> tuple[dict[str, int], tuple[str, ...]]:
@@ -84,7 +63,7 @@ def build_database(db: DatabaseRef, settings: IndexSettings) -> BuildReport:
             status=status,
             reason=reason,
             seconds=time.perf_counter() - started,
-            bytes_on_disk=_size(store.current_dir()),
+            bytes_on_disk=index_size(store.current_dir()),
             counts=counts or {},
         )
 
@@ -138,7 +117,7 @@ def build_examples(settings: IndexSettings) -> BuildReport:
             status=status,
             reason=reason,
             seconds=time.perf_counter() - started,
-            bytes_on_disk=_size(store.current_dir()),
+            bytes_on_disk=index_size(store.current_dir()),
             counts=counts or {},
         )
 

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipelines.config import load_config
-from pipelines.indexing.build import BuildReport
+from pipelines.indexing.reports import BuildReport
 from pipelines.indexing.runner import WORKER_ENV, build_all
 from pipelines.indexing.settings import IndexSettings
 

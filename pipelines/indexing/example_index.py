@@ -1,6 +1,6 @@
 """The global example index: (question skeleton -> SQL) pairs from a training set.
 
-    train_spider.json + tables.json ──► skeletonise(question, schema words, gold literals)
+    train_spider.json + tables.json ──load_examples (example_source.py)──► skeletons
         ──► embed skeletons ──► LanceDB table ``examples``
             (question, skeleton, sql, sql_skeleton, db_id, vector)
 
@@ -18,8 +18,6 @@ question's own database (the cross-database setting of Spider).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -28,60 +26,13 @@ import pyarrow as pa
 
 from pipelines.contracts import ExampleHit
 from pipelines.indexing.embedder import DIMENSION, embed
-from pipelines.indexing.errors import ExampleSourceError, IndexNotBuilt
-from pipelines.indexing.question_skeleton import EMPTY, SchemaWords, skeletonise
-from pipelines.indexing.sql_skeleton import sql_skeleton, string_literals
+from pipelines.indexing.errors import IndexNotBuilt
+from pipelines.indexing.reports import EXAMPLES_NAME
 from pipelines.indexing.store import VersionedStore
 
 EXAMPLE_TABLE = "examples"
 LANCE_DIR = "lance"
-SKELETONISER_VERSION = 1  # bump when skeletonise() changes: the example index is rebuilt
 RESULT_COLUMNS = ["question", "skeleton", "sql", "db_id"]
-
-
-def _read_json(path: str | None, what: str) -> Any:
-    if not path:
-        raise ExampleSourceError(f"no {what} configured (index.examples)")
-    file = Path(path)
-    if not file.is_file():
-        raise ExampleSourceError(f"{what} not found: {file}")
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ExampleSourceError(f"{what} is not valid JSON: {file}: {exc}") from exc
-
-
-def source_fingerprint(train_file: str | None, tables_file: str | None) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for path in (train_file, tables_file):
-        if path and Path(path).is_file():
-            h.update(Path(path).read_bytes())
-        h.update(b"|")
-    h.update(f"skeletoniser={SKELETONISER_VERSION}".encode())
-    return h.hexdigest()
-
-
-def load_examples(train_file: str | None, tables_file: str | None) -> list[dict[str, str]]:
-    """Training records with their skeletons; raises ``ExampleSourceError`` on a bad file."""
-    records = _read_json(train_file, "training questions file")
-    tables = _read_json(tables_file, "tables file") if tables_file else []
-    words = {entry["db_id"]: SchemaWords.from_spider_tables(entry) for entry in tables}
-    out = []
-    for i, record in enumerate(records):
-        try:
-            question, sql, db_id = record["question"], record["query"], record["db_id"]
-        except (KeyError, TypeError):
-            raise ExampleSourceError(f"{train_file}: record {i} lacks question/query/db_id") from None
-        out.append(
-            {
-                "question": question,
-                "skeleton": skeletonise(question, words.get(db_id, EMPTY), string_literals(sql)),
-                "sql": sql,
-                "sql_skeleton": sql_skeleton(sql) or "",
-                "db_id": db_id,
-            }
-        )
-    return out
 
 
 def write_example_table(version_dir: Path, examples: list[dict[str, str]], batch_size: int = 128) -> None:
@@ -103,7 +54,7 @@ class ExampleRetriever:
         self._opened: tuple[str, Any] | None = None
 
     def _table(self):
-        store = VersionedStore(self.root, "examples", "spider_train")
+        store = VersionedStore(self.root, "examples", EXAMPLES_NAME)
         manifest = store.current()
         if manifest is None:
             raise IndexNotBuilt("the example index", str(self.root))

@@ -1,6 +1,7 @@
 """Run index builds over many databases: in-process, or as Ray tasks on a pool of workers.
 
     [DatabaseRef] ──► jobs (examples first, then one per database)
+        ──unchanged_report (driver, cheap)──► "unchanged" without starting anything
         ──local──► build_* in turn
         ──ray────► ActorPool of IndexWorker (each loads the embedding model once)
         ──► [BuildReport], with a rich progress bar
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing.build import BuildReport, build_database, build_examples
+from pipelines.indexing.reports import BuildReport, unchanged_report
 from pipelines.indexing.settings import IndexSettings
 
 Job = DatabaseRef | None  # None: the example index
@@ -33,6 +34,9 @@ WORKER_ENV = {
 
 
 def _run(job: Job, settings: IndexSettings) -> BuildReport:
+    # Imported where the build runs: the driver never loads lancedb (it warns when Ray forks).
+    from pipelines.indexing.build import build_database, build_examples
+
     return build_examples(settings) if job is None else build_database(job, settings)
 
 
@@ -113,9 +117,18 @@ def build_all(
         disable=not progress,
         transient=False,
     ) as bar:
-        task = bar.add_task("starting", total=len(jobs))
-        for report in EXECUTORS[settings.executor](jobs, settings):
-            reports.append(report)
-            bar.update(task, advance=1, description=f"{report.name}: {report.status}")
+        task = bar.add_task("checking fingerprints", total=len(jobs))
+        stale: list[Job] = []
+        for job in jobs:
+            report = unchanged_report(job, settings)
+            if report is None:
+                stale.append(job)
+            else:
+                reports.append(report)
+                bar.update(task, advance=1)
+        if stale:
+            for report in EXECUTORS[settings.executor](stale, settings):
+                reports.append(report)
+                bar.update(task, advance=1, description=f"{report.name}: {report.status}")
     order = {None if job is None else job.db_id: i for i, job in enumerate(jobs)}
     return sorted(reports, key=lambda r: order.get(None if r.kind == "examples" else r.name, len(order)))

@@ -6,7 +6,8 @@ import pytest
 
 from pipelines.indexing.build import build_examples
 from pipelines.indexing.errors import IndexNotBuilt
-from pipelines.indexing.example_index import ExampleRetriever, load_examples
+from pipelines.indexing.example_index import ExampleRetriever
+from pipelines.indexing.example_source import load_examples
 from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
 from pipelines.indexing.settings import ExampleSettings
 

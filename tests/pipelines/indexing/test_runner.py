@@ -4,6 +4,7 @@ import sqlite3
 
 import pytest
 
+from pipelines.indexing import runner
 from pipelines.indexing.runner import build_all
 
 pytestmark = pytest.mark.usefixtures("embedder")
@@ -17,6 +18,18 @@ def test_local_runner_builds_each_database_once_and_examples_first(zoo_db, numbe
         ("database", "numbers", "built"),
     ]
     assert {r.status for r in build_all([zoo_db, numbers_db], settings, progress=False)} == {"unchanged"}
+
+
+def test_nothing_to_do_starts_no_executor(zoo_db, settings, monkeypatch):
+    build_all([zoo_db], settings, progress=False)
+
+    def no_executor(jobs, settings):
+        raise AssertionError(f"executor started for {jobs}")
+
+    monkeypatch.setitem(runner.EXECUTORS, "ray", no_executor)
+    again = build_all([zoo_db], settings.model_copy(update={"executor": "ray"}), progress=False)
+    assert [(r.name, r.status) for r in again] == [("spider_train", "unchanged"), ("zoo", "unchanged")]
+    assert again[1].counts["values"] > 0 and again[1].bytes_on_disk > 0
 
 
 @pytest.fixture
