@@ -24,51 +24,37 @@ hard failure (``Prediction.error``).
 from __future__ import annotations
 
 import asyncio
-import inspect
-import re
-import sys
 import time
-from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from math import comb
 
 from models.budget import TokenBudget
 from models.errors import BudgetExceeded
 from pipelines.agents.base import GenerationInput, SqlGenerator, is_fatal
-from pipelines.agents.critique_agent import CritiqueAgent, CritiqueInput
+from pipelines.agents.critique_agent import CritiqueAgent
 from pipelines.agents.errors import CallCapExceeded
 from pipelines.agents.icl import STRATEGIES
 from pipelines.agents.icl_generator import ICLGenerator
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
 from pipelines.agents.reasoning_generator import ReasoningGenerator
 from pipelines.agents.reasoning_selector import ReasoningSelector
-from pipelines.agents.render import clip, preview
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
-from pipelines.agents.sql_fixer import FixInput, SQLFixer
-from pipelines.agents.sql_revisor import RevisionInput, SQLRevisor
-from pipelines.agents.types import (
-    ALL_GENERATORS,
-    Bucket,
-    Context,
-    Critique,
-    FixAttempt,
-    Lesson,
-    LessonsBlock,
-    RevisionDelta,
-    Understanding,
-    family_of,
-)
+from pipelines.agents.sql_fixer import SQLFixer
+from pipelines.agents.sql_revisor import SQLRevisor
+from pipelines.agents.types import Critique
 from pipelines.bucketing import ExecutionBucketer
-from pipelines.contracts import CandidateSQL, CellHit, ExampleHit, Prediction, ScalingConfig, SchemaView, Task
+from pipelines.contracts import CandidateSQL, Prediction, ScalingConfig, SchemaView, Task
+from pipelines.refinement import UNFIXABLE_ERRORS, Refiner, lessons_from, merge_lessons, resynthesis_reason
 from pipelines.router import DifficultyRouter
-from pipelines.schema import introspect, render_ddl, render_light, restrict, token_size
+from pipelines.schema import introspect, render_ddl, render_light
 from pipelines.settings import PipelineSettings
+from pipelines.task_run import TaskRun, record_failure
 from pipelines.trace import ReasoningTrace, RouteRecord, SafeSink, TraceRecorder, TraceSink, location, safe_sinks
 from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
+from pipelines.understanding import Understander
 
 FAMILY_ORDER = ("reasoning", "icl/direct", "icl/cot", "icl/decompose")
-UNFIXABLE_ERRORS = {"database_unavailable"}
 
 
 # --- widths, depths and the call allowance -------------------------------------------------------
@@ -126,27 +112,6 @@ def call_allowance(scaling: ScalingConfig, *, first_wave: int, max_finalists: in
     return int(extractor) + generated * (1 + scaling.fixer_max_passes) + refinement + tournament
 
 
-# --- per-task state --------------------------------------------------------------------------
-
-
-@dataclass
-class _Run:
-    task: Task
-    recorder: TraceRecorder
-    runtime: AgentRuntime
-    scaling: ScalingConfig
-    light: str = ""
-    ddl: str = ""
-    context: Context = Context()
-    pool: list[CandidateSQL] = field(default_factory=list)
-    critiques: dict[str, Critique] = field(default_factory=dict)
-    lessons: LessonsBlock = LessonsBlock()
-
-    def add(self, candidates: Sequence[CandidateSQL]) -> None:
-        self.pool += candidates
-        self.recorder.candidates += candidates
-
-
 class Orchestrator:
     """The full pipeline; ``answer(task) -> Prediction``, ``answer_with_trace`` for both."""
 
@@ -171,20 +136,26 @@ class Orchestrator:
         self.executor = as_executor(sandbox)
         self.scaling = scaling
         self.settings = settings
-        self.cell_retriever = cell_retriever
-        self.example_retriever = example_retriever
         self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
         self.model_name = model_name
         agents = settings.agents
-        self.extractor = KeywordSkeletonExtractor(settings=agents.extractor)
         self.generators: dict[str, SqlGenerator] = {"reasoning": ReasoningGenerator(settings=agents.reasoning)}
         for name, strategy in STRATEGIES.items():
             self.generators[f"icl/{name}"] = ICLGenerator(
                 strategy=strategy, settings=agents.icl, examples_in_prompt=settings.understanding.examples_in_prompt
             )
-        self.fixer = SQLFixer(settings=agents.fixer)
-        self.critic = CritiqueAgent(settings=agents.critic)
-        self.revisor = SQLRevisor(settings=agents.revisor)
+        self.understander = Understander(
+            extractor=KeywordSkeletonExtractor(settings=agents.extractor),
+            settings=settings.understanding,
+            cell_retriever=cell_retriever,
+            example_retriever=example_retriever,
+        )
+        self.refiner = Refiner(
+            fixer=SQLFixer(settings=agents.fixer),
+            critic=CritiqueAgent(settings=agents.critic),
+            revisor=SQLRevisor(settings=agents.revisor),
+            preview_rows=settings.tournament.preview_rows,
+        )
         self.tournament = Tournament(ReasoningSelector(settings=agents.selector), settings.tournament)
         self.router = DifficultyRouter(settings.router)
         self.bucketer = ExecutionBucketer()
@@ -207,7 +178,7 @@ class Orchestrator:
             call_cap=self._allowance(self.scaling, synthesis_jobs(self.scaling)),
             model_name=self.model_name,
         )
-        run = _Run(task=task, recorder=recorder, runtime=runtime, scaling=self.scaling)
+        run = TaskRun(task=task, recorder=recorder, runtime=runtime, scaling=self.scaling)
         chosen: CandidateSQL | None = None
         failure: str | None = None
         try:
@@ -248,11 +219,11 @@ class Orchestrator:
 
     # --- the search ----------------------------------------------------------------------------
 
-    async def _search(self, run: _Run) -> CandidateSQL | None:
+    async def _search(self, run: TaskRun) -> CandidateSQL | None:
         view = await self._view(run.task)
-        run.context = await self._understand(run)
+        run.context = await self.understander.understand(run)
         run.recorder.context = run.context
-        focused = self._focus(view, run)
+        focused = self.understander.focus(view, run)
         run.light, run.ddl = render_light(focused), render_ddl(focused)
 
         jobs = synthesis_jobs(run.scaling)
@@ -267,7 +238,7 @@ class Orchestrator:
         for pass_no in range(1, run.scaling.resynth_max_passes + 1):
             if not self._resynthesis_needed(run, round_critiques):
                 break
-            run.lessons = _merge_lessons(run.lessons, _lessons_from(round_critiques, run))
+            run.lessons = merge_lessons(run.lessons, lessons_from(round_critiques, run))
             run.recorder.lessons.append(run.lessons)
             new = await self._synthesize(run, resynthesis_jobs(run.scaling, pass_no),
                                          lineage=("gen", f"resynth:{pass_no}"))
@@ -290,82 +261,9 @@ class Orchestrator:
             self._views.pop(key, None)
             raise _NoSchema(f"cannot read the schema of {task.db.db_id}: {exc}") from exc
 
-    async def _understand(self, run: _Run) -> Context:
-        task, u = run.task, Understanding()
-        if self.settings.understanding.extractor_enabled:
-            try:
-                u = await self.extractor.extract(task.question, task.evidence, run.runtime)
-            except Exception as exc:  # noqa: BLE001 - degradation 1
-                if is_fatal(exc):
-                    raise
-                run.recorder.decide("extractor_failed", "l1", degradation=True, error=_describe(exc))
-        cells, examples = await asyncio.gather(self._cells(run, u), self._examples(run, u))
-        return Context(understanding=u, cell_hits=cells, example_hits=examples)
-
-    async def _cells(self, run: _Run, u: Understanding) -> tuple[CellHit, ...]:
-        cfg = self.settings.understanding
-        if self.cell_retriever is None or cfg.cell_k == 0:
-            return ()
-        queries = u.literals or (run.task.question,)
-        search = self.cell_retriever.search
-        kwargs = _supported(search, k=cfg.cell_k, mode=cfg.cell_mode, threshold=cfg.cell_threshold)
-        found = await self._retrieve(
-            run, "l1.cell_retriever",
-            lambda: asyncio.gather(*(_call(search, run.task.db.db_id, q, **kwargs) for q in queries)),
-        )
-        unique: dict[tuple[str, str, str], CellHit] = {}
-        for hit in sorted((h for hits in found or () for h in hits), key=lambda h: -h.score):
-            unique.setdefault((hit.table, hit.column, hit.value), hit)
-        return tuple(unique.values())[: cfg.cell_k * len(queries)]
-
-    async def _examples(self, run: _Run, u: Understanding) -> tuple[ExampleHit, ...]:
-        cfg = self.settings.understanding
-        if self.example_retriever is None or cfg.example_k == 0:
-            return ()
-        search = self.example_retriever.search
-        kwargs = _supported(search, k=cfg.example_k, exclude_db=run.task.db.db_id, threshold=cfg.example_threshold)
-        found = await self._retrieve(
-            run, "l1.example_retriever", lambda: _call(search, u.skeleton or run.task.question, **kwargs)
-        )
-        return tuple(found or ())
-
-    async def _retrieve(self, run: _Run, name: str, search: Callable[[], Awaitable]) -> object | None:
-        start_wall, start = time.time(), time.monotonic()
-        try:
-            found = await search()
-        except Exception as exc:  # noqa: BLE001 - degradation 2
-            if _index_missing(exc):  # not a failure: this database was never indexed
-                run.recorder.decide(f"{name.split('.')[-1]}_unavailable", "l1", error=_describe(exc))
-                return None
-            run.runtime.record_tool(name, "contextual", start_wall, start, ok=False, **{"error.type": _describe(exc)})
-            run.recorder.decide(f"{name.split('.')[-1]}_failed", "l1", degradation=True, error=_describe(exc))
-            return None
-        hits = sum(len(x) for x in found) if found and isinstance(found[0], (list, tuple)) else len(found or ())
-        run.runtime.record_tool(name, "contextual", start_wall, start, ok=True, **{"scale_analytics.hits": hits})
-        return found
-
-    def _focus(self, view: SchemaView, run: _Run) -> SchemaView:
-        """The whole schema, or, when it is too large for the prompt, the tables the question,
-        the extracted keywords or the cell hits point at."""
-        if token_size(render_ddl(view)) <= self.settings.understanding.max_schema_tokens:
-            return view
-        words = {w.rstrip("s") for w in re.findall(r"[a-z0-9]+", " ".join(
-            (run.task.question, run.task.evidence, *run.context.understanding.keywords)).lower())}
-        hit_tables = {h.table.lower() for h in run.context.cell_hits}
-
-        def mentioned(name: str) -> bool:
-            return any(part.rstrip("s") in words for part in re.split(r"[^a-z0-9]+", name.lower()) if part)
-
-        tables = [t.name for t in view.tables
-                  if t.name.lower() in hit_tables or mentioned(t.name) or any(mentioned(c.name) for c in t.columns)]
-        if not tables:
-            return view
-        run.recorder.decide("schema.focused", "l1", tables=len(tables), of_tables=len(view.tables))
-        return restrict(view, tables=tables)
-
     # --- router --------------------------------------------------------------------------------
 
-    async def _route(self, run: _Run, view: SchemaView) -> tuple[CandidateSQL | None, list[CandidateSQL], set]:
+    async def _route(self, run: TaskRun, view: SchemaView) -> tuple[CandidateSQL | None, list[CandidateSQL], set]:
         rs = self.settings.router
         decision = self.router.assess(run.task, view, run.context.understanding)
         run.scaling = rs.scaling_for(decision.difficulty, self.scaling)
@@ -394,16 +292,16 @@ class Orchestrator:
 
     # --- L2 synthesis --------------------------------------------------------------------------
 
-    async def _synthesize(self, run: _Run, jobs: Sequence[GenJob], *, lineage: tuple[str, ...]) -> list[CandidateSQL]:
+    async def _synthesize(self, run: TaskRun, jobs: Sequence[GenJob], *, lineage: tuple[str, ...]) -> list[CandidateSQL]:
         temps: dict[str, list[float]] = {}
         for job in jobs:
             temps.setdefault(job.family, []).append(job.temperature)
         batches = await asyncio.gather(*(self._generate(run, f, t, lineage) for f, t in temps.items()))
-        executed = await self._execute_all(run, [c for batch in batches for c in batch])
+        executed = await run.execute_all([c for batch in batches for c in batch])
         run.add(executed)
         return executed
 
-    async def _generate(self, run: _Run, family: str, temps: list[float], lineage: tuple[str, ...]) -> list[CandidateSQL]:
+    async def _generate(self, run: TaskRun, family: str, temps: list[float], lineage: tuple[str, ...]) -> list[CandidateSQL]:
         icl = family != "reasoning"
         inp = GenerationInput(
             question=run.task.question,
@@ -419,20 +317,15 @@ class Orchestrator:
         except Exception as exc:  # noqa: BLE001 - degradation 3: continue with the other generators
             if is_fatal(exc):
                 raise
-            run.recorder.decide("generator_failed", "l2.synthesis", degradation=True, generator=family,
-                                error=_describe(exc))
+            record_failure(run, "generator", "l2.synthesis", exc, generator=family)
             return []
-
-    async def _execute_all(self, run: _Run, candidates: Sequence[CandidateSQL], agent: str = "sandbox") -> list[CandidateSQL]:
-        results = await asyncio.gather(*(run.runtime.execute(c.sql, run.task.db, agent=agent) for c in candidates))
-        return [c.model_copy(update={"exec_result": r}) for c, r in zip(candidates, results)]
 
     # --- L2 refinement -------------------------------------------------------------------------
 
-    async def _refinement_round(self, run: _Run, new: Sequence[CandidateSQL]) -> list[Critique]:
+    async def _refinement_round(self, run: TaskRun, new: Sequence[CandidateSQL]) -> list[Critique]:
         """Fix the new errored candidates, then critique/revise new buckets; the round's critiques."""
-        await self._fix_all(run, [c for c in new if not c.exec_result.ok
-                                  and c.exec_result.error_kind not in UNFIXABLE_ERRORS])
+        errored = [c for c in new if not c.exec_result.ok and c.exec_result.error_kind not in UNFIXABLE_ERRORS]
+        await self.refiner.fix_all(run, errored, max_passes=run.scaling.fixer_max_passes)
         round_critiques: list[Critique] = []
         for pass_no in range(1, run.scaling.refinement_max_passes + 1):
             buckets = self.bucketer.bucket(run.pool)
@@ -440,165 +333,35 @@ class Orchestrator:
             fresh = [b for b in buckets if not b.error and b.hash not in run.critiques]
             if not fresh:
                 break
-            critiques = await self._critique_all(run, buckets, fresh)
-            round_critiques += critiques
+            critiques = [(b, self._apply_threshold(run, c)) for b, c in await self.refiner.critique_all(run, buckets, fresh)]
+            for bucket, critique in critiques:
+                run.critiques[bucket.hash] = critique
+                run.recorder.critiques.append(critique)
+            round_critiques += [c for _, c in critiques]
             edits = [(b, c) for b, c in critiques if c.verdict == "edit"]
-            if not edits or not await self._revise_all(run, buckets, edits, pass_no):
+            if not edits or not await self.refiner.revise_all(run, buckets, edits, pass_no):
                 break
-        return [c for _, c in round_critiques]
+        return round_critiques
 
-    async def _fix_all(self, run: _Run, errored: Sequence[CandidateSQL]) -> None:
-        if run.scaling.fixer_max_passes == 0 or not errored:
-            return
-        # One repair per distinct SQL; duplicates inherit it (they keep their vote).
-        distinct: dict[str, list[CandidateSQL]] = {}
-        for c in errored:
-            distinct.setdefault(c.sql, []).append(c)
-        by_family: dict[str, list[list[CandidateSQL]]] = {}
-        for group in distinct.values():
-            by_family.setdefault(family_of(group[0].producer), []).append(group)
-
-        async def fix_family(groups: list[list[CandidateSQL]]) -> list[CandidateSQL]:
-            # Siblings of one generator go one after another so each sees the earlier repairs.
-            out = []
-            for group in groups:
-                fixed = await self._fix_one(run, group[0])
-                if fixed is not None:
-                    out += [fixed] + [fixed.model_copy(update={"producer": c.producer}) for c in group[1:]]
-            return out
-
-        fixed = await asyncio.gather(*(fix_family(g) for g in by_family.values()))
-        run.add([c for batch in fixed for c in batch])
-
-    async def _fix_one(self, run: _Run, candidate: CandidateSQL) -> CandidateSQL | None:
-        current = candidate
-        for pass_no in range(1, run.scaling.fixer_max_passes + 1):
-            earlier = run.recorder.recent_fixes(candidate.producer)
-            try:
-                sql, rationale = await self.fixer.fix(
-                    FixInput(question=run.task.question, evidence=run.task.evidence, dialect=run.task.db.dialect,
-                             schema_text=run.light, sql=current.sql, error=current.exec_result.error or "",
-                             earlier=earlier),
-                    run.runtime,
-                )
-            except Exception as exc:  # noqa: BLE001 - degradation 4: skip the pass, keep the candidate
-                if is_fatal(exc):
-                    raise
-                run.recorder.fixes.append(FixAttempt(producer=candidate.producer, pass_no=pass_no,
-                                                     error_before=current.exec_result.error or "",
-                                                     sql_before=current.sql, sql_after=None))
-                run.recorder.decide("fixer_failed", "l2.fix", degradation=True, error=_describe(exc))
-                return None
-            tried = {_norm(a.sql_after) for a in earlier if a.sql_after} | {_norm(current.sql), _norm(candidate.sql)}
-            if _norm(sql) in tried:
-                run.recorder.fixes.append(FixAttempt(producer=candidate.producer, pass_no=pass_no,
-                                                     error_before=current.exec_result.error or "",
-                                                     sql_before=current.sql, sql_after=sql,
-                                                     error_after="repeats an earlier repair"))
-                continue
-            (attempt,) = await self._execute_all(
-                run, [CandidateSQL(sql=sql, producer=candidate.producer, rationale=rationale or candidate.rationale,
-                                   lineage=candidate.lineage + (f"fix:{pass_no}",))],
-                agent="l2.sql_fixer",
-            )
-            run.recorder.fixes.append(FixAttempt(producer=candidate.producer, pass_no=pass_no,
-                                                 error_before=current.exec_result.error or "",
-                                                 sql_before=current.sql, sql_after=sql,
-                                                 error_after=attempt.exec_result.error))
-            if attempt.exec_result.ok:
-                return attempt
-            current = attempt
-        return None
-
-    async def _critique_all(self, run: _Run, buckets: Sequence[Bucket], fresh: Sequence[Bucket]) -> list[tuple[Bucket, Critique]]:
-        total = sum(b.size for b in buckets)
-        rows = self.settings.tournament.preview_rows
-
-        def ask(b: Bucket):
-            rep = b.representative
-            return self.critic.critique(
-                CritiqueInput(question=run.task.question, evidence=run.task.evidence, schema_text=run.light,
-                              bucket_hash=b.hash, sql=rep.sql, rationale=clip(rep.rationale, 800),
-                              preview=preview(rep.exec_result, rows), size=b.size, total=total,
-                              others=_others(buckets, exclude=b.hash, rows=rows)),
-                run.runtime,
-            )
-
-        replies = await asyncio.gather(*(ask(b) for b in fresh), return_exceptions=True)
+    @staticmethod
+    def _apply_threshold(run: TaskRun, critique: Critique) -> Critique:
+        """The retry threshold lives here, not in the model: complexity at or above it forces retry."""
         threshold = run.scaling.complexity_retry_threshold
-        out: list[tuple[Bucket, Critique]] = []
-        for bucket, reply in zip(fresh, replies):
-            if isinstance(reply, BaseException):
-                if is_fatal(reply):
-                    raise reply
-                run.recorder.decide("critic_failed", "l2.critique", degradation=True, bucket=bucket.hash,
-                                    error=_describe(reply))
-                continue
-            if reply.complexity >= threshold and reply.verdict != "retry":
-                # The threshold lives here, not in the model: the orchestrator forces the retry.
-                reply = reply.model_copy(update={"verdict": "retry", "forced": True})
-                run.recorder.decide("critique.forced_retry", "l2.critique", bucket=bucket.hash,
-                                    complexity=reply.complexity, threshold=threshold)
-            run.critiques[bucket.hash] = reply
-            run.recorder.critiques.append(reply)
-            out.append((bucket, reply))
-        return out
+        if critique.complexity < threshold or critique.verdict == "retry":
+            return critique
+        run.recorder.decide("critique.forced_retry", "l2.critique", bucket=critique.bucket_hash,
+                            complexity=critique.complexity, threshold=threshold)
+        return critique.model_copy(update={"verdict": "retry", "forced": True})
 
-    async def _revise_all(self, run: _Run, buckets: Sequence[Bucket], edits: Sequence[tuple[Bucket, Critique]],
-                          pass_no: int) -> list[CandidateSQL]:
-        rows = self.settings.tournament.preview_rows
-
-        def ask(b: Bucket, c: Critique):
-            rep = b.representative
-            return self.revisor.revise(
-                RevisionInput(question=run.task.question, evidence=run.task.evidence, dialect=run.task.db.dialect,
-                              schema_text=run.light, sql=rep.sql, preview=preview(rep.exec_result, rows),
-                              critique=c, others=_others(buckets, exclude=b.hash, rows=rows)),
-                run.runtime,
-            )
-
-        replies = await asyncio.gather(*(ask(b, c) for b, c in edits), return_exceptions=True)
-        drafts: list[tuple[Bucket, Critique, CandidateSQL]] = []
-        for (bucket, critique), reply in zip(edits, replies):
-            if isinstance(reply, BaseException):
-                if is_fatal(reply):
-                    raise reply
-                run.recorder.revisions.append(RevisionDelta(bucket_hash=bucket.hash, before_hash=bucket.hash,
-                                                            after_hash=None, error_class=critique.error_class))
-                run.recorder.decide("revisor_failed", "l2.revise", degradation=True, bucket=bucket.hash,
-                                    error=_describe(reply))
-                continue
-            sql, rationale = reply
-            rep = bucket.representative
-            drafts.append((bucket, critique, CandidateSQL(sql=sql, producer=rep.producer,
-                                                          rationale=rationale or rep.rationale,
-                                                          lineage=rep.lineage + (f"revise:{pass_no}",))))
-        executed = await self._execute_all(run, [d for _, _, d in drafts], agent="l2.sql_revisor")
-        for (bucket, critique, _), revised in zip(drafts, executed):
-            run.recorder.revisions.append(RevisionDelta(bucket_hash=bucket.hash, before_hash=bucket.hash,
-                                                        after_hash=revised.exec_result.hash,
-                                                        error_class=critique.error_class))
-        run.add(executed)
-        return executed
-
-    def _resynthesis_needed(self, run: _Run, round_critiques: Sequence[Critique]) -> bool:
-        if not round_critiques:
-            return False
-        shared = [e for e, n in Counter(c.error_class for c in round_critiques if c.error_class).items() if n >= 2]
-        accepted = any(c.verdict == "accept" for c in run.critiques.values())
-        if any(c.verdict == "retry" for c in round_critiques):
-            reason = "retry_verdict"
-        elif not accepted and shared:
-            reason = "shared_error_class"
-        else:
-            return False
-        run.recorder.decide("resynthesis", "l2.refine", reason=reason,
-                            shared=",".join(e.value for e in shared))
-        return True
+    def _resynthesis_needed(self, run: TaskRun, round_critiques: Sequence[Critique]) -> bool:
+        reason = resynthesis_reason(round_critiques, list(run.critiques.values()))
+        if reason is not None:
+            run.recorder.decide("resynthesis", "l2.refine", reason=reason)
+        return reason is not None
 
     # --- L3 ------------------------------------------------------------------------------------
 
-    async def _select(self, run: _Run) -> CandidateSQL | None:
+    async def _select(self, run: TaskRun) -> CandidateSQL | None:
         buckets = self.bucketer.bucket(run.pool)
         run.recorder.snapshot_buckets("final", buckets)
         if run.scaling.tournament_enabled:
@@ -621,7 +384,7 @@ class Orchestrator:
                 return ranked[0].representative
         return self._best_so_far(run)
 
-    def _best_so_far(self, run: _Run) -> CandidateSQL | None:
+    def _best_so_far(self, run: TaskRun) -> CandidateSQL | None:
         """Majority vote over what exists; an errored candidate only when nothing ran."""
         if not run.pool:
             return None
@@ -639,63 +402,3 @@ class Orchestrator:
 
 class _NoSchema(Exception):
     """The task's schema could not be read: no candidate can be produced."""
-
-
-def _others(buckets: Sequence[Bucket], *, exclude: str, rows: int, limit: int = 4) -> str:
-    """Cross-bucket summary: what the other generators answered, and why."""
-    lines = []
-    for b in [b for b in buckets if b.hash != exclude][:limit]:
-        rep = b.representative
-        lines.append(f"- {b.size} attempt(s) by {', '.join(b.producers)}: {clip(rep.sql, 400)}\n"
-                     f"  reasoning: {clip(rep.rationale, 300) or '(none)'}\n  result: {preview(rep.exec_result, rows)}")
-    return "\n".join(lines)
-
-
-def _lessons_from(critiques: Sequence[Critique], run: _Run) -> LessonsBlock:
-    bad = [c for c in critiques if c.verdict != "accept"]
-    producers = {c.bucket_hash: tuple(sorted({family_of(x.producer) for x in run.pool
-                                               if x.exec_result and x.exec_result.hash == c.bucket_hash}))
-                 for c in bad}
-    return LessonsBlock(
-        avoid=tuple(dict.fromkeys(c.error_class for c in bad if c.error_class)),
-        corrections=tuple(Lesson(text=c.generator_feedback, scope=(ALL_GENERATORS,))
-                          for c in bad if c.generator_feedback and c.feedback_kind == "correction"),
-        warnings=tuple(Lesson(text=c.generator_feedback, scope=producers[c.bucket_hash] or (ALL_GENERATORS,))
-                       for c in bad if c.generator_feedback and c.feedback_kind == "warning"),
-    )
-
-
-def _merge_lessons(old: LessonsBlock, new: LessonsBlock) -> LessonsBlock:
-    def union(a, b):
-        return tuple(dict.fromkeys((*a, *b)))
-
-    return LessonsBlock(avoid=union(old.avoid, new.avoid), corrections=union(old.corrections, new.corrections),
-                        warnings=union(old.warnings, new.warnings))
-
-
-def _norm(sql: str) -> str:
-    return " ".join(sql.lower().replace(";", " ").split())
-
-
-def _describe(exc: BaseException) -> str:
-    return clip(f"{type(exc).__name__}: {exc}", 200)
-
-
-def _index_missing(exc: BaseException) -> bool:
-    # A retriever that raised IndexNotBuilt has imported its module; we need not (it loads lancedb).
-    errors = sys.modules.get("pipelines.indexing.errors")
-    return errors is not None and isinstance(exc, errors.IndexNotBuilt)
-
-
-def _supported(fn: Callable, **kwargs: object) -> dict[str, object]:
-    """The keyword arguments ``fn`` accepts (retrievers differ in their optional knobs)."""
-    params = inspect.signature(fn).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return kwargs
-    return {k: v for k, v in kwargs.items() if k in params}
-
-
-async def _call(fn: Callable, *args: object, **kwargs: object):
-    if inspect.iscoroutinefunction(fn):
-        return await fn(*args, **kwargs)
-    return await asyncio.to_thread(fn, *args, **kwargs)

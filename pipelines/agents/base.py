@@ -136,6 +136,10 @@ class SqlGenerator:
                     )
                 )
         if not candidates and failures:
+            # A request that failed outright says more than samples that held no SQL.
+            calls_failed = [f for f in failures if not isinstance(f, InvalidModelOutput)]
+            if calls_failed:
+                raise calls_failed[0]
             raise AgentOutputError(f"{self.agent_name}: no usable sample ({failures[0]})") from failures[0]
         return candidates
 

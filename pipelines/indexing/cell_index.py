@@ -82,40 +82,12 @@ class CellRetriever:
         threshold: float | None = None,
     ) -> list[CellHit]:
         """The ``k`` best cell values for ``query``; raises ``IndexNotBuilt`` for an unknown db."""
-        if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+        _check(k, mode)
         table = self._table(db_id)
         if table is None or not query.strip():
             return []
-        if mode == "bm25":
-            rows = table.search(query, query_type="fts").select(RESULT_COLUMNS + ["_score"]).limit(k).to_list()
-            hits = [(row, row["_score"]) for row in rows]
-            return [self._hit(row, score, mode) for row, score in hits if threshold is None or score >= threshold]
-        vector = embed([query])[0]
-        if mode == "vector":
-            rows = table.search(vector).distance_type("cosine").select(RESULT_COLUMNS + ["_distance"]).limit(k).to_list()
-            hits = [(row, 1.0 - row["_distance"]) for row in rows]
-            return [self._hit(row, score, mode) for row, score in hits if threshold is None or score >= threshold]
-        if mode != "hybrid":
-            raise ValueError(f"mode must be vector, bm25 or hybrid, got {mode!r}")
-        rows = (
-            table.search(query_type="hybrid")
-            .vector(vector)
-            .text(query)
-            .distance_type("cosine")
-            .rerank(RRFReranker(return_score="all"))
-            .select(RESULT_COLUMNS)
-            .limit(k * OVERFETCH)
-            .to_list()
-        )
-        scored = []
-        for row in rows:
-            cosine = float(np.dot(vector, np.asarray(row["vector"], dtype=np.float32)))
-            lexical = row.get("_score") is not None
-            if threshold is None or lexical or cosine >= threshold:
-                scored.append((row["_relevance_score"], cosine, row))
-        scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
-        return [self._hit(row, relevance, mode) for relevance, _, row in scored[:k]]
+        vector = None if mode == "bm25" else embed([query])[0]
+        return _search(table, query, vector, k, mode, threshold)
 
     def search_many(
         self,
@@ -125,15 +97,59 @@ class CellRetriever:
         mode: Mode = "hybrid",
         threshold: float | None = None,
     ) -> list[CellHit]:
-        """Search each query and keep the ``k`` best distinct values overall (best score wins)."""
+        """Search each query (embedded in one batch) and keep the ``k`` best distinct values.
+
+        A value found by several queries keeps its best score.
+        """
+        _check(k, mode)
+        table = self._table(db_id)
+        queries = [q for q in dict.fromkeys(queries) if q.strip()]
+        if table is None or not queries:
+            return []
+        vectors = [None] * len(queries) if mode == "bm25" else list(embed(queries))
         best: dict[tuple[str, str, str], CellHit] = {}
-        for query in dict.fromkeys(queries):
-            for hit in self.search(db_id, query, k=k, mode=mode, threshold=threshold):
+        for query, vector in zip(queries, vectors):
+            for hit in _search(table, query, vector, k, mode, threshold):
                 key = (hit.table, hit.column, hit.value)
                 if key not in best or hit.score > best[key].score:
                     best[key] = hit
         return sorted(best.values(), key=lambda h: h.score, reverse=True)[:k]
 
-    @staticmethod
-    def _hit(row: dict, score: float, mode: Mode) -> CellHit:
-        return CellHit(table=row["table"], column=row["column"], value=row["value"], score=float(score), source=mode)
+
+def _check(k: int, mode: str) -> None:
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if mode not in ("vector", "bm25", "hybrid"):
+        raise ValueError(f"mode must be vector, bm25 or hybrid, got {mode!r}")
+
+
+def _hit(row: dict, score: float, mode: Mode) -> CellHit:
+    return CellHit(table=row["table"], column=row["column"], value=row["value"], score=float(score), source=mode)
+
+
+def _search(table, query: str, vector: np.ndarray | None, k: int, mode: Mode, threshold: float | None) -> list[CellHit]:
+    if mode == "bm25":
+        rows = table.search(query, query_type="fts").select(RESULT_COLUMNS + ["_score"]).limit(k).to_list()
+        return [_hit(row, row["_score"], mode) for row in rows if threshold is None or row["_score"] >= threshold]
+    if mode == "vector":
+        rows = table.search(vector).distance_type("cosine").select(RESULT_COLUMNS + ["_distance"]).limit(k).to_list()
+        hits = [_hit(row, 1.0 - row["_distance"], mode) for row in rows]
+        return [h for h in hits if threshold is None or h.score >= threshold]
+    rows = (
+        table.search(query_type="hybrid")
+        .vector(vector)
+        .text(query)
+        .distance_type("cosine")
+        .rerank(RRFReranker(return_score="all"))
+        .select(RESULT_COLUMNS)
+        .limit(k * OVERFETCH)
+        .to_list()
+    )
+    scored = []
+    for row in rows:
+        cosine = float(np.dot(vector, np.asarray(row["vector"], dtype=np.float32)))
+        lexical = row.get("_score") is not None
+        if threshold is None or lexical or cosine >= threshold:
+            scored.append((row["_relevance_score"], cosine, row))
+    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [_hit(row, relevance, mode) for relevance, _, row in scored[:k]]

@@ -396,3 +396,12 @@ async def test_trace_is_written_and_a_failing_sink_warns_once(tiny_db, sandbox, 
     chat = [e for e in traces[0].events if e.attributes.get("gen_ai.operation.name") == "chat"]
     assert chat and all("gen_ai.usage.input_tokens" in e.attributes for e in chat)
     assert {e.surface for e in traces[0].events} == {"cognitive", "operational"}
+
+
+async def test_unusable_replies_are_noted_but_do_not_degrade(tiny_db, sandbox, scripted):
+    client = scripted(base_script(**{"icl/direct": lambda r: sql_reply(BROKEN), "fixer": lambda r: "I would rewrite it.",
+                                     "icl/cot": lambda r: "no idea"}))
+    prediction, trace = await pipeline(client, sandbox).answer_with_trace(task(tiny_db))
+    assert {"fixer_unusable", "generator_unusable"} <= set(labels(trace))
+    assert not prediction.degraded and prediction.sql == RIGHT
+    assert trace.fixes[0].sql_after is None and not trace.fixes[0].succeeded

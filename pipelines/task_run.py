@@ -1,0 +1,56 @@
+"""The mutable state of one question while the orchestrator works on it.
+
+    TaskRun(task, recorder, runtime, scaling) ── pool of executed candidates, critiques by bucket,
+                                                 accumulated lessons, rendered schema views
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from models.errors import InvalidModelOutput
+from pipelines.agents.errors import AgentOutputError
+from pipelines.agents.render import clip
+from pipelines.agents.runtime import AgentRuntime
+from pipelines.agents.types import Context, Critique, LessonsBlock
+from pipelines.contracts import CandidateSQL, ScalingConfig, Task
+from pipelines.trace import TraceRecorder
+
+
+@dataclass
+class TaskRun:
+    task: Task
+    recorder: TraceRecorder
+    runtime: AgentRuntime
+    scaling: ScalingConfig
+    light: str = ""  # the light schema view as prompts see it
+    ddl: str = ""  # the DDL view
+    context: Context = Context()
+    pool: list[CandidateSQL] = field(default_factory=list)  # every executed candidate
+    critiques: dict[str, Critique] = field(default_factory=dict)  # by bucket hash
+    lessons: LessonsBlock = LessonsBlock()
+
+    def add(self, candidates: Sequence[CandidateSQL]) -> None:
+        self.pool += candidates
+        self.recorder.candidates += candidates
+
+    async def execute_all(self, candidates: Sequence[CandidateSQL], agent: str = "sandbox") -> list[CandidateSQL]:
+        """The candidates with their execution results (all at once; not added to the pool)."""
+        results = await asyncio.gather(*(self.runtime.execute(c.sql, self.task.db, agent=agent) for c in candidates))
+        return [c.model_copy(update={"exec_result": r}) for c, r in zip(candidates, results)]
+
+
+def describe(exc: BaseException) -> str:
+    return clip(f"{type(exc).__name__}: {exc}", 200)
+
+
+def record_failure(run: TaskRun, step: str, stage: str, exc: BaseException, **features: str) -> None:
+    """A step raised. A reply the model got wrong (no SQL, bad JSON) is noted as ``<step>_unusable``;
+    anything else (model down, timeout, context too long, a bug) degrades the task: ``<step>_failed``.
+    The fallback is the same either way; only the second counts in ``degraded_rate``."""
+    if isinstance(exc, (InvalidModelOutput, AgentOutputError)):
+        run.recorder.decide(f"{step}_unusable", stage, error=describe(exc), **features)
+    else:
+        run.recorder.decide(f"{step}_failed", stage, degradation=True, error=describe(exc), **features)

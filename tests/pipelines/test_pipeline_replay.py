@@ -1,0 +1,121 @@
+"""The pipelines end to end on a real SQLite database and the real sandbox, with the 0.5B model's
+recorded replies (replay backend) and injected faults; plus one live run with the real 0.5B.
+
+Re-record after changing a prompt: ``make cassettes`` (SCALE_ANALYTICS_RECORD=1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import models
+from models.backends.replay import record_mode_from_env
+from models.errors import ModelUnavailable
+from models.types import ChatMessage, ChatRequest
+from models.registry import get_spec
+from models.store import ModelStore
+from pipelines.config import load_config
+from pipelines.contracts import Task
+from pipelines.factory import build_pipeline
+from pipelines.orchestrator import Orchestrator, call_allowance, synthesis_jobs
+from pipelines.sandbox import Sandbox
+from pipelines.settings import PipelineSettings, scaling_from_config
+
+CASSETTE = Path(__file__).resolve().parents[1] / "cassettes" / "pipelines" / "orchestrator.jsonl"
+QUESTION = "How many singers are from France?"
+
+
+@pytest.fixture(scope="module")
+def replay():
+    if not CASSETTE.exists() and not record_mode_from_env():
+        pytest.skip(f"no cassette at {CASSETTE}: record it with `make cassettes`")
+    CASSETTE.parent.mkdir(parents=True, exist_ok=True)
+    client = models.replay_client(CASSETTE)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def real_sandbox():
+    with Sandbox(timeout_s=10, row_cap=1000) as sandbox:
+        yield sandbox
+
+
+class Faulty:
+    """Fails every request whose system prompt starts with ``prefix``; passes the rest through."""
+
+    def __init__(self, inner, prefix: str) -> None:
+        self.inner, self.prefix = inner, prefix
+
+    async def chat(self, request, *, role, budget=None):
+        if request.messages[0].content.startswith(self.prefix):
+            raise ModelUnavailable(f"injected fault for {self.prefix!r}")
+        return await self.inner.chat(request, role=role, budget=budget)
+
+
+def cpu_cfg(tmp_path, *extra):
+    return load_config(["scaling=cpu_small", "pipeline=cpu_small", "model=replay",
+                        f"pipeline.trace.directory={tmp_path}", "pipeline.trace.mlflow=false", *extra])
+
+
+async def test_full_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_path):
+    cfg = cpu_cfg(tmp_path)
+    pipeline = build_pipeline(cfg, client=replay, sandbox=real_sandbox)
+    assert isinstance(pipeline, Orchestrator)
+    prediction, trace = await pipeline.answer_with_trace(Task(task_id="r1", question=QUESTION, db=tiny_db))
+    scaling = scaling_from_config(cfg.scaling)
+    settings = PipelineSettings.from_config(cfg.pipeline)
+    assert prediction.error is None and prediction.sql
+    assert prediction.exec_result is not None and prediction.exec_result.ok
+    assert len([c for c in prediction.candidates if c.lineage == ("gen",)]) <= 4
+    allowed = call_allowance(scaling, first_wave=len(synthesis_jobs(scaling)),
+                             max_finalists=settings.tournament.max_finalists)
+    assert 1 <= prediction.usage.calls <= allowed
+    chat = [e for e in trace.events if e.attributes.get("gen_ai.operation.name") == "chat"]
+    assert len(chat) == prediction.usage.calls
+    assert all(e.attributes["gen_ai.response.model"] == "qwen2.5-coder-0.5b" for e in chat)
+    assert {e.surface for e in trace.events} >= {"cognitive", "operational"}
+
+
+@pytest.mark.parametrize(
+    ("prefix", "label"),
+    [("You extract", "extractor_failed"), ("You think step by step", "generator_failed"),
+     ("You review", "critic_failed")],
+)
+async def test_injected_faults_degrade_with_replayed_model(tiny_db, replay, real_sandbox, tmp_path, prefix, label):
+    pipeline = build_pipeline(cpu_cfg(tmp_path), client=Faulty(replay, prefix), sandbox=real_sandbox)
+    prediction = await pipeline.answer(Task(task_id="r2", question=QUESTION, db=tiny_db))
+    assert label in prediction.degradation_reasons and prediction.degraded
+    assert prediction.error is None and prediction.sql
+
+
+async def test_single_pass_replayed(tiny_db, replay, real_sandbox, tmp_path):
+    cfg = load_config(["scaling=single_pass", "model=replay", f"pipeline.trace.directory={tmp_path}",
+                       "pipeline.trace.mlflow=false"])
+    pipeline = build_pipeline(cfg, client=replay, sandbox=real_sandbox)
+    prediction = await pipeline.answer(Task(task_id="r3", question=QUESTION, db=tiny_db))
+    assert prediction.error is None and prediction.usage.calls == 1 and len(prediction.candidates) == 1
+
+
+@pytest.mark.real_model
+async def test_full_pipeline_with_the_real_05b_model(tiny_db, real_sandbox, tmp_path):
+    cfg = load_config(["scaling=cpu_small", "pipeline=cpu_small", "model=qwen2.5-coder-0.5b",
+                       "model.slots.default.ctx_per_slot=4096", "scaling.global_timeout_s=900",
+                       f"pipeline.trace.directory={tmp_path}",
+                       "pipeline.trace.mlflow=false"])
+    if not ModelStore(cfg.paths.models).is_verified(get_spec("qwen2.5-coder-0.5b")):
+        pytest.skip("the 0.5B model is not pulled: scale-analytics models pull qwen2.5-coder-0.5b")
+    client = models.build_client(cfg.model)
+    try:
+        # Start the server outside the task's clock: the global timeout is for answering.
+        await client.chat(ChatRequest(messages=(ChatMessage(role="user", content="SELECT 1"),), max_tokens=1),
+                          role="validator")
+        pipeline = build_pipeline(cfg, client=client, sandbox=real_sandbox)
+        prediction, trace = await pipeline.answer_with_trace(Task(task_id="live", question=QUESTION, db=tiny_db))
+    finally:
+        await client.aclose()
+    assert prediction.error is None and prediction.candidates
+    assert trace.usage.calls >= 5  # extractor + 4 generators at least
+    assert not {"budget_exceeded", "global_timeout"} & set(prediction.degradation_reasons)
