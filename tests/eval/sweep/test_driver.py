@@ -1,3 +1,9 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import polars as pl
 import pytest
 import ray
@@ -35,22 +41,21 @@ async def in_process(tasks, pipeline, fakes) -> pl.DataFrame:
     return pl.from_arrow(records_to_table([QuestionRecord.model_validate_json(r) for r in out["record"]]))
 
 
-def test_sweep_answers_every_question_once_in_benchmark_order(local_ray, tmp_path, clinic_db, fakes):
+def test_sweep_answers_every_question_once_in_order_and_times_out_hung_ones(local_ray, tmp_path, clinic_db, fakes):
     tasks = fakes.make_tasks(clinic_db, 12)
-    result, store = sweep(tmp_path, "run", tasks, fakes.ScriptedPipeline(), fakes)
+    config = CONFIG.model_copy(update={"question_timeout_s": 1.5})
+    result, store = sweep(tmp_path, "run", tasks, fakes.ScriptedPipeline(hang="fake:5"), fakes, config=config)
     frame = store.compact()
     assert (result.total, result.answered, result.resumed) == (12, 12, 0)
     assert frame.get_column("task_id").to_list() == [t.task_id for t in tasks]
+    assert frame.get_column("degraded").to_list() == [i == 5 for i in range(12)]
     assert frame.get_column("ex_bird").to_list() == [i % 2 == 0 for i in range(12)]
     assert set(frame.get_column("node_id")) == {ray.get_runtime_context().get_node_id()}
     again, _ = sweep(tmp_path, "run", tasks, fakes.ScriptedPipeline(), fakes)
     assert (again.answered, again.resumed) == (0, 12)
 
 
-async def test_interrupted_sweep_resumes_to_the_in_process_predictions(local_ray, tmp_path, clinic_db, fakes):
-    tasks = fakes.make_tasks(clinic_db, 12)
-    reference = await in_process(tasks, fakes.ScriptedPipeline(), fakes)
-
+def test_ctrl_c_keeps_every_finished_question(local_ray, tmp_path, clinic_db, fakes):
     seen = []
 
     def interrupt(record):
@@ -59,14 +64,10 @@ async def test_interrupted_sweep_resumes_to_the_in_process_predictions(local_ray
             raise KeyboardInterrupt
 
     with pytest.raises(SweepInterrupted, match="rerun") as info:
-        sweep(tmp_path, "resumed", tasks, fakes.ScriptedPipeline(), fakes, on_record=interrupt)
+        sweep(tmp_path, "run", fakes.make_tasks(clinic_db, 12), fakes.ScriptedPipeline(), fakes, on_record=interrupt)
     assert info.value.done == 5
-    store = RunStore.open(tmp_path / "resumed", identity={"config_hash": "x"})
-    assert store.finished_ids() == set(seen)  # everything seen was flushed, nothing else
-
-    result, store = sweep(tmp_path, "resumed", tasks, fakes.ScriptedPipeline(), fakes)
-    assert (result.resumed, result.answered) == (5, 7)
-    assert store.compact().select(COMPARED).equals(reference.select(COMPARED))
+    store = RunStore.open(tmp_path / "run", identity={"config_hash": "x"})
+    assert store.finished_ids() == set(seen)  # buffered rows were flushed on the way out
 
 
 def test_a_crashed_worker_is_restarted_and_its_question_retried(local_ray, tmp_path, clinic_db, fakes):
@@ -80,9 +81,43 @@ def test_a_crashed_worker_is_restarted_and_its_question_retried(local_ray, tmp_p
     assert frame.filter(frame["task_id"] == "fake:3").get_column("ex_bird").to_list() == [False]
 
 
-def test_hung_questions_time_out_as_degraded_without_stalling(local_ray, tmp_path, clinic_db, fakes):
-    tasks = fakes.make_tasks(clinic_db, 4)
-    config = CONFIG.model_copy(update={"question_timeout_s": 1.0})
-    result, store = sweep(tmp_path, "run", tasks, fakes.ScriptedPipeline(hang="fake:2"), fakes, config=config)
-    frame = store.compact()
-    assert frame.get_column("degraded").to_list() == [False, False, True, False]
+CHILD_SWEEP = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("sweep_fakes", sys.argv[1])
+fakes = importlib.util.module_from_spec(spec)
+sys.modules["sweep_fakes"] = fakes
+spec.loader.exec_module(fakes)
+from pipelines.contracts import DatabaseRef
+from eval.sweep.config import SweepConfig
+from eval.sweep.driver import run_sweep
+from eval.sweep.session import ray_session
+from eval.sweep.store import RunStore
+config = SweepConfig(workers=1, in_flight=1, flush_every=1, progress=False, ves_iterations=1)
+tasks = fakes.make_tasks(DatabaseRef(db_id="clinic", path=sys.argv[3]), 12)
+with ray_session(config.ray):
+    run_sweep(tasks, store=RunStore.open(sys.argv[2], identity={"config_hash": "x"}),
+              factory=fakes.ScriptedPipeline(delay_s=0.5), sandbox=fakes.SqliteExecutor(), config=config)
+"""
+
+
+async def test_a_sweep_killed_with_sigkill_resumes_without_loss_or_duplicates(local_ray, tmp_path, clinic_db, fakes):
+    run_dir = tmp_path / "killed"
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD_SWEEP, fakes.__file__, str(run_dir), clinic_db.path],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while len(list((run_dir / "parts").glob("part-*.parquet"))) < 3:
+        assert child.poll() is None and time.monotonic() < deadline, "the child sweep never got going"
+        time.sleep(0.2)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+
+    store = RunStore.open(run_dir, identity={"config_hash": "x"})
+    done = store.finished_ids()
+    assert 3 <= len(done) < 12
+    tasks = fakes.make_tasks(clinic_db, 12)
+    result, store = sweep(tmp_path, "killed", tasks, fakes.ScriptedPipeline(), fakes)
+    assert (result.resumed, result.answered) == (len(done), 12 - len(done))
+    reference = await in_process(tasks, fakes.ScriptedPipeline(), fakes)
+    assert store.compact().select(COMPARED).equals(reference.select(COMPARED))
