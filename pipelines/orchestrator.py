@@ -49,7 +49,7 @@ from pipelines.refinement import UNFIXABLE_ERRORS, Refiner, lessons_from, merge_
 from pipelines.router import DifficultyRouter
 from pipelines.schema import introspect, render_ddl, render_light
 from pipelines.settings import PipelineSettings
-from pipelines.task_run import TaskRun, record_failure
+from pipelines.task_run import TaskRun, gather_all, record_failure
 from pipelines.trace import ReasoningTrace, RouteRecord, SafeSink, TraceRecorder, TraceSink, location, safe_sinks
 from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
 from pipelines.understanding import Understander
@@ -296,7 +296,7 @@ class Orchestrator:
         temps: dict[str, list[float]] = {}
         for job in jobs:
             temps.setdefault(job.family, []).append(job.temperature)
-        batches = await asyncio.gather(*(self._generate(run, f, t, lineage) for f, t in temps.items()))
+        batches = await gather_all(*(self._generate(run, f, t, lineage) for f, t in temps.items()))
         executed = await run.execute_all([c for batch in batches for c in batch])
         run.add(executed)
         return executed

@@ -32,7 +32,7 @@ from pipelines.agents.types import (
     family_of,
 )
 from pipelines.contracts import CandidateSQL
-from pipelines.task_run import TaskRun, record_failure
+from pipelines.task_run import TaskRun, gather_all, record_failure
 
 UNFIXABLE_ERRORS = {"database_unavailable"}
 
@@ -65,7 +65,7 @@ class Refiner:
                     out += [fixed] + [fixed.model_copy(update={"producer": c.producer}) for c in group[1:]]
             return out
 
-        fixed = await asyncio.gather(*(fix_family(g) for g in by_family.values()))
+        fixed = await gather_all(*(fix_family(g) for g in by_family.values()))
         run.add([c for batch in fixed for c in batch])
 
     async def _fix_one(self, run: TaskRun, candidate: CandidateSQL, max_passes: int) -> CandidateSQL | None:

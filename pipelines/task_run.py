@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from models.errors import InvalidModelOutput
 from pipelines.agents.errors import AgentOutputError
@@ -17,6 +18,8 @@ from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Context, Critique, LessonsBlock
 from pipelines.contracts import CandidateSQL, ScalingConfig, Task
 from pipelines.trace import TraceRecorder
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -40,6 +43,17 @@ class TaskRun:
         """The candidates with their execution results (all at once; not added to the pool)."""
         results = await asyncio.gather(*(self.runtime.execute(c.sql, self.task.db, agent=agent) for c in candidates))
         return [c.model_copy(update={"exec_result": r}) for c, r in zip(candidates, results)]
+
+
+async def gather_all(*aws: Awaitable[T]) -> list[T]:
+    """Like ``asyncio.gather``, but the first error cancels the siblings (no orphaned LLM calls
+    after the budget ran out) and is raised as itself, not as an ExceptionGroup."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(aw) for aw in aws]
+    except BaseExceptionGroup as errors:
+        raise errors.exceptions[0] from None
+    return [t.result() for t in tasks]
 
 
 def describe(exc: BaseException) -> str:

@@ -405,3 +405,36 @@ async def test_unusable_replies_are_noted_but_do_not_degrade(tiny_db, sandbox, s
     assert {"fixer_unusable", "generator_unusable"} <= set(labels(trace))
     assert not prediction.degraded and prediction.sql == RIGHT
     assert trace.fixes[0].sql_after is None and not trace.fixes[0].succeeded
+
+
+async def test_refinement_passes_stop_at_their_cap(tiny_db, sandbox, scripted):
+    counter = iter(range(1, 1000))
+    client = scripted(base_script(critic=lambda r: critique("edit", 2, "other"),
+                                  revisor=lambda r: sql_reply(f"SELECT {next(counter)}")))
+    scaling = SMALL.model_copy(update={"refinement_max_passes": 2, "resynth_max_passes": 0})
+    prediction, trace = await pipeline(client, sandbox, scaling).answer_with_trace(task(tiny_db))
+    passes = {x for c in prediction.candidates for x in c.lineage if x.startswith("revise")}
+    assert passes == {"revise:1", "revise:2"}
+    assert client.calls["critic"] == 2 and client.calls["revisor"] == 2  # one bucket, then its revision
+    assert list(dict.fromkeys(b.stage for b in trace.buckets)) == ["refine:1", "refine:2", "final"]
+
+
+async def test_budget_exhaustion_cancels_sibling_calls(tiny_db, sandbox, scripted):
+    started, finished = [], []
+
+    class SlowSiblings:
+        inner = scripted(base_script())
+
+        async def chat(self, request, *, role="generator", budget=None):
+            if request.messages[0].content.startswith("You reason"):
+                raise BudgetExceeded("spent")
+            if role == "generator":
+                started.append(1)
+                await asyncio.sleep(0.5)
+                finished.append(1)
+            return await self.inner.chat(request, role=role, budget=budget)
+
+    prediction = await pipeline(SlowSiblings(), sandbox).answer(task(tiny_db))
+    await asyncio.sleep(0.7)
+    assert prediction.degradation_reasons == ("budget_exceeded",) and prediction.error
+    assert started and not finished  # the other generators were cancelled, not left running

@@ -56,7 +56,8 @@ class Faulty:
 
 
 def cpu_cfg(tmp_path, *extra):
-    return load_config(["scaling=cpu_small", "pipeline=cpu_small", "model=replay",
+    # A generous timeout: recording runs the real model, whose server starts inside the first task.
+    return load_config(["scaling=cpu_small", "pipeline=cpu_small", "model=replay", "scaling.global_timeout_s=1800",
                         f"pipeline.trace.directory={tmp_path}", "pipeline.trace.mlflow=false", *extra])
 
 
