@@ -18,6 +18,7 @@ than k candidates contributes pass@n (all its samples), one with none contribute
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -129,6 +130,11 @@ def _spend(frame: pl.DataFrame, correct: int) -> dict[str, float]:
 # --- plots and the per-run report -------------------------------------------------------------
 
 
+def _title(ax: plt.Axes, text: str) -> None:
+    """Run labels can be long override lists: wrap them instead of running off the figure."""
+    ax.set_title("\n".join(textwrap.wrap(text, 60)), fontsize=9)
+
+
 def _save(fig: plt.Figure, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -147,7 +153,7 @@ def plot_ex_by_difficulty(table: pl.DataFrame, path: Path, title: str) -> Path:
     ax.set_xticks(range(len(labels)), [f"{d}\n(n={n})" for d, n in zip(labels, table.get_column("questions"))])
     ax.set_ylim(0, 1.1)
     ax.set_ylabel("execution accuracy")
-    ax.set_title(title)
+    _title(ax, title)
     ax.legend(loc="upper right", fontsize=8)
     return _save(fig, path)
 
@@ -160,7 +166,7 @@ def plot_pass_at_k(curves: dict[str, dict[int, float]], path: Path, title: str) 
     ax.set_xlabel("k (samples drawn from the candidate pool)")
     ax.set_ylabel("pass@k")
     ax.set_ylim(0, 1.05)
-    ax.set_title(title if plotted else f"{title} (no candidate pools)")
+    _title(ax, title if plotted else f"{title} (no candidate pools)")
     if plotted:
         ax.legend(fontsize=8)
     return _save(fig, path)
@@ -178,7 +184,7 @@ def plot_cost_vs_accuracy(points: pl.DataFrame, path: Path, title: str) -> Path:
         ax.annotate(row["label"], (row[x_name], row["ex_bird"]), fontsize=8, xytext=(4, 4), textcoords="offset points")
     ax.set_xlabel("USD per question" if use_cost else "tokens per question")
     ax.set_ylabel("EX (BIRD semantics)")
-    ax.set_title(title)
+    _title(ax, title)
     ax.grid(alpha=0.3)
     return _save(fig, path)
 

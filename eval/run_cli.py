@@ -81,6 +81,7 @@ def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
             f"{m.get('tokens_per_question', 0):.0f} tokens/question, {m.get('calls_per_question', 0):.1f} calls/question, "
             f"degraded {m.get('degraded_rate', 0):.1%}"
             + (f", pass@{largest_k} {m[f'pass_at_{largest_k}']:.3f}" if largest_k else "")
+            + (f", {m['questions_per_minute']:.1f} questions/min this session" if "questions_per_minute" in m else "")
         )
         console.print(f"  run dir {o.run_dir}\n  report  {o.report}")
         console.print(f"  MLflow  {o.tracked.tracking_uri}  run {o.tracked.run_id}  artifacts {o.tracked.artifact_uri}")
