@@ -7,8 +7,9 @@ hosted providers. ``flavor`` selects the few request fields that differ between 
                      "response_format": json_schema | grammar field of the flavor}
                ──► httpx POST ──► choices[i].message.content, finish_reason, usage ──► ChatResponse
 
-When a server returns fewer choices than ``n`` (it ignores ``n``), the missing samples are
-requested one by one, concurrently, with distinct seeds. llama.cpp's server does honour ``n``
+A request for more than ``max_n`` samples (llama.cpp's limit is its slot count) is split into
+several. When a server returns fewer choices than asked (it ignores ``n``), the missing samples
+are requested one by one, concurrently, with distinct seeds. llama.cpp's server does honour ``n``
 (its child slots share the prompt's KV cache) but reports the completion tokens of the first
 choice only; for that flavor the other choices are counted with its ``/tokenize`` endpoint.
 
@@ -58,6 +59,7 @@ class OpenAICompatConfig(Frozen):
     api_key_env: str | None = None  # name of the environment variable holding the API key
     flavor: Flavor = "openai"
     max_connections: int = Field(default=64, ge=1)
+    max_n: int | None = Field(default=None, ge=1)  # most samples one request may ask for
     connect_timeout_s: float = Field(default=5.0, gt=0)
 
 
@@ -132,14 +134,19 @@ class OpenAICompatBackend:
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         start = time.perf_counter()
-        bodies = [await self._post(self.payload(request, n=request.n, seed=request.seed), request)]
-        missing = request.n - len(bodies[0].get("choices") or ())
+        step = self.config.max_n or request.n
+        sizes = [min(step, request.n - i) for i in range(0, request.n, step)]
+        seeds = [None if request.seed is None else request.seed + i * step for i in range(len(sizes))]
+        # The first request alone, so the others find its prompt in the server's cache.
+        bodies = [await self._post(self.payload(request, n=sizes[0], seed=seeds[0]), request)]
+        bodies += await asyncio.gather(
+            *(self._post(self.payload(request, n=n, seed=seed), request) for n, seed in zip(sizes[1:], seeds[1:]))
+        )
+        missing = request.n - sum(len(b.get("choices") or ()) for b in bodies)
         if missing > 0:
             log.debug("%s returned %d of %d choices; fanning out", self._url, request.n - missing, request.n)
-            seeds = [None if request.seed is None else request.seed + 1 + i for i in range(missing)]
-            bodies += await asyncio.gather(
-                *(self._post(self.payload(request, n=1, seed=s), request) for s in seeds)
-            )
+            extra = [None if request.seed is None else request.seed + request.n + i for i in range(missing)]
+            bodies += await asyncio.gather(*(self._post(self.payload(request, n=1, seed=s), request) for s in extra))
         if self.config.flavor == "llama.cpp":
             await asyncio.gather(*(self._recount_completion_tokens(b) for b in bodies if len(b.get("choices") or ()) > 1))
         return _to_response(bodies, model=self.model, latency_s=time.perf_counter() - start)

@@ -30,6 +30,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--n-parallel", type=int, default=4)
     parser.add_argument("--ctx-per-slot", type=int, default=8192)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--poll", type=int, default=0)
     parser.add_argument("--n-batch", type=int, default=512)
     return parser.parse_args(argv)
 
@@ -52,9 +53,11 @@ def _run_xllamacpp(args: argparse.Namespace, stop: threading.Event) -> None:
     params.n_batch = args.n_batch
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
+    params.cpuparams.poll = args.poll
+    params.cpuparams_batch.poll = args.poll
     params.hostnames = ["127.0.0.1"]
     params.port = args.port
-    params.verbosity = 1
+    params.verbosity = int(os.environ.get("SCALE_ANALYTICS_LLAMA_VERBOSITY", "1"))
     server = xlc.Server(params)
     stop.wait()
     del server

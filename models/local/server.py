@@ -11,6 +11,7 @@ when the last user releases it (or at exit), so tests and CLI runs share a model
 from __future__ import annotations
 
 import atexit
+import os
 import socket
 import subprocess
 import sys
@@ -34,6 +35,9 @@ class LocalServerConfig(Frozen):
     n_parallel: int = Field(default=4, ge=1)  # slots decoded together (continuous batching)
     ctx_per_slot: int = Field(default=8192, ge=256)
     threads: int = Field(default=2, ge=1)
+    # llama.cpp worker threads busy-poll this much (0-100) between graph steps before sleeping.
+    # Polling wins on an idle machine and collapses when cores are shared (docs/models.md).
+    poll: int = Field(default=0, ge=0, le=100)
     n_batch: int = Field(default=512, ge=32)
     startup_timeout_s: float = Field(default=180.0, gt=0)
 
@@ -72,9 +76,14 @@ class LocalServer:
         cmd = [sys.executable, "-m", "models.local.serve", "--runtime", cfg.runtime,
                "--model", str(self.model_path), "--alias", self.alias, "--port", str(self.port),
                "--n-parallel", str(cfg.n_parallel), "--ctx-per-slot", str(cfg.ctx_per_slot),
-               "--threads", str(cfg.threads), "--n-batch", str(cfg.n_batch)]
+               "--threads", str(cfg.threads), "--poll", str(cfg.poll), "--n-batch", str(cfg.n_batch)]
+        # Both runtimes use OpenMP; its spinning idle threads starve each other (and everyone
+        # else) when cores are shared, so wait passively unless the caller chose otherwise.
+        env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
         with self.log_path.open("ab") as log:
-            self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            self._proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+            )
         self._wait_ready()
         return self.base_url
 

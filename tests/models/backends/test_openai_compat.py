@@ -111,7 +111,14 @@ async def test_fans_out_when_the_server_ignores_n(scripted) -> None:
     assert resp.usage.prompt_tokens == 60
     # follow-up requests ask for one sample each, with distinct seeds
     assert [r["n"] for r in server.received] == [3, 1, 1]
-    assert sorted(r["seed"] for r in server.received) == [10, 11, 12]
+    assert sorted(r["seed"] for r in server.received) == [10, 13, 14]
+
+
+async def test_requests_above_max_n_are_split(scripted) -> None:
+    server = scripted((200, _completion("A", "B", "C"), 0), (200, _completion("D", "E"), 0))
+    resp = await _backend(server.url, max_n=3).chat(_req(n=5, temperature=0.8, seed=100))
+    assert resp.texts == ("A", "B", "C", "D", "E")
+    assert [(r["n"], r["seed"]) for r in server.received] == [(3, 100), (2, 103)]
 
 
 async def test_llama_cpp_multi_choice_usage_is_recounted(scripted) -> None:
