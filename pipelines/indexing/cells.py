@@ -20,6 +20,12 @@ Value rules (a value is dropped, and counted under its reason):
     email           looks like ``user@host.tld``
     uuid            looks like a UUID
     too long        over ``max_value_chars`` characters (also filtered in the query)
+    date or time    an ISO date / timestamp (when ``skip_dates_and_numbers``)
+    number-like     digits and separators only: 1992, 216-201-3124, 45263 (same setting)
+
+Dates and number-like strings are left out by default: a question states them verbatim, so
+looking them up adds nothing, and they would crowd out the words (in the demo database 80%
+of distinct text values are dates, phone numbers and zip codes).
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ ID_LIKE = re.compile(r"(?:^|[_\s-])id$|^id[_\s-]|^u?uid$|^guid$", re.IGNORECASE)
 ID_LIKE_CAMEL = re.compile(r"[a-z]I[dD]$")  # case-sensitive: customerId, not "paid"
 EMAIL_NAME = re.compile(r"e[_-]?mail", re.IGNORECASE)
 EMAIL_VALUE = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
+DATE_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$")
+NUMBER_LIKE = re.compile(r"^[\d\s().,+\-/:]*\d[\d\s().,+\-/:]*$")
 UUID_VALUE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 
 
@@ -56,6 +64,8 @@ VALUE_RULES: tuple[tuple[str, Callable[[str, CellSettings], bool]], ...] = (
     ("too long", lambda v, s: len(v) > s.max_value_chars),
     ("email", lambda v, s: bool(EMAIL_VALUE.match(v))),
     ("uuid", lambda v, s: bool(UUID_VALUE.match(v))),
+    ("date or time", lambda v, s: s.skip_dates_and_numbers and bool(DATE_VALUE.match(v))),
+    ("number-like", lambda v, s: s.skip_dates_and_numbers and bool(NUMBER_LIKE.match(v))),
 )
 
 

@@ -22,6 +22,7 @@ class CellSettings(Frozen):
     max_values_per_column: int = Field(default=1000, ge=1)  # most frequent values kept
     max_value_chars: int = Field(default=256, ge=1)
     skip_primary_keys: bool = True
+    skip_dates_and_numbers: bool = True
 
 
 class ExampleSettings(Frozen):

@@ -48,10 +48,22 @@ def test_primary_keys_can_be_kept_by_setting():
         ("someone@example.com", "email"),
         ("contact: someone@example.com", None),  # text that mentions an address is still text
         ("123e4567-e89b-12d3-a456-426614174000", "uuid"),
+        ("2024-10-22", "date or time"),
+        ("2024-10-22 13:45:00", "date or time"),
+        ("216-201-3124", "number-like"),
+        ("1992", "number-like"),
+        ("Z00.00", None),
+        ("10 mg", None),
+        ("Route 66", None),
     ],
 )
 def test_value_rules(value, reason):
     assert value_skip_reason(value, CellSettings()) == reason
+
+
+@pytest.mark.parametrize("value", ["2024-10-22", "1992"])
+def test_dates_and_numbers_can_be_kept(value):
+    assert value_skip_reason(value, CellSettings(skip_dates_and_numbers=False)) is None
 
 
 def _extract(db, settings=CellSettings()):
