@@ -43,7 +43,8 @@ from pipelines.contracts import Task
 from pipelines.factory import build_pipeline, build_retrievers
 from pipelines.sandbox import LocalSandboxPool
 
-DEFAULTS = ["benchmark=spider_dev_sub9", "model=qwen2.5-coder-0.5b", "scaling=single_pass"]
+# A generous per-question timeout: a timed-out question would be cheap and distort the rate.
+DEFAULTS = ["benchmark=spider_dev_sub9", "model=qwen2.5-coder-0.5b", "scaling=single_pass", "scaling.global_timeout_s=900"]
 
 
 def ray_mode(cfg, tasks: list[Task], in_flight: int, scratch: Path) -> tuple[float, list[QuestionRecord]]:
@@ -88,7 +89,7 @@ async def in_process_mode(cfg, tasks: list[Task], in_flight: int) -> tuple[float
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=16)
-    parser.add_argument("--in-flight", type=int, default=8)
+    parser.add_argument("--in-flight", type=int, default=4, help="default: the model slot's n_parallel")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. model=qwen2.5-coder-1.5b")
     args = parser.parse_args(argv)
 
@@ -97,7 +98,8 @@ def main(argv: list[str]) -> int:
     console = Console(width=120)
     console.print(
         f"{cfg.benchmark.name} first {len(tasks)} questions · model {cfg.model.name} · scaling "
-        f"single_pass={cfg.scaling.single_pass} · {os.cpu_count()} CPUs · {platform.processor() or platform.machine()}"
+        f"single_pass={cfg.scaling.single_pass} · {os.cpu_count()} CPUs · {platform.processor() or platform.machine()} · "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     modes: dict[str, tuple[float, list[QuestionRecord]]] = {}
     with tempfile.TemporaryDirectory() as scratch, ray_session(SweepConfig.from_cfg(cfg).ray):
@@ -120,6 +122,7 @@ def main(argv: list[str]) -> int:
             str(sum(r.degraded for r in records)),
         )
     console.print(table)
+    console.print(f"load average at the end: {os.getloadavg()[0]:.1f} (other processes share these CPUs)")
     ray_n = modes[f"ray, {args.in_flight} in flight"][0]
     local_n = modes[f"in-process, {args.in_flight} in flight"][0]
     console.print(f"Ray overhead at {args.in_flight} in flight: {ray_n - local_n:+.1f} s ({ray_n / local_n:.2f}x in-process wall time)")
