@@ -59,20 +59,27 @@ def main() -> None:
     tasks = list(benchmark.tasks)
     client = models.build_client(base.model)
     sandbox = Sandbox(timeout_s=30, row_cap=10_000)
+
+    async def measure():
+        from models.types import ChatMessage, ChatRequest
+
+        # Start the model server before any clock runs: the pipelines' timeouts are for answering.
+        await client.chat(ChatRequest(messages=(ChatMessage(role="user", content="SELECT 1"),), max_tokens=1),
+                          role="generator")
+        full = await run_config("pipeline", load_config(common + args.pipeline), tasks, client, sandbox,
+                                args.concurrency)
+        width = max(1, round(statistics.mean(len(p.candidates) for p in full[1])))
+        greedy = await run_config("single-pass greedy", load_config(common + ["scaling=single_pass"]), tasks,
+                                  client, sandbox, args.concurrency)
+        vote = await run_config(f"self-consistency x{width}",
+                                load_config(common + ["scaling=self_consistency", f"scaling.k_icl={width}"]),
+                                tasks, client, sandbox, args.concurrency)
+        await client.aclose()
+        return [greedy, vote, full]
+
     rows = []
     try:
-        full = asyncio.run(run_config("pipeline", load_config(common + args.pipeline), tasks, client, sandbox,
-                                      args.concurrency))
-        width = max(1, round(statistics.mean(len(p.candidates) for p in full[1])))
-        runs = [
-            asyncio.run(run_config("single-pass greedy", load_config(common + ["scaling=single_pass"]), tasks, client,
-                                   sandbox, args.concurrency)),
-            asyncio.run(run_config(f"self-consistency x{width}",
-                                   load_config(common + ["scaling=self_consistency", f"scaling.k_icl={width}"]),
-                                   tasks, client, sandbox, args.concurrency)),
-            full,
-        ]
-        for name, predictions, wall in runs:
+        for name, predictions, wall in asyncio.run(measure()):
             report = score_predictions(benchmark, {p.task_id: p.sql for p in predictions})
             n = len(predictions)
             rows.append((name, report.overall.ex_bird, report.overall.ex_spider,
@@ -82,7 +89,6 @@ def main() -> None:
                          sum(p.degraded for p in predictions) / n))
     finally:
         sandbox.close()
-        client.close()
     print(f"\nSpider dev sub9, first {len(tasks)} questions, model {args.model}, pipeline: {' '.join(args.pipeline)}")
     print(f"{'configuration':<24} {'EX(bird)':>8} {'EX(spider)':>10} {'calls/q':>8} {'tokens/q':>9} "
           f"{'latency/q':>9} {'wall s/q':>8} {'degraded':>8}")

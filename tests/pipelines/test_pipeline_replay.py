@@ -6,6 +6,7 @@ Re-record after changing a prompt: ``make cassettes`` (SCALE_ANALYTICS_RECORD=1)
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -23,16 +24,18 @@ from pipelines.orchestrator import Orchestrator, call_allowance, synthesis_jobs
 from pipelines.sandbox import Sandbox
 from pipelines.settings import PipelineSettings, scaling_from_config
 
-CASSETTE = Path(__file__).resolve().parents[1] / "cassettes" / "pipelines" / "orchestrator.jsonl"
+CASSETTES = Path(__file__).resolve().parents[1] / "cassettes" / "pipelines"
 QUESTION = "How many singers are from France?"
 
 
-@pytest.fixture(scope="module")
-def replay():
-    if not CASSETTE.exists() and not record_mode_from_env():
-        pytest.skip(f"no cassette at {CASSETTE}: record it with `make cassettes`")
-    CASSETTE.parent.mkdir(parents=True, exist_ok=True)
-    client = models.replay_client(CASSETTE)
+@pytest.fixture
+def replay(request):
+    """A replay client on this test's own cassette (tests share prompts, not sampled replies)."""
+    cassette = CASSETTES / (re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name).strip("_") + ".jsonl")
+    if not cassette.exists() and not record_mode_from_env():
+        pytest.skip(f"no cassette at {cassette}: record it with `make cassettes`")
+    cassette.parent.mkdir(parents=True, exist_ok=True)
+    client = models.replay_client(cassette)
     yield client
     client.close()
 
