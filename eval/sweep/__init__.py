@@ -8,7 +8,7 @@
 
 from eval.sweep.config import RayInitConfig, SweepConfig
 from eval.sweep.driver import SweepResult, run_sweep
-from eval.sweep.errors import RunDirConflict, SweepError, SweepInterrupted
+from eval.sweep.errors import RunDirConflict, SweepError, SweepFailed, SweepInterrupted
 from eval.sweep.records import CandidateRecord, QuestionRecord
 from eval.sweep.services import ConfiguredPipeline, sweep_services
 from eval.sweep.session import ray_session
@@ -17,6 +17,6 @@ from eval.sweep.worker import SweepWorker, WorkerSettings
 
 __all__ = [
     "CandidateRecord", "ConfiguredPipeline", "QuestionRecord", "RayInitConfig", "RunDirConflict", "RunStore",
-    "SweepConfig", "SweepError", "SweepInterrupted", "SweepResult", "SweepWorker", "WorkerSettings",
+    "SweepConfig", "SweepError", "SweepFailed", "SweepInterrupted", "SweepResult", "SweepWorker", "WorkerSettings",
     "ray_session", "run_sweep", "sweep_services",
 ]

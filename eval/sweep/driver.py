@@ -18,9 +18,10 @@ from collections.abc import Callable, Sequence
 
 import ray
 import ray.data
+from ray.data.exceptions import UserCodeException
 
 from eval.sweep.config import SweepConfig
-from eval.sweep.errors import SweepInterrupted
+from eval.sweep.errors import SweepFailed, SweepInterrupted
 from eval.sweep.grading import Executor
 from eval.sweep.progress import SweepProgress
 from eval.sweep.records import QuestionRecord
@@ -50,7 +51,8 @@ def run_sweep(
     """Answer every task not yet in ``store``; Ray must be initialised (see ``ray_session``).
 
     ``on_record`` sees each record after it is buffered (tests use it to interrupt a sweep).
-    Ctrl-C flushes what finished and raises :class:`SweepInterrupted`.
+    Ctrl-C flushes what finished and raises :class:`SweepInterrupted`; a failure Ray gives up
+    on (a worker crashing past its restarts) flushes likewise and raises :class:`SweepFailed`.
     """
     started = time.perf_counter()
     finished = store.finished_ids()
@@ -71,6 +73,8 @@ def run_sweep(
                         on_record(record)
         except KeyboardInterrupt:
             raise SweepInterrupted(str(store.run_dir), resumed + answered, len(tasks)) from None
+        except (ray.exceptions.RayError, UserCodeException) as exc:
+            raise SweepFailed(str(store.run_dir), resumed + answered, len(tasks), exc) from exc
     return SweepResult(
         run_dir=str(store.run_dir),
         total=len(tasks),

@@ -3,7 +3,8 @@
     EvalError
     └── SweepError
         ├── RunDirConflict   the run directory holds a different configuration's results
-        └── SweepInterrupted Ctrl-C: finished questions are saved, rerun to resume
+        ├── SweepInterrupted Ctrl-C: finished questions are saved, rerun to resume
+        └── SweepFailed      Ray gave up (a worker crashed past its retries): rerun to resume
 """
 
 from __future__ import annotations
@@ -27,4 +28,15 @@ class SweepInterrupted(SweepError):
         super().__init__(
             f"sweep interrupted after {done}/{total} questions; rerun with the same "
             f"configuration (run dir {run_dir}) to resume"
+        )
+
+
+class SweepFailed(SweepError):
+    """Ray could not finish the sweep (e.g. a worker died more often than ``max_restarts``)."""
+
+    def __init__(self, run_dir: str, done: int, total: int, cause: BaseException) -> None:
+        self.run_dir, self.done, self.total = run_dir, done, total
+        super().__init__(
+            f"sweep stopped after {done}/{total} questions ({type(cause).__name__}: {cause}); "
+            f"finished questions are saved in {run_dir}: rerun the same configuration to resume"
         )

@@ -83,8 +83,8 @@ def _digest(text: str) -> str:
 class ScriptedPipeline:
     """Answers even-numbered questions with the gold SQL, odd ones with a wrong one.
 
-    Faults by task id: ``crash`` kills the worker process once (a marker file remembers),
-    ``hang`` never answers, ``fail`` raises.
+    Faults by task id: ``crash`` kills the worker process once (a marker file in ``marker_dir``
+    remembers) or every time (no ``marker_dir``), ``hang`` never answers, ``fail`` raises.
     """
 
     def __init__(self, delay_s: float = 0.02, crash: str = "", hang: str = "", fail: str = "", marker_dir: str = ""):
@@ -97,6 +97,8 @@ class ScriptedPipeline:
     async def answer(self, task: Task) -> Prediction:
         await asyncio.sleep(self.delay_s)
         if task.task_id == self.crash:
+            if not self.marker_dir:
+                os._exit(1)
             marker = Path(self.marker_dir) / "crashed"
             if not marker.exists():
                 marker.write_text(str(os.getpid()))

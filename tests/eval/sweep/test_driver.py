@@ -10,7 +10,7 @@ import ray
 
 from eval.sweep.config import SweepConfig
 from eval.sweep.driver import run_sweep
-from eval.sweep.errors import SweepInterrupted
+from eval.sweep.errors import SweepFailed, SweepInterrupted
 from eval.sweep.session import ray_session
 from eval.sweep.records import QuestionRecord, records_to_table
 from eval.sweep.store import RunStore
@@ -79,6 +79,15 @@ def test_a_crashed_worker_is_restarted_and_its_question_retried(local_ray, tmp_p
     assert frame.get_column("task_id").to_list() == [t.task_id for t in tasks]
     assert not frame.get_column("degraded").any()
     assert frame.filter(frame["task_id"] == "fake:3").get_column("ex_bird").to_list() == [False]
+
+
+def test_a_worker_crashing_past_its_retries_stops_the_sweep_with_a_resumable_error(local_ray, tmp_path, clinic_db, fakes):
+    tasks = fakes.make_tasks(clinic_db, 6)
+    config = CONFIG.model_copy(update={"max_restarts": 1, "max_task_retries": 1, "flush_every": 1})
+    with pytest.raises(SweepFailed, match="rerun the same configuration") as info:
+        sweep(tmp_path, "run", tasks, fakes.ScriptedPipeline(crash="fake:4"), fakes, config=config)
+    store = RunStore.open(tmp_path / "run", identity={"config_hash": "x"})
+    assert "fake:4" not in store.finished_ids() and len(store.finished_ids()) == info.value.done
 
 
 CHILD_SWEEP = """
