@@ -1,14 +1,18 @@
-"""Local model runtimes under the project's ModelClient: throughput, batching and prefix reuse.
+"""Local model runtimes under the project's ModelClient: batching, prefix reuse, runtimes.
 
     python benchmarks/bench_models.py [--models qwen2.5-coder-0.5b qwen2.5-coder-1.5b]
                                       [--runtimes xllamacpp llama-cpp-python]
 
-For each (model, runtime) it prints:
-  (a) 16 Spider questions issued concurrently vs one after another: requests/s, generated tok/s, ratio
-  (b) 8 samples of one schema prompt (n=8, prefix shared) vs 8 different schema prompts (n=1 each)
-  (c) both runtimes side by side: single-request prompt tok/s and decode tok/s, plus (a) and (b)
-Prompts are a Spider database's CREATE TABLE statements with 3 example rows per table plus a question, greedy for (a),
-T=0.8 for (b). Needs the models pulled and /work/shared/benchmarks/spider (paths.benchmarks).
+Every phase starts a fresh server (no cache carried between phases) and prints, per
+(model, runtime):
+  (a) 16 questions on 16 different databases, one after another vs all at once:
+      requests/s, generated tok/s and their ratio; plus 16 questions on one database at once
+      (a shared schema prompt), with and without prefix-affinity slot routing
+  (b) 8 samples of one prompt (one request, n=8: the prompt is evaluated once) vs 8 different
+      prompts (n=1 each), all at once, T=0.8
+  (c) the runtimes side by side: single-request prompt tok/s and decode tok/s
+Prompts: a Spider database's CREATE TABLE statements with 3 example rows per table, plus the
+question. Needs the models pulled and Spider under paths.benchmarks.
 """
 
 from __future__ import annotations
@@ -42,21 +46,33 @@ def schema_prompt(db_file: Path) -> str:
         con.close()
 
 
-def load_prompts(spider: Path, count: int) -> tuple[list[str], list[str]]:
-    """``count`` questions on one database, and ``count`` questions on distinct databases."""
+@dataclass(frozen=True)
+class Prompts:
+    one_db: list[str]  # questions on one database (shared schema prefix)
+    many_dbs: list[str]  # one question per database
+    many_dbs_other: list[str]  # another question on the same databases as many_dbs
+
+
+def load_prompts(spider: Path, count: int) -> Prompts:
     dev = json.loads((spider / "dev.json").read_text())
     db_file = {q["db_id"]: spider / "database" / q["db_id"] / f"{q['db_id']}.sqlite" for q in dev}
-    same_db = [q for q in dev if q["db_id"] == "concert_singer"][:count]
-    seen: dict[str, dict] = {}
+    by_db: dict[str, list[dict]] = {}
     for q in dev:
-        if q["db_id"] not in seen and db_file[q["db_id"]].exists():
-            seen[q["db_id"]] = q
-    distinct = list(seen.values())[:count]
+        if db_file[q["db_id"]].exists():
+            by_db.setdefault(q["db_id"], []).append(q)
+    schemas = {db: schema_prompt(db_file[db]) for db in by_db}
+    # the smallest `count` databases: every phase then sees prompts of about 200-1000 tokens
+    dbs = sorted(by_db, key=lambda db: len(schemas[db]))[:count]
 
     def render(q: dict) -> str:
-        return f"{schema_prompt(db_file[q['db_id']])}\n\nQuestion: {q['question']}"
+        return f"{schemas[q['db_id']]}\n\nQuestion: {q['question']}"
 
-    return [render(q) for q in same_db], [render(q) for q in distinct]
+    biggest = max(by_db, key=lambda db: len(by_db[db]) if db in dbs else -1)
+    return Prompts(
+        one_db=[render(q) for q in by_db[biggest][:count]],
+        many_dbs=[render(by_db[db][0]) for db in dbs],
+        many_dbs_other=[render(by_db[db][1]) for db in dbs],
+    )
 
 
 def request(prompt: str, **kw) -> ChatRequest:
@@ -79,66 +95,79 @@ class Run:
         return self.completion_tokens / self.wall_s
 
 
-async def timed(client: ModelClient, requests: list[ChatRequest], *, concurrent: bool) -> Run:
-    start = time.perf_counter()
-    if concurrent:
-        responses = await asyncio.gather(*(client.chat(r, role="generator") for r in requests))
-    else:
-        responses = [await client.chat(r, role="generator") for r in requests]
-    wall = time.perf_counter() - start
-    return Run(wall, len(requests), sum(r.usage.completion_tokens for r in responses),
-               sum(r.usage.prompt_tokens for r in responses))
+class Bench:
+    def __init__(self, model: str, runtime: str, args: argparse.Namespace) -> None:
+        self.model, self.runtime, self.args = model, runtime, args
 
+    def client(self, **slot_overrides: object) -> ModelClient:
+        overrides = {"runtime": self.runtime, "n_parallel": self.args.parallel, "threads": self.args.threads,
+                     "placement": "process", "ctx_per_slot": 4096, "timeout_s": 3600, **slot_overrides}
+        cfg = load_config([f"model={self.model}"] + [f"model.slots.default.{k}={v}" for k, v in overrides.items()])
+        return build_client(cfg.model)
 
-async def bench_one(model: str, runtime: str, args: argparse.Namespace, same_db: list[str], distinct: list[str]) -> dict:
-    cfg = load_config([f"model={model}", f"model.slots.default.runtime={runtime}",
-                       f"model.slots.default.n_parallel={args.parallel}", "model.slots.default.placement=process",
-                       "model.slots.default.ctx_per_slot=4096", "model.slots.default.timeout_s=3600"]).model
-    start = time.perf_counter()
-    client = build_client(cfg)
-    load_s = time.perf_counter() - start
-    try:
-        await client.chat(request("SELECT 1", max_tokens=4), role="generator")  # warm-up
-        # (c) single-request speeds: a long prompt with 1 output token; a short prompt with a long answer
-        t0 = time.perf_counter()
-        r = await client.chat(request(max(distinct, key=len), max_tokens=1), role="generator")
-        prompt_tps = r.usage.prompt_tokens / (time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        r = await client.chat(request("Write 40 different SQL keywords, one per line.", max_tokens=args.decode_tokens,
-                                      stop=()), role="generator")
-        decode_tps = r.usage.completion_tokens / (time.perf_counter() - t0)
-        # (a) the same 16 greedy requests, one after another, then all at once
-        reqs = [request(p, max_tokens=args.max_tokens) for p in same_db[: args.requests]]
-        await client.chat(request(same_db[-1], max_tokens=1), role="generator")  # schema prefix cached for both
-        sequential = await timed(client, reqs, concurrent=False)
-        concurrent = await timed(client, reqs, concurrent=True)
-        # (b) 8 samples of one new prompt (n=8) vs 8 different prompts, all sampled at T=0.8
-        shared = await timed(client, [request(distinct[0], n=args.samples, temperature=0.8, max_tokens=args.max_tokens)],
-                             concurrent=True)
-        independent = await timed(
-            client, [request(p, temperature=0.8, max_tokens=args.max_tokens) for p in distinct[1 : 1 + args.samples]],
-            concurrent=True,
-        )
-    finally:
-        await client.aclose()
-    return {"model": model, "runtime": runtime, "load_s": load_s, "prompt_tps": prompt_tps, "decode_tps": decode_tps,
-            "seq": sequential, "conc": concurrent, "shared": shared, "indep": independent}
+    async def phase(self, requests: list[ChatRequest], *, concurrent: bool, **slot_overrides: object) -> Run:
+        """Fresh server, warm-up, then the requests; the server is stopped afterwards."""
+        client = self.client(**slot_overrides)
+        try:
+            await client.chat(request("SELECT 1", max_tokens=2), role="generator")
+            start = time.perf_counter()
+            if concurrent:
+                responses = await asyncio.gather(*(client.chat(r, role="generator") for r in requests))
+            else:
+                responses = [await client.chat(r, role="generator") for r in requests]
+            wall = time.perf_counter() - start
+        finally:
+            await client.aclose()
+        return Run(wall, len(requests), sum(r.usage.completion_tokens for r in responses),
+                   sum(r.usage.prompt_tokens for r in responses))
+
+    async def run(self, prompts: Prompts) -> dict:
+        a = self.args
+        out: dict = {"model": self.model, "runtime": self.runtime}
+        start = time.perf_counter()
+        self.client().close()
+        out["load_s"] = time.perf_counter() - start
+        longest = max(prompts.many_dbs, key=len)
+        prompt_run = await self.phase([request(longest, max_tokens=1)], concurrent=False)
+        out["prompt_tps"] = prompt_run.prompt_tokens / prompt_run.wall_s
+        decode = await self.phase([request("Write 60 different SQL keywords, one per line.", max_tokens=a.decode_tokens)],
+                                  concurrent=False)
+        out["decode_tps"] = decode.completion_tokens / decode.wall_s
+        greedy = lambda ps: [request(p, max_tokens=a.max_tokens) for p in ps]  # noqa: E731
+        out["seq"] = await self.phase(greedy(prompts.many_dbs), concurrent=False)
+        out["conc"] = await self.phase(greedy(prompts.many_dbs_other), concurrent=True)
+        out["same_seq"] = await self.phase(greedy(prompts.one_db), concurrent=False)
+        out["same_conc"] = await self.phase(greedy(prompts.one_db), concurrent=True)
+        if self.runtime == "xllamacpp":
+            out["same_conc_no_aff"] = await self.phase(greedy(prompts.one_db), concurrent=True, slot_affinity=False)
+        sampled = dict(temperature=0.8, max_tokens=a.max_tokens)
+        out["shared"] = await self.phase([request(prompts.many_dbs[0], n=a.samples, **sampled)], concurrent=True)
+        out["indep"] = await self.phase([request(p, **sampled) for p in prompts.many_dbs[1 : 1 + a.samples]],
+                                        concurrent=True)
+        return out
 
 
 def report(rows: list[dict], args: argparse.Namespace) -> None:
-    print(f"\nmachine: {platform.machine()} {os.cpu_count()} cpus, load avg {os.getloadavg()[0]:.1f}; "
-          f"n_parallel={args.parallel}, threads=2, max_tokens={args.max_tokens}")
-    print("\n(a) 16 requests: sequential vs concurrent")
+    print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus, load avg {os.getloadavg()[0]:.1f}; "
+          f"n_parallel={args.parallel}, threads={args.threads}, max_tokens={args.max_tokens}, greedy")
+    print(f"\n(a) {args.requests} questions on {args.requests} databases: one after another vs all at once")
     print(f"{'model':<20}{'runtime':<18}{'seq req/s':>10}{'conc req/s':>11}{'seq gen t/s':>12}{'conc gen t/s':>13}{'ratio':>7}")
     for r in rows:
         print(f"{r['model']:<20}{r['runtime']:<18}{r['seq'].rps:>10.3f}{r['conc'].rps:>11.3f}"
               f"{r['seq'].gen_tps:>12.1f}{r['conc'].gen_tps:>13.1f}{r['conc'].rps / r['seq'].rps:>7.2f}")
-    print(f"\n(b) {args.samples} samples of one prompt (n={args.samples}) vs {args.samples} different prompts")
-    print(f"{'model':<20}{'runtime':<18}{'shared s':>9}{'indep s':>9}{'shared prompt tok':>18}{'indep prompt tok':>17}{'speedup':>8}")
+    print(f"\n(a') {args.requests} questions on one database (shared schema prompt): requests/s")
+    print(f"{'model':<20}{'runtime':<18}{'sequential':>11}{'at once':>9}{'at once, no affinity':>22}")
     for r in rows:
-        print(f"{r['model']:<20}{r['runtime']:<18}{r['shared'].wall_s:>9.1f}{r['indep'].wall_s:>9.1f}"
-              f"{r['shared'].prompt_tokens:>18}{r['indep'].prompt_tokens:>17}{r['indep'].wall_s / r['shared'].wall_s:>8.2f}")
-    print("\n(c) runtimes side by side: single request")
+        no_aff = f"{r['same_conc_no_aff'].rps:>22.3f}" if "same_conc_no_aff" in r else f"{'-':>22}"
+        print(f"{r['model']:<20}{r['runtime']:<18}{r['same_seq'].rps:>11.3f}{r['same_conc'].rps:>9.3f}{no_aff}")
+    print(f"\n(b) {args.samples} samples of one prompt (n={args.samples}) vs {args.samples} different prompts, all at once")
+    k = args.samples
+    print(f"{'model':<20}{'runtime':<18}{f'n={k} s':>7}{f'{k} prompts s':>12}{f'n={k} gen t/s':>12}"
+          f"{f'{k} prompts gen t/s':>18}{'speedup':>8}")
+    for r in rows:
+        print(f"{r['model']:<20}{r['runtime']:<18}{r['shared'].wall_s:>7.1f}{r['indep'].wall_s:>12.1f}"
+              f"{r['shared'].gen_tps:>12.1f}{r['indep'].gen_tps:>18.1f}{r['indep'].wall_s / r['shared'].wall_s:>8.2f}")
+    print("\n(c) runtimes side by side: one request at a time")
     print(f"{'model':<20}{'runtime':<18}{'load s':>7}{'prompt t/s':>11}{'decode t/s':>11}")
     for r in rows:
         print(f"{r['model']:<20}{r['runtime']:<18}{r['load_s']:>7.1f}{r['prompt_tps']:>11.1f}{r['decode_tps']:>11.1f}")
@@ -151,18 +180,19 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=16)
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--parallel", type=int, default=4)
-    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--decode-tokens", type=int, default=96)
     args = parser.parse_args()
     spider = Path(load_config().paths.benchmarks) / "spider"
-    if not (spider / "tables.json").exists():
+    if not (spider / "dev.json").exists():
         raise SystemExit(f"Spider not found at {spider}")
-    same_db, distinct = load_prompts(spider, max(args.requests, args.samples + 1))
+    prompts = load_prompts(spider, max(args.requests, args.samples + 1))
     rows = []
     for model in args.models:
         for runtime in args.runtimes:
-            print(f"== {model} on {runtime}", flush=True)
-            rows.append(asyncio.run(bench_one(model, runtime, args, same_db, distinct)))
+            print(f"== {model} on {runtime} (load avg {os.getloadavg()[0]:.1f})", flush=True)
+            rows.append(asyncio.run(Bench(model, runtime, args).run(prompts)))
     report(rows, args)
 
 

@@ -48,8 +48,11 @@ def _local_backend(slot: LocalSlot, config: ModelConfig, closers: list[Closer]) 
         url = server.base_url
     closers.append(close)
     return OpenAICompatBackend(
-        OpenAICompatConfig(base_url=url, model=alias, flavor="llama.cpp", max_connections=4 * slot.n_parallel,
-                           max_n=slot.n_parallel)
+        OpenAICompatConfig(
+            base_url=url, model=alias, flavor="llama.cpp", max_connections=4 * slot.n_parallel,
+            max_n=slot.n_parallel,
+            slot_affinity=slot.n_parallel if slot.slot_affinity and slot.runtime == "xllamacpp" else None,
+        )
     )
 
 

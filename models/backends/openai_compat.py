@@ -9,9 +9,12 @@ hosted providers. ``flavor`` selects the few request fields that differ between 
 
 A request for more than ``max_n`` samples (llama.cpp's limit is its slot count) is split into
 several. When a server returns fewer choices than asked (it ignores ``n``), the missing samples
-are requested one by one, concurrently, with distinct seeds. llama.cpp's server does honour ``n``
-(its child slots share the prompt's KV cache) but reports the completion tokens of the first
-choice only; for that flavor the other choices are counted with its ``/tokenize`` endpoint.
+are requested one by one, concurrently, with distinct seeds.
+
+llama.cpp specifics: its server honours ``n`` (child slots copy the prompt's KV cache) but
+reports the completion tokens of the first choice only, so the other choices are counted with
+its ``/tokenize`` endpoint; with ``slot_affinity`` requests sharing a long prompt prefix are
+pinned to one server slot (see ``slot_router``) instead of recomputing it on another.
 
 >>> backend = OpenAICompatBackend(OpenAICompatConfig(base_url="http://127.0.0.1:8080/v1", model="qwen"))
 """
@@ -28,6 +31,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import Field
 
+from models.backends.slot_router import SlotRouter
 from models.errors import (
     ContextTooLong,
     ModelRequestRejected,
@@ -60,6 +64,8 @@ class OpenAICompatConfig(Frozen):
     flavor: Flavor = "openai"
     max_connections: int = Field(default=64, ge=1)
     max_n: int | None = Field(default=None, ge=1)  # most samples one request may ask for
+    # llama.cpp only: pin requests sharing a long prompt prefix to one of this many slots.
+    slot_affinity: int | None = Field(default=None, ge=1)
     connect_timeout_s: float = Field(default=5.0, gt=0)
 
 
@@ -76,6 +82,7 @@ class OpenAICompatBackend:
                     f"the API key variable {config.api_key_env} is not set for {config.base_url}"
                 )
             self._headers["Authorization"] = f"Bearer {key}"
+        self._router = SlotRouter(config.slot_affinity) if config.slot_affinity else None
         # An httpx client is bound to the event loop that opened its connections.
         self._http: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -121,6 +128,15 @@ class OpenAICompatBackend:
         return body
 
     async def _post(self, body: dict[str, Any], request: ChatRequest) -> dict[str, Any]:
+        if self._router is None:
+            return await self._send(body, request)
+        slot = self._router.acquire("\x1e".join(m.content for m in request.messages))
+        try:
+            return await self._send({**body, "id_slot": slot}, request)
+        finally:
+            self._router.release(slot)
+
+    async def _send(self, body: dict[str, Any], request: ChatRequest) -> dict[str, Any]:
         try:
             resp = await self._client().post(self._url, json=body, headers=self._headers)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError) as exc:

@@ -121,6 +121,17 @@ async def test_requests_above_max_n_are_split(scripted) -> None:
     assert [(r["n"], r["seed"]) for r in server.received] == [(3, 100), (2, 103)]
 
 
+async def test_slot_affinity_pins_a_shared_prefix_to_one_slot(scripted) -> None:
+    server = scripted()
+    backend = _backend(server.url, flavor="llama.cpp", slot_affinity=4)
+    schema = "CREATE TABLE singer (id INTEGER, name TEXT, age INTEGER);\n" * 30
+    for question in ("How many singers?", "Oldest singer?"):
+        await backend.chat(_req(schema + question))
+    await backend.chat(_req("CREATE TABLE flight (id INTEGER);\n" * 60 + "How many flights?"))
+    slots = [r["id_slot"] for r in server.received]
+    assert slots[0] == slots[1] and slots[2] != slots[0]
+
+
 async def test_llama_cpp_multi_choice_usage_is_recounted(scripted) -> None:
     # llama.cpp reports the first choice's completion tokens only; the rest are tokenized.
     server = scripted(
