@@ -72,7 +72,9 @@ def _backend(slot: Any, config: ModelConfig, closers: list[Closer]) -> ChatBacke
         record = record_mode_from_env() if slot.record is None else slot.record
         if record and slot.record_with is None:
             raise ValueError(f"replay slot for {slot.model} has no record_with backend to record from")
-        inner = _backend(slot.record_with, config, closers) if record else None
+        # A recording server lives until the process exits (atexit), not per client, so a
+        # `make cassettes` run loads the model once instead of once per test.
+        inner = _backend(slot.record_with, config, []) if record else None
         return ReplayBackend(Cassette(slot.cassette), model=slot.model, inner=inner, record=record)
     raise TypeError(f"unsupported slot type {type(slot).__name__}")
 

@@ -99,13 +99,14 @@ class ModelClient:
         finally:
             if reservation is not None:
                 budget.release(reservation)
-        _check_json(request, response)
         usage = response.usage.model_copy(
             update={"cost_usd": slot.price.cost(response.usage.prompt_tokens, response.usage.completion_tokens)}
         )
         response = response.model_copy(update={"usage": usage})
+        # Charge first: a reply that fails validation was still paid for.
         if budget is not None and not budget.charge(usage):
             raise BudgetExceeded(f"budget overdrawn by {what}: {budget.describe()}", response=response)
+        _check_json(request, response)
         return response
 
     async def _call_with_retries(self, slot: Slot, request: ChatRequest, what: str) -> ChatResponse:

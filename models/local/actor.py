@@ -16,6 +16,7 @@ from typing import Callable
 
 import ray
 
+from models.errors import ModelUnavailable
 from models.local.server import LocalServer, LocalServerConfig
 
 NAMESPACE = "scale-analytics"
@@ -59,7 +60,10 @@ def attach_or_start(
             name=name, namespace=NAMESPACE, get_if_exists=True, num_cpus=num_cpus
         ).remote(str(model_path), config.model_dump(), alias)
         created = True
-    url = ray.get(handle.base_url.remote())
+    try:
+        url = ray.get(handle.base_url.remote())
+    except ray.exceptions.RayError as exc:
+        raise ModelUnavailable(f"the LocalModelServer actor {name} could not start: {exc}") from exc
 
     def close() -> None:
         if created:

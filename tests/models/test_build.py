@@ -1,3 +1,4 @@
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,8 @@ from models.backends.replay import ReplayBackend
 from models.build import build_client, replay_client
 from models.client import ROLES
 from models.errors import ModelUnavailable
+from models.sql_extract import extract_sql
+from models.types import ChatMessage, ChatRequest
 from pipelines.config import load_config
 
 
@@ -46,16 +49,31 @@ def test_recording_without_a_real_backend_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.real_model
-async def test_local_config_starts_and_stops_its_server(model_05b_path: Path) -> None:
+async def test_real_model_end_to_end_answers_a_spider_question(model_05b_path: Path) -> None:
+    """Config → local server → chat → extract_sql → the SQL runs on the real database."""
     cfg = load_config(["model=qwen2.5-coder-0.5b", "model.slots.default.n_parallel=1",
-                       "model.slots.default.ctx_per_slot=2048", "model.slots.default.placement=process"]).model
-    client = build_client(cfg)
+                       "model.slots.default.ctx_per_slot=4096", "model.slots.default.placement=process"])
+    db = Path(cfg.paths.benchmarks) / "spider" / "database" / "concert_singer" / "concert_singer.sqlite"
+    if not db.exists():
+        pytest.skip(f"Spider database not found at {db}")
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    schema = "\n".join(row[0] for row in con.execute("SELECT sql FROM sqlite_master WHERE type='table'"))
+    client = build_client(cfg.model)
     backend = client.slot_for("generator").backend
-    from models.types import ChatMessage, ChatRequest
-
-    resp = await client.chat(ChatRequest(messages=(ChatMessage(role="user", content="Say SELECT 1"),), max_tokens=8),
-                             role="validator")
-    assert resp.model == "qwen2.5-coder-0.5b" and resp.texts[0]
-    await client.aclose()
-    with pytest.raises(ModelUnavailable):
+    try:
+        resp = await client.chat(
+            ChatRequest(messages=(
+                ChatMessage(role="system", content="Answer with one SQLite query in a ```sql block."),
+                ChatMessage(role="user", content=f"{schema}\n\nQuestion: How many singers do we have?"),
+            ), max_tokens=96),
+            role="generator",
+        )
+    finally:
+        await client.aclose()
+    rows = con.execute(extract_sql(resp.texts[0])).fetchall()
+    gold = con.execute("SELECT count(*) FROM singer").fetchall()  # Spider's gold query
+    con.close()
+    assert rows == gold
+    assert resp.model == "qwen2.5-coder-0.5b" and resp.usage.prompt_tokens > 100
+    with pytest.raises(ModelUnavailable):  # closing the client stopped its server
         await backend.chat(ChatRequest(messages=(ChatMessage(role="user", content="x"),), max_tokens=1))

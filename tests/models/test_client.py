@@ -153,6 +153,13 @@ async def test_json_schema_replies_are_validated() -> None:
         await _client(ScriptedBackend([('{"verdict": "C"}',)])).chat(_req(json_schema=SCHEMA), role="critic")
 
 
+async def test_an_invalid_reply_is_still_charged() -> None:
+    budget = TokenBudget(max_tokens=10_000)
+    with pytest.raises(InvalidModelOutput):
+        await _client(ScriptedBackend([("not json",)])).chat(_req(json_schema=SCHEMA), role="critic", budget=budget)
+    assert budget.spent.total_tokens == 110
+
+
 async def test_chat_many_keeps_going_when_one_request_fails() -> None:
     backend = ScriptedBackend([("SELECT 1",), ContextTooLong("too long"), ("SELECT 3",)])
     results = await chat_many(_client(backend), [_req("a"), _req("b"), _req("c")], role="generator")

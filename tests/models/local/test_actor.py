@@ -11,9 +11,12 @@ ray = pytest.importorskip("ray")
 @pytest.fixture
 def ray_local(monkeypatch):
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
-    ray.shutdown()
+    if started:
+        ray.shutdown()
 
 
 @pytest.mark.ray
