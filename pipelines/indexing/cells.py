@@ -7,7 +7,8 @@ Column rules (a column is skipped when the first one matches):
 
     reason          matches
     -------------   ------------------------------------------------------------
-    primary key     a declared primary-key column (when ``skip_primary_keys``)
+    primary key     the table's sole primary-key column (when ``skip_primary_keys``); a part
+                    of a composite key is often a value (countrylanguage.Language) and stays
     id-like name    ``id``, ``*_id``, ``id_*``, ``* id``, camelCase ``*Id``/``*ID``, ``uuid``, ``guid``
     email column    a name containing ``email`` / ``e_mail`` / ``e-mail``
 
@@ -53,10 +54,15 @@ def _id_like(name: str) -> bool:
     return bool(ID_LIKE.search(last) or ID_LIKE_CAMEL.search(last))
 
 
-COLUMN_RULES: tuple[tuple[str, Callable[[ColumnInfo, CellSettings], bool]], ...] = (
-    ("primary key", lambda c, s: s.skip_primary_keys and c.primary_key),
-    ("id-like name", lambda c, s: _id_like(c.name)),
-    ("email column", lambda c, s: bool(EMAIL_NAME.search(c.name))),
+def _sole_primary_key(column: ColumnInfo, table: TableInfo) -> bool:
+    return column.primary_key and sum(c.primary_key for c in table.columns) == 1
+
+
+# Each rule sees (column, its table, settings). Changing a rule: bump settings.CELL_RULES_VERSION.
+COLUMN_RULES: tuple[tuple[str, Callable[[ColumnInfo, TableInfo, CellSettings], bool]], ...] = (
+    ("primary key", lambda c, t, s: s.skip_primary_keys and _sole_primary_key(c, t)),
+    ("id-like name", lambda c, t, s: _id_like(c.name)),
+    ("email column", lambda c, t, s: bool(EMAIL_NAME.search(c.name))),
 )
 
 VALUE_RULES: tuple[tuple[str, Callable[[str, CellSettings], bool]], ...] = (
@@ -93,8 +99,8 @@ def _find_column(table: TableInfo, path: str) -> ColumnInfo | None:
     return None
 
 
-def column_skip_reason(column: ColumnInfo, settings: CellSettings) -> str | None:
-    return next((reason for reason, rule in COLUMN_RULES if rule(column, settings)), None)
+def column_skip_reason(column: ColumnInfo, table: TableInfo, settings: CellSettings) -> str | None:
+    return next((reason for reason, rule in COLUMN_RULES if rule(column, table, settings)), None)
 
 
 def value_skip_reason(value: str, settings: CellSettings) -> str | None:
@@ -118,7 +124,7 @@ def extract_cell_values(conn: Any, engine: ModuleType, view: SchemaView, setting
     for table in view.tables:
         for path in engine.text_columns(table):
             column = _find_column(table, path)
-            reason = column_skip_reason(column, settings) if column else "unknown column"
+            reason = column_skip_reason(column, table, settings) if column else "unknown column"
             if reason:
                 skipped_columns.append((f"{table.name}.{path}", reason))
                 continue

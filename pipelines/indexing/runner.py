@@ -44,11 +44,9 @@ class IndexWorker:
     """A Ray actor that builds indexes; the embedding model is loaded once, when it starts."""
 
     def __init__(self, threads: int) -> None:
-        import torch
+        from pipelines.indexing.embedder import THREADS_ENV, load_model
 
-        from pipelines.indexing.embedder import load_model
-
-        torch.set_num_threads(threads)  # fractional CPUs: do not oversubscribe the cores
+        os.environ[THREADS_ENV] = str(threads)  # fractional CPUs: never more threads than cores
         load_model()
 
     def build(self, job: Job, settings: IndexSettings) -> BuildReport:

@@ -16,6 +16,10 @@ from pydantic import Field
 from pipelines.contracts import Frozen
 
 
+# Bump when the column/value rules in cells.py change: every cell index is then rebuilt.
+CELL_RULES_VERSION = 2
+
+
 class CellSettings(Frozen):
     """Which cell values are indexed."""
 
@@ -54,5 +58,5 @@ class IndexSettings(Frozen):
 
     def content_settings_hash(self) -> str:
         """What, besides the database, decides an index's content: a change rebuilds it."""
-        key = self.cells.model_dump_json() + f"|samples={self.sample_values}"
+        key = f"{self.cells.model_dump_json()}|rules={CELL_RULES_VERSION}|samples={self.sample_values}"
         return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()

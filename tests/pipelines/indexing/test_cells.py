@@ -4,7 +4,7 @@ from contextlib import closing
 
 import pytest
 
-from pipelines.contracts import ColumnInfo
+from pipelines.contracts import ColumnInfo, TableInfo
 from pipelines.indexing.cells import column_skip_reason, extract_cell_values, value_skip_reason
 from pipelines.indexing.settings import CellSettings
 from pipelines.sandbox import connect_readonly
@@ -31,12 +31,21 @@ from pipelines.schema.introspect import engine_for
 )
 def test_column_rules(name, primary_key, reason):
     column = ColumnInfo(name=name, type="TEXT", primary_key=primary_key)
-    assert column_skip_reason(column, CellSettings()) == reason
+    table = TableInfo(name="t", columns=(column, ColumnInfo(name="other", type="TEXT")))
+    assert column_skip_reason(column, table, CellSettings()) == reason
+
+
+def test_part_of_a_composite_key_is_a_value_column():
+    code = ColumnInfo(name="CountryCode", type="TEXT", primary_key=True)
+    language = ColumnInfo(name="Language", type="TEXT", primary_key=True)
+    table = TableInfo(name="countrylanguage", columns=(code, language))
+    assert column_skip_reason(language, table, CellSettings()) is None
 
 
 def test_primary_keys_can_be_kept_by_setting():
     column = ColumnInfo(name="code", type="TEXT", primary_key=True)
-    assert column_skip_reason(column, CellSettings(skip_primary_keys=False)) is None
+    table = TableInfo(name="t", columns=(column,))
+    assert column_skip_reason(column, table, CellSettings(skip_primary_keys=False)) is None
 
 
 @pytest.mark.parametrize(
