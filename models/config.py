@@ -16,7 +16,7 @@ OpenAI-compatible server), ``vllm_serve`` (a Ray Serve LLM deployment on GPUs), 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -62,7 +62,7 @@ class VLLMServeSlot(_SlotBase):
     tensor_parallel_size: int = Field(default=1, ge=1)
     accelerator_type: str | None = None
     max_model_len: int = Field(default=16384, ge=256)
-    engine_kwargs: dict[str, Any] = {}
+    engine_kwargs: dict[str, Any] = Field(default_factory=dict)
 
 
 class ReplaySlot(_SlotBase):
@@ -72,7 +72,9 @@ class ReplaySlot(_SlotBase):
     record_with: LocalSlot | OpenAISlot | None = None  # the real model used when recording
 
 
-SlotConfig = Annotated[Union[LocalSlot, OpenAISlot, VLLMServeSlot, ReplaySlot], Field(discriminator="backend")]
+SlotConfig = Annotated[
+    LocalSlot | OpenAISlot | VLLMServeSlot | ReplaySlot, Field(discriminator="backend")
+]
 
 
 class ModelConfig(Frozen):

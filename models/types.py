@@ -1,6 +1,6 @@
 """Request and response of one chat completion, the only values the model layer exchanges.
 
-    ChatRequest(messages, n, temperature, ...) ──► ModelClient.chat(role=...) ──► ChatResponse(texts, usage)
+ChatRequest(messages, n, temperature, ...) ──► ModelClient.chat(role=...) ──► ChatResponse(texts, usage)
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class ChatRequest(Frozen):
     grammar: str | None = None
 
     @model_validator(mode="after")
-    def _one_constraint(self) -> "ChatRequest":
+    def _one_constraint(self) -> ChatRequest:
         if self.json_schema is not None and self.grammar is not None:
             raise ValueError("ChatRequest takes json_schema or grammar, not both")
         return self
@@ -47,7 +47,9 @@ class ChatRequest(Frozen):
     def fingerprint(self, model: str) -> str:
         """Stable hash of this request as sent to ``model`` (the replay cassette key)."""
         payload = json.dumps(
-            {"model": model, "request": self.model_dump(mode="json")}, sort_keys=True, ensure_ascii=False
+            {"model": model, "request": self.model_dump(mode="json")},
+            sort_keys=True,
+            ensure_ascii=False,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:32]
 

@@ -46,14 +46,23 @@ log = logging.getLogger(__name__)
 Flavor = Literal["openai", "llama.cpp", "vllm"]
 
 # How each server family takes a GBNF grammar (OpenAI's API has none).
-_GRAMMAR_FIELDS: dict[Flavor, str | None] = {"llama.cpp": "grammar", "vllm": "structured_outputs", "openai": None}
+_GRAMMAR_FIELDS: dict[Flavor, str | None] = {
+    "llama.cpp": "grammar",
+    "vllm": "structured_outputs",
+    "openai": None,
+}
 # What servers say when a prompt does not fit: llama.cpp, vLLM, OpenAI.
 _CONTEXT_ERROR = re.compile(
     r"exceed_context_size|exceeds the available context|maximum context length|context_length_exceeded"
     r"|context window|too many tokens",
     re.IGNORECASE,
 )
-_FINISH: dict[str, FinishReason] = {"stop": "stop", "length": "length", "eos": "stop", "tool_calls": "stop"}
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "eos": "stop",
+    "tool_calls": "stop",
+}
 
 
 class OpenAICompatConfig(Frozen):
@@ -97,7 +106,9 @@ class OpenAICompatBackend:
             # The per-call timeout is the ModelClient's; httpx only bounds connecting.
             self._http = httpx.AsyncClient(
                 timeout=httpx.Timeout(None, connect=self.config.connect_timeout_s),
-                limits=httpx.Limits(max_connections=self.config.max_connections, max_keepalive_connections=16),
+                limits=httpx.Limits(
+                    max_connections=self.config.max_connections, max_keepalive_connections=16
+                ),
             )
             self._loop = loop
         return self._http
@@ -123,7 +134,9 @@ class OpenAICompatBackend:
         if request.grammar is not None:
             field = _GRAMMAR_FIELDS[self.config.flavor]
             if field is None:
-                raise ValueError(f"{self.config.flavor} servers take no grammar; use json_schema instead")
+                raise ValueError(
+                    f"{self.config.flavor} servers take no grammar; use json_schema instead"
+                )
             body[field] = request.grammar if field == "grammar" else {"grammar": request.grammar}
         return body
 
@@ -139,32 +152,62 @@ class OpenAICompatBackend:
     async def _send(self, body: dict[str, Any], request: ChatRequest) -> dict[str, Any]:
         try:
             resp = await self._client().post(self._url, json=body, headers=self._headers)
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise ModelUnavailable(f"cannot reach {self._url}: {type(exc).__name__}: {exc}") from exc
+        except (
+            httpx.ConnectError,
+            httpx.ConnectTimeout,
+            httpx.RemoteProtocolError,
+            httpx.ReadError,
+        ) as exc:
+            raise ModelUnavailable(
+                f"cannot reach {self._url}: {type(exc).__name__}: {exc}"
+            ) from exc
         if resp.status_code >= 400:
             _raise_for_status(resp, request, self._url)
         try:
             return resp.json()
         except ValueError as exc:
-            raise ModelServerError(f"{self._url} answered with non-JSON: {resp.text[:200]!r}") from exc
+            raise ModelServerError(
+                f"{self._url} answered with non-JSON: {resp.text[:200]!r}"
+            ) from exc
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         start = time.perf_counter()
         step = self.config.max_n or request.n
         sizes = [min(step, request.n - i) for i in range(0, request.n, step)]
-        seeds = [None if request.seed is None else request.seed + i * step for i in range(len(sizes))]
+        seeds = [
+            None if request.seed is None else request.seed + i * step for i in range(len(sizes))
+        ]
         # The first request alone, so the others find its prompt in the server's cache.
         bodies = [await self._post(self.payload(request, n=sizes[0], seed=seeds[0]), request)]
         bodies += await asyncio.gather(
-            *(self._post(self.payload(request, n=n, seed=seed), request) for n, seed in zip(sizes[1:], seeds[1:]))
+            *(
+                self._post(self.payload(request, n=n, seed=seed), request)
+                for n, seed in zip(sizes[1:], seeds[1:])
+            )
         )
         missing = request.n - sum(len(b.get("choices") or ()) for b in bodies)
         if missing > 0:
-            log.debug("%s returned %d of %d choices; fanning out", self._url, request.n - missing, request.n)
-            extra = [None if request.seed is None else request.seed + request.n + i for i in range(missing)]
-            bodies += await asyncio.gather(*(self._post(self.payload(request, n=1, seed=s), request) for s in extra))
+            log.debug(
+                "%s returned %d of %d choices; fanning out",
+                self._url,
+                request.n - missing,
+                request.n,
+            )
+            extra = [
+                None if request.seed is None else request.seed + request.n + i
+                for i in range(missing)
+            ]
+            bodies += await asyncio.gather(
+                *(self._post(self.payload(request, n=1, seed=s), request) for s in extra)
+            )
         if self.config.flavor == "llama.cpp":
-            await asyncio.gather(*(self._recount_completion_tokens(b) for b in bodies if len(b.get("choices") or ()) > 1))
+            await asyncio.gather(
+                *(
+                    self._recount_completion_tokens(b)
+                    for b in bodies
+                    if len(b.get("choices") or ()) > 1
+                )
+            )
         return _to_response(bodies, model=self.model, latency_s=time.perf_counter() - start)
 
     async def _recount_completion_tokens(self, body: dict[str, Any]) -> None:
@@ -174,11 +217,15 @@ class OpenAICompatBackend:
 
     async def _count_tokens(self, text: str) -> int:
         try:
-            resp = await self._client().post(self._tokenize_url, json={"content": text, "add_special": False})
+            resp = await self._client().post(
+                self._tokenize_url, json={"content": text, "add_special": False}
+            )
             resp.raise_for_status()
             return len(resp.json()["tokens"])
         except (httpx.HTTPError, ValueError, KeyError) as exc:
-            raise ModelServerError(f"could not count tokens at {self._tokenize_url}: {exc}") from exc
+            raise ModelServerError(
+                f"could not count tokens at {self._tokenize_url}: {exc}"
+            ) from exc
 
     async def aclose(self) -> None:
         if self._http is not None and self._loop is asyncio.get_running_loop():
@@ -217,7 +264,13 @@ def _to_response(bodies: list[dict[str, Any]], *, model: str, latency_s: float) 
         usage = body.get("usage") or {}
         prompt_tokens += int(usage.get("prompt_tokens") or 0)
         completion_tokens += int(usage.get("completion_tokens") or 0)
-    usage = Usage(calls=len(bodies), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    usage = Usage(
+        calls=len(bodies), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+    )
     return ChatResponse(
-        texts=tuple(texts), usage=usage, latency_s=latency_s, model=model, finish_reasons=tuple(finish)
+        texts=tuple(texts),
+        usage=usage,
+        latency_s=latency_s,
+        model=model,
+        finish_reasons=tuple(finish),
     )

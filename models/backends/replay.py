@@ -44,7 +44,9 @@ class Cassette:
                     entry = json.loads(line)
                     self._entries[entry["key"]] = ChatResponse.model_validate(entry["response"])
                 except (ValueError, KeyError) as exc:
-                    raise ValueError(f"{self.path}:{number} is not a cassette entry: {exc}") from exc
+                    raise ValueError(
+                        f"{self.path}:{number} is not a cassette entry: {exc}"
+                    ) from exc
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -66,9 +68,14 @@ class Cassette:
     def add(self, key: str, model: str, request: ChatRequest, response: ChatResponse) -> None:
         self._entries[key] = response
         line = json.dumps(
-            {"key": key, "model": model, "request": request.model_dump(mode="json"),
-             "response": response.model_dump(mode="json")},
-            sort_keys=True, ensure_ascii=False,
+            {
+                "key": key,
+                "model": model,
+                "request": request.model_dump(mode="json"),
+                "response": response.model_dump(mode="json"),
+            },
+            sort_keys=True,
+            ensure_ascii=False,
         )
         with _started_lock, self.path.open("a") as fh:
             fh.write(line + "\n")
@@ -80,12 +87,20 @@ class ReplayBackend:
     >>> backend = ReplayBackend(Cassette("tests/cassettes/models/client.jsonl"), model="qwen2.5-coder-0.5b")
     """
 
-    def __init__(self, cassette: Cassette, *, model: str, inner: ChatBackend | None = None,
-                 record: bool = False) -> None:
+    def __init__(
+        self,
+        cassette: Cassette,
+        *,
+        model: str,
+        inner: ChatBackend | None = None,
+        record: bool = False,
+    ) -> None:
         if record and inner is None:
             raise ValueError("recording needs a real backend to record from")
         if inner is not None and inner.model != model:
-            raise ValueError(f"recording backend serves {inner.model!r}, the cassette is for {model!r}")
+            raise ValueError(
+                f"recording backend serves {inner.model!r}, the cassette is for {model!r}"
+            )
         self.cassette = cassette
         self._model = model
         self._inner = inner

@@ -44,15 +44,25 @@ class SlotRouter:
     def acquire(self, prompt: str) -> int:
         """The slot for ``prompt``; call :meth:`release` with it when the request is done."""
         shared = [len(os.path.commonprefix([prompt, s.last_prompt])) for s in self._state]
-        affine = [i for i, s in enumerate(self._state)
-                  if shared[i] >= self.min_shared_chars and s.in_flight < self.max_queue]
+        affine = [
+            i
+            for i, s in enumerate(self._state)
+            if shared[i] >= self.min_shared_chars and s.in_flight < self.max_queue
+        ]
         if affine:
             slot = max(affine, key=lambda i: (shared[i], -self._state[i].in_flight))
         else:
-            slot = min(range(self.slots), key=lambda i: (self._state[i].in_flight, self._state[i].last_used))
+            slot = min(
+                range(self.slots),
+                key=lambda i: (self._state[i].in_flight, self._state[i].last_used),
+            )
         self._clock += 1
         state = self._state[slot]
-        state.last_prompt, state.in_flight, state.last_used = prompt, state.in_flight + 1, self._clock
+        state.last_prompt, state.in_flight, state.last_used = (
+            prompt,
+            state.in_flight + 1,
+            self._clock,
+        )
         return slot
 
     def release(self, slot: int) -> None:

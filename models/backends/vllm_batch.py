@@ -28,7 +28,12 @@ class BatchOptions(Frozen):
     concurrency: int = Field(default=1, ge=1)  # vLLM engine replicas
 
 
-def processor_config_kwargs(slot: VLLMServeSlot, options: BatchOptions = BatchOptions()) -> dict[str, Any]:
+DEFAULT_BATCH = BatchOptions()
+
+
+def processor_config_kwargs(
+    slot: VLLMServeSlot, options: BatchOptions = DEFAULT_BATCH
+) -> dict[str, Any]:
     """Keyword arguments of ``ray.data.llm.vLLMEngineProcessorConfig`` for one slot."""
     kwargs: dict[str, Any] = {
         "model_source": slot.model_source,
@@ -64,13 +69,17 @@ def sampling_params(request: ChatRequest) -> dict[str, Any]:
     return params
 
 
-def build_batch_processor(slot: VLLMServeSlot, template: ChatRequest, options: BatchOptions = BatchOptions()):
+def build_batch_processor(
+    slot: VLLMServeSlot, template: ChatRequest, options: BatchOptions = DEFAULT_BATCH
+):
     """A processor mapping rows with ``messages`` to rows with ``text`` and token counts.
 
     ``template`` supplies the sampling settings; its messages are ignored (rows bring theirs).
     """
     if template.n != 1:
-        raise ValueError("build_batch_processor takes n=1; repeat rows (with distinct seeds) for more samples")
+        raise ValueError(
+            "build_batch_processor takes n=1; repeat rows (with distinct seeds) for more samples"
+        )
     from ray.data.llm import build_processor, vLLMEngineProcessorConfig
 
     params = sampling_params(template)
@@ -79,7 +88,11 @@ def build_batch_processor(slot: VLLMServeSlot, template: ChatRequest, options: B
         return {**row, "sampling_params": params}
 
     def postprocess(row: dict[str, Any]) -> dict[str, Any]:
-        keep = {k: v for k, v in row.items() if k not in {"generated_text", "num_input_tokens", "num_generated_tokens"}}
+        keep = {
+            k: v
+            for k, v in row.items()
+            if k not in {"generated_text", "num_input_tokens", "num_generated_tokens"}
+        }
         return {
             **keep,
             "text": row["generated_text"],

@@ -29,11 +29,18 @@ APP_NAME = "scale-analytics-llm"
 def llm_config_kwargs(slot: VLLMServeSlot) -> dict[str, Any]:
     """Keyword arguments of ``ray.serve.llm.LLMConfig`` for one slot."""
     if slot.max_replicas is not None and slot.max_replicas < slot.num_replicas:
-        raise ValueError(f"max_replicas ({slot.max_replicas}) < num_replicas ({slot.num_replicas}) for {slot.model}")
+        raise ValueError(
+            f"max_replicas ({slot.max_replicas}) < num_replicas ({slot.num_replicas}) for {slot.model}"
+        )
     if slot.max_replicas is None:
         deployment: dict[str, Any] = {"num_replicas": slot.num_replicas}
     else:
-        deployment = {"autoscaling_config": {"min_replicas": slot.num_replicas, "max_replicas": slot.max_replicas}}
+        deployment = {
+            "autoscaling_config": {
+                "min_replicas": slot.num_replicas,
+                "max_replicas": slot.max_replicas,
+            }
+        }
     kwargs: dict[str, Any] = {
         "model_loading_config": {"model_id": slot.model, "model_source": slot.model_source},
         "deployment_config": deployment,
@@ -55,14 +62,16 @@ def serve_slots(config: ModelConfig) -> dict[str, VLLMServeSlot]:
     for slot in config.slots.values():
         if isinstance(slot, VLLMServeSlot):
             if slot.model in slots and slots[slot.model] != slot:
-                raise ValueError(f"two vllm_serve slots serve {slot.model!r} with different settings")
+                raise ValueError(
+                    f"two vllm_serve slots serve {slot.model!r} with different settings"
+                )
             slots[slot.model] = slot
     if not slots:
         raise ValueError(f"model config {config.name!r} has no vllm_serve slot")
     return slots
 
 
-def build_app(config: ModelConfig) -> "Application":
+def build_app(config: ModelConfig) -> Application:
     from ray.serve.llm import LLMConfig, build_openai_app
 
     llm_configs = [LLMConfig(**llm_config_kwargs(slot)) for slot in serve_slots(config).values()]

@@ -11,8 +11,8 @@ llama.cpp threads it starts are the model's. The server process dies with the ac
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import ray
 
@@ -40,7 +40,9 @@ class LocalModelServer:
 
 
 def actor_name(alias: str, model_path: Path, config: LocalServerConfig) -> str:
-    digest = hashlib.sha1(f"{model_path.resolve()}|{config.model_dump_json()}".encode()).hexdigest()[:10]
+    digest = hashlib.sha1(
+        f"{model_path.resolve()}|{config.model_dump_json()}".encode()
+    ).hexdigest()[:10]
     return f"llm:{alias}:{digest}"
 
 

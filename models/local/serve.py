@@ -69,10 +69,17 @@ def _run_llama_cpp_python(args: argparse.Namespace, stop: threading.Event) -> No
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
     model = ModelSettings(
-        model=args.model, model_alias=args.alias, n_ctx=args.ctx_per_slot, n_batch=args.n_batch,
-        n_threads=args.threads, n_threads_batch=args.threads, verbose=False,
+        model=args.model,
+        model_alias=args.alias,
+        n_ctx=args.ctx_per_slot,
+        n_batch=args.n_batch,
+        n_threads=args.threads,
+        n_threads_batch=args.threads,
+        verbose=False,
     )
-    app = create_app(server_settings=ServerSettings(host="127.0.0.1", port=args.port), model_settings=[model])
+    app = create_app(
+        server_settings=ServerSettings(host="127.0.0.1", port=args.port), model_settings=[model]
+    )
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

@@ -18,8 +18,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal, Self
 
 import httpx
 from pydantic import Field
@@ -51,7 +52,9 @@ def _free_port() -> int:
 class LocalServer:
     """One server process; ``alias`` is the model id it answers to."""
 
-    def __init__(self, model_path: Path | str, config: LocalServerConfig, *, alias: str = "local") -> None:
+    def __init__(
+        self, model_path: Path | str, config: LocalServerConfig, *, alias: str = "local"
+    ) -> None:
         self.model_path = Path(model_path)
         self.config = config
         self.alias = alias
@@ -73,10 +76,29 @@ class LocalServer:
             raise ModelUnavailable(f"model file {self.model_path} does not exist")
         self.port = _free_port()
         cfg = self.config
-        cmd = [sys.executable, "-m", "models.local.serve", "--runtime", cfg.runtime,
-               "--model", str(self.model_path), "--alias", self.alias, "--port", str(self.port),
-               "--n-parallel", str(cfg.n_parallel), "--ctx-per-slot", str(cfg.ctx_per_slot),
-               "--threads", str(cfg.threads), "--poll", str(cfg.poll), "--n-batch", str(cfg.n_batch)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "models.local.serve",
+            "--runtime",
+            cfg.runtime,
+            "--model",
+            str(self.model_path),
+            "--alias",
+            self.alias,
+            "--port",
+            str(self.port),
+            "--n-parallel",
+            str(cfg.n_parallel),
+            "--ctx-per-slot",
+            str(cfg.ctx_per_slot),
+            "--threads",
+            str(cfg.threads),
+            "--poll",
+            str(cfg.poll),
+            "--n-batch",
+            str(cfg.n_batch),
+        ]
         # Both runtimes use OpenMP; its spinning idle threads starve each other (and everyone
         # else) when cores are shared, so wait passively unless the caller chose otherwise.
         env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
@@ -129,7 +151,7 @@ class LocalServer:
             proc.kill()
             proc.wait()
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -141,7 +163,9 @@ _shared: dict[tuple[str, str, LocalServerConfig], tuple[LocalServer, int]] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_server(model_path: Path, config: LocalServerConfig, *, alias: str) -> tuple[LocalServer, Callable[[], None]]:
+def shared_server(
+    model_path: Path, config: LocalServerConfig, *, alias: str
+) -> tuple[LocalServer, Callable[[], None]]:
     """A started server shared within this process, and the function that releases it."""
     key = (str(model_path.resolve()), alias, config)
     with _shared_lock:

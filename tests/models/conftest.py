@@ -23,6 +23,9 @@ def model_05b_path() -> Path:
 @pytest.fixture(scope="session")
 def server_05b(model_05b_path: Path):
     """One real llama.cpp server with the 0.5B model for the whole session (small context)."""
-    with LocalServer(model_05b_path, LocalServerConfig(n_parallel=4, ctx_per_slot=4096),
-                     alias="qwen2.5-coder-0.5b") as server:
+    with LocalServer(
+        model_05b_path,
+        LocalServerConfig(n_parallel=4, ctx_per_slot=4096),
+        alias="qwen2.5-coder-0.5b",
+    ) as server:
         yield server

@@ -6,7 +6,9 @@ from pipelines.contracts import Usage
 
 
 def test_price_per_million_tokens() -> None:
-    assert Price(prompt_per_mtok=2.0, completion_per_mtok=8.0).cost(500_000, 250_000) == pytest.approx(3.0)
+    assert Price(prompt_per_mtok=2.0, completion_per_mtok=8.0).cost(
+        500_000, 250_000
+    ) == pytest.approx(3.0)
 
 
 def test_reservation_blocks_a_call_that_cannot_fit() -> None:

@@ -14,7 +14,14 @@ from pipelines.config import load_config
 
 
 def test_every_role_has_a_slot_in_every_config() -> None:
-    for name in ["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "mixed-cpu", "replay", "qwen2.5-coder-32b", "omnisql-32b"]:
+    for name in [
+        "qwen2.5-coder-1.5b",
+        "qwen2.5-coder-0.5b",
+        "mixed-cpu",
+        "replay",
+        "qwen2.5-coder-32b",
+        "omnisql-32b",
+    ]:
         roles = load_config([f"model={name}"]).model.roles
         assert set(roles) == set(ROLES), name
 
@@ -42,8 +49,14 @@ def test_local_config_without_the_model_says_how_to_pull(tmp_path: Path) -> None
 
 
 def test_recording_without_a_real_backend_is_refused(tmp_path: Path) -> None:
-    cfg = load_config(["model=replay", "model.slots.default.record=true", "~model.slots.default.record_with",
-                       f"model.slots.default.cassette={tmp_path / 'c.jsonl'}"]).model
+    cfg = load_config(
+        [
+            "model=replay",
+            "model.slots.default.record=true",
+            "~model.slots.default.record_with",
+            f"model.slots.default.cassette={tmp_path / 'c.jsonl'}",
+        ]
+    ).model
     with pytest.raises(ValueError, match="no record_with backend"):
         build_client(cfg)
 
@@ -51,21 +64,42 @@ def test_recording_without_a_real_backend_is_refused(tmp_path: Path) -> None:
 @pytest.mark.real_model
 async def test_real_model_end_to_end_answers_a_spider_question(model_05b_path: Path) -> None:
     """Config → local server → chat → extract_sql → the SQL runs on the real database."""
-    cfg = load_config(["model=qwen2.5-coder-0.5b", "model.slots.default.n_parallel=1",
-                       "model.slots.default.ctx_per_slot=4096", "model.slots.default.placement=process"])
-    db = Path(cfg.paths.benchmarks) / "spider" / "database" / "concert_singer" / "concert_singer.sqlite"
+    cfg = load_config(
+        [
+            "model=qwen2.5-coder-0.5b",
+            "model.slots.default.n_parallel=1",
+            "model.slots.default.ctx_per_slot=4096",
+            "model.slots.default.placement=process",
+        ]
+    )
+    db = (
+        Path(cfg.paths.benchmarks)
+        / "spider"
+        / "database"
+        / "concert_singer"
+        / "concert_singer.sqlite"
+    )
     if not db.exists():
         pytest.skip(f"Spider database not found at {db}")
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    schema = "\n".join(row[0] for row in con.execute("SELECT sql FROM sqlite_master WHERE type='table'"))
+    schema = "\n".join(
+        row[0] for row in con.execute("SELECT sql FROM sqlite_master WHERE type='table'")
+    )
     client = build_client(cfg.model)
     backend = client.slot_for("generator").backend
     try:
         resp = await client.chat(
-            ChatRequest(messages=(
-                ChatMessage(role="system", content="Answer with one SQLite query in a ```sql block."),
-                ChatMessage(role="user", content=f"{schema}\n\nQuestion: How many singers do we have?"),
-            ), max_tokens=96),
+            ChatRequest(
+                messages=(
+                    ChatMessage(
+                        role="system", content="Answer with one SQLite query in a ```sql block."
+                    ),
+                    ChatMessage(
+                        role="user", content=f"{schema}\n\nQuestion: How many singers do we have?"
+                    ),
+                ),
+                max_tokens=96,
+            ),
             role="generator",
         )
     finally:
@@ -76,4 +110,6 @@ async def test_real_model_end_to_end_answers_a_spider_question(model_05b_path: P
     assert rows == gold
     assert resp.model == "qwen2.5-coder-0.5b" and resp.usage.prompt_tokens > 100
     with pytest.raises(ModelUnavailable):  # closing the client stopped its server
-        await backend.chat(ChatRequest(messages=(ChatMessage(role="user", content="x"),), max_tokens=1))
+        await backend.chat(
+            ChatRequest(messages=(ChatMessage(role="user", content="x"),), max_tokens=1)
+        )

@@ -52,7 +52,12 @@ class ScriptedBackend:
         pass
 
 
-def _client(backend, *, timeout_s: float = 5.0, price: Price = Price(), retry: RetryPolicy = NO_WAIT) -> ModelClient:
+FREE = Price()
+
+
+def _client(
+    backend, *, timeout_s: float = 5.0, price: Price = FREE, retry: RetryPolicy = NO_WAIT
+) -> ModelClient:
     return ModelClient(
         {"default": Slot("default", backend, price=price, timeout_s=timeout_s)},
         {"generator": "default", "critic": "default"},
@@ -108,7 +113,9 @@ async def test_unknown_role_is_a_clear_error() -> None:
 
 
 async def test_cost_comes_from_the_slot_price() -> None:
-    client = _client(ScriptedBackend([("a", "b")]), price=Price(prompt_per_mtok=1e6, completion_per_mtok=2e6))
+    client = _client(
+        ScriptedBackend([("a", "b")]), price=Price(prompt_per_mtok=1e6, completion_per_mtok=2e6)
+    )
     resp = await client.chat(_req(n=2), role="generator")
     assert resp.usage.cost_usd == pytest.approx(100 * 1.0 + 20 * 2.0)
 
@@ -139,7 +146,11 @@ async def test_failed_call_releases_its_reservation() -> None:
     assert budget.remaining_tokens == 1000
 
 
-SCHEMA = {"type": "object", "properties": {"verdict": {"enum": ["A", "B"]}}, "required": ["verdict"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {"verdict": {"enum": ["A", "B"]}},
+    "required": ["verdict"],
+}
 
 
 async def test_json_schema_replies_are_validated() -> None:
@@ -148,15 +159,21 @@ async def test_json_schema_replies_are_validated() -> None:
     )
     assert json.loads(ok.texts[0]) == {"verdict": "A"}
     with pytest.raises(InvalidModelOutput, match="not JSON"):
-        await _client(ScriptedBackend([("verdict: A",)])).chat(_req(json_schema=SCHEMA), role="critic")
+        await _client(ScriptedBackend([("verdict: A",)])).chat(
+            _req(json_schema=SCHEMA), role="critic"
+        )
     with pytest.raises(InvalidModelOutput, match="does not match the JSON schema"):
-        await _client(ScriptedBackend([('{"verdict": "C"}',)])).chat(_req(json_schema=SCHEMA), role="critic")
+        await _client(ScriptedBackend([('{"verdict": "C"}',)])).chat(
+            _req(json_schema=SCHEMA), role="critic"
+        )
 
 
 async def test_an_invalid_reply_is_still_charged() -> None:
     budget = TokenBudget(max_tokens=10_000)
     with pytest.raises(InvalidModelOutput):
-        await _client(ScriptedBackend([("not json",)])).chat(_req(json_schema=SCHEMA), role="critic", budget=budget)
+        await _client(ScriptedBackend([("not json",)])).chat(
+            _req(json_schema=SCHEMA), role="critic", budget=budget
+        )
     assert budget.spent.total_tokens == 110
 
 
@@ -175,7 +192,8 @@ async def test_chat_many_surfaces_programming_errors() -> None:
 async def test_close_runs_owned_shutdowns_once() -> None:
     stopped: list[str] = []
     client = ModelClient(
-        {"default": Slot("default", ScriptedBackend([]))}, {"generator": "default"},
+        {"default": Slot("default", ScriptedBackend([]))},
+        {"generator": "default"},
         on_close=[lambda: stopped.append("server")],
     )
     async with client:

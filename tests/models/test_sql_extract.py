@@ -7,7 +7,10 @@ from models.sql_extract import extract_sql
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
-        ("Sure:\n```sql\nSELECT name FROM singer;\n```\nThis lists names.", "SELECT name FROM singer"),
+        (
+            "Sure:\n```sql\nSELECT name FROM singer;\n```\nThis lists names.",
+            "SELECT name FROM singer",
+        ),
         ("```SQL\nSELECT 1\n```", "SELECT 1"),
         ("<sql>SELECT count(*) FROM t</sql>", "SELECT count(*) FROM t"),
         ("```\nSELECT a FROM b\n```", "SELECT a FROM b"),
@@ -36,7 +39,9 @@ def test_multiline_bare_query_kept_until_blank_line() -> None:
     assert extract_sql(reply) == "SELECT a,\n  b\nFROM t\nWHERE c > 1"
 
 
-@pytest.mark.parametrize("reply", ["", "I cannot answer that.", "```python\nprint(1)\n```", "<sql>  </sql>"])
+@pytest.mark.parametrize(
+    "reply", ["", "I cannot answer that.", "```python\nprint(1)\n```", "<sql>  </sql>"]
+)
 def test_reply_without_sql_is_a_typed_error(reply: str) -> None:
     with pytest.raises(InvalidModelOutput, match="contains no SQL") as info:
         extract_sql(reply)

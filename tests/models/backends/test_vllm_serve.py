@@ -18,7 +18,9 @@ def test_importing_the_gpu_backends_needs_no_vllm() -> None:
         "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'vllm' or m.startswith(('ray.serve.llm', 'ray.data.llm'))); "
         "print(bad); sys.exit(1 if bad else 0)"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -26,7 +28,8 @@ def test_qwen_32b_config_translates_to_llm_config_kwargs() -> None:
     (slot,) = serve_slots(_model_config("qwen2.5-coder-32b")).values()
     kwargs = llm_config_kwargs(slot)
     assert kwargs["model_loading_config"] == {
-        "model_id": "qwen2.5-coder-32b", "model_source": "Qwen/Qwen2.5-Coder-32B-Instruct",
+        "model_id": "qwen2.5-coder-32b",
+        "model_source": "Qwen/Qwen2.5-Coder-32B-Instruct",
     }
     assert kwargs["deployment_config"] == {"num_replicas": 2}
     assert kwargs["engine_kwargs"]["tensor_parallel_size"] == 2
@@ -39,14 +42,21 @@ def test_omnisql_config_has_one_deployment_per_model_and_autoscales_the_generato
     slots = serve_slots(config)
     assert sorted(slots) == ["omnisql-32b", "qwen2.5-coder-32b"]
     generator = llm_config_kwargs(slots["omnisql-32b"])
-    assert generator["deployment_config"] == {"autoscaling_config": {"min_replicas": 2, "max_replicas": 4}}
+    assert generator["deployment_config"] == {
+        "autoscaling_config": {"min_replicas": 2, "max_replicas": 4}
+    }
     assert generator["model_loading_config"]["model_source"] == "seeklhy/OmniSQL-32B"
     assert config.roles["generator"] == "generator" and config.roles["selector"] == "selector"
 
 
 def test_engine_kwargs_and_accelerator_pass_through() -> None:
-    slot = VLLMServeSlot(backend="vllm_serve", model="m", model_source="org/m", accelerator_type="H100",
-                         engine_kwargs={"gpu_memory_utilization": 0.85, "max_model_len": 32768})
+    slot = VLLMServeSlot(
+        backend="vllm_serve",
+        model="m",
+        model_source="org/m",
+        accelerator_type="H100",
+        engine_kwargs={"gpu_memory_utilization": 0.85, "max_model_len": 32768},
+    )
     kwargs = llm_config_kwargs(slot)
     assert kwargs["accelerator_type"] == "H100"
     assert kwargs["engine_kwargs"]["gpu_memory_utilization"] == 0.85
@@ -54,7 +64,9 @@ def test_engine_kwargs_and_accelerator_pass_through() -> None:
 
 
 def test_invalid_replica_range_and_missing_slots() -> None:
-    slot = VLLMServeSlot(backend="vllm_serve", model="m", model_source="org/m", num_replicas=3, max_replicas=2)
+    slot = VLLMServeSlot(
+        backend="vllm_serve", model="m", model_source="org/m", num_replicas=3, max_replicas=2
+    )
     with pytest.raises(ValueError, match="max_replicas"):
         llm_config_kwargs(slot)
     with pytest.raises(ValueError, match="no vllm_serve slot"):

@@ -24,7 +24,7 @@ def test_corrupt_model_file_fails_with_the_server_log(tmp_path: Path) -> None:
 
 def test_base_url_before_start_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailable, match="not started"):
-        LocalServer(tmp_path / "m.gguf", LocalServerConfig()).base_url
+        _ = LocalServer(tmp_path / "m.gguf", LocalServerConfig()).base_url
 
 
 @pytest.mark.real_model
