@@ -4,7 +4,7 @@ PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 # Built wheels of source-only packages (llama-cpp-python: ~10 min to compile) are kept here,
-# outside the clone, so a fresh clone on the same machine installs in seconds.
+# outside the clone, so a fresh clone on the same machine reuses them.
 WHEELHOUSE ?= $(HOME)/.cache/scale-analytics/wheels
 LLAMA_CPP := llama-cpp-python==0.3.36
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
@@ -14,7 +14,7 @@ export RAY_AUTH_MODE := disabled
 export RAY_USAGE_STATS_ENABLED := 0
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test cassettes bench clean
+.PHONY: install install-llamacpp demo test cassettes bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,12 +23,16 @@ $(BIN)/python:
 # torch first, pinned to the CPU build on disk; never torchvision/torchaudio beside it.
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install torch==2.13.0
-	@ls $(WHEELHOUSE)/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1 || \
-		$(BIN)/pip wheel --no-deps '$(LLAMA_CPP)' -w $(WHEELHOUSE)
-	$(BIN)/pip install --find-links $(WHEELHOUSE) -e '.[dev,local]'
+	$(BIN)/pip install -e '.[dev,local]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 install: $(STAMP)
+
+# Only the runtime comparison needs llama-cpp-python (see docs/models.md).
+install-llamacpp: $(STAMP)
+	@ls $(WHEELHOUSE)/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1 || \
+		$(BIN)/pip wheel --no-deps '$(LLAMA_CPP)' -w $(WHEELHOUSE)
+	$(BIN)/pip install --find-links $(WHEELHOUSE) -e '.[llamacpp]'
 
 demo: $(STAMP)
 	$(BIN)/scale-analytics models pull qwen2.5-coder-1.5b
@@ -43,7 +47,7 @@ cassettes: $(STAMP)
 	$(BIN)/scale-analytics models pull qwen2.5-coder-0.5b
 	SCALE_ANALYTICS_RECORD=1 $(BIN)/python -m pytest -q -m "not real_model" tests
 
-bench: $(STAMP)
+bench: install-llamacpp
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
