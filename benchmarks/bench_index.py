@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -36,16 +35,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-from pipelines.config import load_config  # noqa: E402
-from pipelines.contracts import DatabaseRef  # noqa: E402
-from pipelines.indexing.cell_index import CellRetriever  # noqa: E402
-from pipelines.indexing.example_index import ExampleRetriever  # noqa: E402
-from pipelines.indexing.ngrams import question_ngrams  # noqa: E402
-from pipelines.indexing.question_skeleton import EMPTY, SchemaWords, skeletonise  # noqa: E402
-from pipelines.indexing.runner import build_all  # noqa: E402
-from pipelines.indexing.settings import IndexSettings  # noqa: E402
-from pipelines.indexing.sql_skeleton import sql_skeleton, string_literals  # noqa: E402
-from pipelines.indexing.store import VersionedStore  # noqa: E402
+from pipelines.config import load_config
+from pipelines.contracts import DatabaseRef
+from pipelines.indexing.cell_index import CellRetriever
+from pipelines.indexing.example_index import ExampleRetriever
+from pipelines.indexing.ngrams import question_ngrams
+from pipelines.indexing.question_skeleton import EMPTY, SchemaWords, skeletonise
+from pipelines.indexing.runner import build_all
+from pipelines.indexing.settings import IndexSettings
+from pipelines.indexing.sql_skeleton import sql_skeleton, string_literals
+from pipelines.indexing.store import VersionedStore
 
 MODES = ("vector", "bm25", "hybrid")
 
@@ -68,12 +67,16 @@ def demo_database(demo_dir: Path) -> DatabaseRef:
     from eval.demo import build_demo
 
     paths = build_demo(demo_dir)
-    return DatabaseRef(db_id=paths.db_id, path=str(paths.database), description_dir=str(paths.description_dir))
+    return DatabaseRef(
+        db_id=paths.db_id, path=str(paths.database), description_dir=str(paths.description_dir)
+    )
 
 
 def bench_build(dbs: list[DatabaseRef], settings: IndexSettings) -> None:
-    print(f"\n== build from scratch: {len(dbs)} databases + example index, executor={settings.executor} "
-          f"(workers={settings.workers}, worker_cpus={settings.worker_cpus})")
+    print(
+        f"\n== build from scratch: {len(dbs)} databases + example index, executor={settings.executor} "
+        f"(workers={settings.workers}, worker_cpus={settings.worker_cpus})"
+    )
     started = time.perf_counter()
     reports = build_all(dbs, settings, progress=False)
     wall = time.perf_counter() - started
@@ -82,25 +85,38 @@ def bench_build(dbs: list[DatabaseRef], settings: IndexSettings) -> None:
         by_status[r.status].append(r)
     dbr = [r for r in reports if r.kind == "database" and r.status == "built"]
     ex = next(r for r in reports if r.kind == "examples")
-    print(f"wall {wall:.1f} s; statuses: " + ", ".join(f"{k}={len(v)}" for k, v in sorted(by_status.items())))
+    print(
+        f"wall {wall:.1f} s; statuses: "
+        + ", ".join(f"{k}={len(v)}" for k, v in sorted(by_status.items()))
+    )
     for r in reports:
         if r.status in ("failed", "skipped"):
             print(f"  {r.name}: {r.status}: {r.reason}")
     secs = [r.seconds for r in dbr]
-    print(f"databases: sum of per-db build seconds {sum(secs):.1f}, p50 {pct(secs, .5):.2f}, "
-          f"p95 {pct(secs, .95):.2f}, max {max(secs):.1f} ({max(dbr, key=lambda r: r.seconds).name})")
+    print(
+        f"databases: sum of per-db build seconds {sum(secs):.1f}, p50 {pct(secs, 0.5):.2f}, "
+        f"p95 {pct(secs, 0.95):.2f}, max {max(secs):.1f} ({max(dbr, key=lambda r: r.seconds).name})"
+    )
     values = sum(r.counts.get("values", 0) for r in dbr)
     size = sum(r.bytes_on_disk for r in dbr)
-    print(f"databases: {values} cell values, {size / 1e6:.1f} MB on disk "
-          f"({size / max(values, 1):.0f} B/value)")
+    print(
+        f"databases: {values} cell values, {size / 1e6:.1f} MB on disk "
+        f"({size / max(values, 1):.0f} B/value)"
+    )
     for r in dbr:
         if r.name == "claims":
-            print(f"demo (claims): {r.counts.get('values')} values, {r.bytes_on_disk / 1e6:.1f} MB, {r.seconds:.1f} s")
-    print(f"example index: {ex.status}, {ex.counts.get('examples')} examples, {ex.bytes_on_disk / 1e6:.1f} MB, {ex.seconds:.1f} s")
+            print(
+                f"demo (claims): {r.counts.get('values')} values, {r.bytes_on_disk / 1e6:.1f} MB, {r.seconds:.1f} s"
+            )
+    print(
+        f"example index: {ex.status}, {ex.counts.get('examples')} examples, {ex.bytes_on_disk / 1e6:.1f} MB, {ex.seconds:.1f} s"
+    )
     started = time.perf_counter()
     again = build_all(dbs, settings, progress=False)
-    print(f"second run (nothing changed): wall {time.perf_counter() - started:.1f} s, "
-          f"{sum(r.status == 'unchanged' for r in again)}/{len(again)} unchanged")
+    print(
+        f"second run (nothing changed): wall {time.perf_counter() - started:.1f} s, "
+        f"{sum(r.status == 'unchanged' for r in again)}/{len(again)} unchanged"
+    )
 
 
 def dev_questions(spider: Path, indexed: set[str], limit: int | None) -> list[dict]:
@@ -108,7 +124,9 @@ def dev_questions(spider: Path, indexed: set[str], limit: int | None) -> list[di
     return questions[:limit] if limit else questions
 
 
-def bench_latency(cells: CellRetriever, examples: ExampleRetriever, questions: list[dict], n: int) -> None:
+def bench_latency(
+    cells: CellRetriever, examples: ExampleRetriever, questions: list[dict], n: int
+) -> None:
     sample = questions[:: max(1, len(questions) // n)][:n]
     print(f"\n== latency, {len(sample)} Spider dev questions as queries (warm, one thread)")
     cells.search(sample[0]["db_id"], "warm up", mode="hybrid")
@@ -119,13 +137,15 @@ def bench_latency(cells: CellRetriever, examples: ExampleRetriever, questions: l
             t = time.perf_counter()
             cells.search(q["db_id"], q["question"], k=5, mode=mode)
             times.append((time.perf_counter() - t) * 1000)
-        print(f"cells   {mode:<7} k=5   p50 {pct(times, .5):6.1f} ms   p95 {pct(times, .95):6.1f} ms")
+        print(
+            f"cells   {mode:<7} k=5   p50 {pct(times, 0.5):6.1f} ms   p95 {pct(times, 0.95):6.1f} ms"
+        )
     times = []
     for q in sample:
         t = time.perf_counter()
         examples.search(q["question"], k=15, exclude_db=q["db_id"])
         times.append((time.perf_counter() - t) * 1000)
-    print(f"examples        k=15  p50 {pct(times, .5):6.1f} ms   p95 {pct(times, .95):6.1f} ms")
+    print(f"examples        k=15  p50 {pct(times, 0.5):6.1f} ms   p95 {pct(times, 0.95):6.1f} ms")
 
 
 def _found(literal: str, values: list[str], like: bool) -> bool:
@@ -150,7 +170,9 @@ def bench_cell_recall(cells: CellRetriever, root: str, questions: list[dict]) ->
         for literal in string_literals(q["query"]):
             cases.append((q, literal, f"%{literal}" in q["query"] or f"{literal}%" in q["query"]))
     asked = {id(q): q for q, _, _ in cases}
-    print(f"\n== cell recall@5 on Spider dev: {len(cases)} string literals in {len(asked)} questions")
+    print(
+        f"\n== cell recall@5 on Spider dev: {len(cases)} string literals in {len(asked)} questions"
+    )
     values = {db: indexed_values(root, db) for db in {q["db_id"] for q in asked.values()}}
     ceiling = sum(_found(lit, list(values[q["db_id"]]), like) for q, lit, like in cases)
     print(f"indexed (ceiling): {ceiling / len(cases):.3f} ({ceiling}/{len(cases)})")
@@ -159,15 +181,24 @@ def bench_cell_recall(cells: CellRetriever, root: str, questions: list[dict]) ->
             hits_by_q: dict[int, list[str]] = {}
             started = time.perf_counter()
             for key, q in asked.items():
-                queries = [q["question"]] if query_kind == "question" else question_ngrams(q["question"])
-                hits_by_q[key] = [h.value for h in cells.search_many(q["db_id"], queries, k=5, mode=mode)]
+                queries = (
+                    [q["question"]] if query_kind == "question" else question_ngrams(q["question"])
+                )
+                hits_by_q[key] = [
+                    h.value for h in cells.search_many(q["db_id"], queries, k=5, mode=mode)
+                ]
             found = sum(_found(lit, hits_by_q[id(q)], like) for q, lit, like in cases)
             per_q = (time.perf_counter() - started) / len(asked) * 1000
-            print(f"{query_kind:<8} {mode:<7} recall@5 {found / len(cases):.3f} ({found}/{len(cases)})   {per_q:6.0f} ms/question")
+            print(
+                f"{query_kind:<8} {mode:<7} recall@5 {found / len(cases):.3f} ({found}/{len(cases)})   {per_q:6.0f} ms/question"
+            )
 
 
 def bench_examples(examples: ExampleRetriever, spider: Path, questions: list[dict]) -> None:
-    tables = {e["db_id"]: SchemaWords.from_spider_tables(e) for e in json.loads((spider / "tables.json").read_text())}
+    tables = {
+        e["db_id"]: SchemaWords.from_spider_tables(e)
+        for e in json.loads((spider / "tables.json").read_text())
+    }
     skeleton_cache: dict[str, str | None] = {}
 
     def skel(sql: str) -> str | None:
@@ -181,23 +212,35 @@ def bench_examples(examples: ExampleRetriever, spider: Path, questions: list[dic
         top1 = top15 = 0
         for q in questions:
             gold = skel(q["query"])
-            query = skeletonise(q["question"], tables.get(q["db_id"], EMPTY)) if kind == "skeleton" else q["question"]
+            query = (
+                skeletonise(q["question"], tables.get(q["db_id"], EMPTY))
+                if kind == "skeleton"
+                else q["question"]
+            )
             hits = examples.search(query, k=15, exclude_db=q["db_id"])
             shapes = [skel(h.sql) for h in hits]
             top15 += gold is not None and gold in shapes
             top1 += gold is not None and bool(shapes) and shapes[0] == gold
-        print(f"query={kind:<12} top-15 shares gold skeleton {top15 / len(questions):.3f}   top-1 {top1 / len(questions):.3f}")
+        print(
+            f"query={kind:<12} top-15 shares gold skeleton {top15 / len(questions):.3f}   top-1 {top1 / len(questions):.3f}"
+        )
     train = json.loads((spider / "train_spider.json").read_text())
     train_shapes = {skel(t["query"]) for t in train}
     reachable = sum(skel(q["query"]) in train_shapes for q in questions)
-    print(f"ceiling: gold skeleton occurs anywhere in Spider train for {reachable / len(questions):.3f} of questions")
+    print(
+        f"ceiling: gold skeleton occurs anywhere in Spider train for {reachable / len(questions):.3f} of questions"
+    )
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--root", help="index root to build into (default: a fresh temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the temp index root")
-    parser.add_argument("--skip-build", action="store_true", help="reuse the indexes already under --root")
+    parser.add_argument(
+        "--skip-build", action="store_true", help="reuse the indexes already under --root"
+    )
     parser.add_argument("--questions", type=int, default=None, help="limit Spider dev questions")
     parser.add_argument("--latency-queries", type=int, default=200)
     parser.add_argument("--executor", choices=("ray", "local"), default="ray")
@@ -209,7 +252,9 @@ def main() -> int:
         print(f"Spider not found at {spider}; nothing to benchmark", file=sys.stderr)
         return 1
     root = args.root or tempfile.mkdtemp(prefix="bench_index_", dir=cfg.paths.cache)
-    settings = IndexSettings.from_config(cfg).model_copy(update={"root": root, "executor": args.executor})
+    settings = IndexSettings.from_config(cfg).model_copy(
+        update={"root": root, "executor": args.executor}
+    )
     print(f"machine: {os.cpu_count()} CPUs; index root {root}")
     try:
         dbs = spider_databases(spider) + [demo_database(Path(cfg.paths.demo))]

@@ -37,7 +37,25 @@ _EXPORTS = {
     "string_literals": "pipelines.indexing.sql_skeleton",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "BuildReport",
+    "CellRetriever",
+    "DatabaseChangedDuringBuild",
+    "EmbeddingModelUnavailable",
+    "ExampleRetriever",
+    "ExampleSourceError",
+    "IndexNotBuilt",
+    "IndexSettings",
+    "IndexingError",
+    "SchemaWords",
+    "build_all",
+    "build_database",
+    "build_examples",
+    "load_schema_view",
+    "skeletonise",
+    "sql_skeleton",
+    "string_literals",
+]
 
 
 def __getattr__(name: str) -> Any:

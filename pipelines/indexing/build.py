@@ -37,15 +37,20 @@ from pipelines.schema.introspect import engine_for, introspect
 log = logging.getLogger(__name__)
 
 
-
-def _build_database_version(version: Path, db: DatabaseRef, settings: IndexSettings) -> tuple[dict[str, int], tuple[str, ...]]:
+def _build_database_version(
+    version: Path, db: DatabaseRef, settings: IndexSettings
+) -> tuple[dict[str, int], tuple[str, ...]]:
     view = introspect(db, settings.sample_values)
     (version / SCHEMA_FILE).write_text(view.model_dump_json(), encoding="utf-8")
     with closing(connect_readonly(db)) as conn:
         extraction = extract_cell_values(conn, engine_for(db), view, settings.cells)
     if extraction.values:
         write_cell_table(version, extraction.values, batch_size=settings.embed_batch_size)
-    counts = {"tables": len(view.tables), "values": len(extraction.values), "skipped_columns": len(extraction.skipped_columns)}
+    counts = {
+        "tables": len(view.tables),
+        "values": len(extraction.values),
+        "skipped_columns": len(extraction.skipped_columns),
+    }
     counts.update({f"skipped_values:{reason}": n for reason, n in extraction.skipped_values})
     notes = tuple(f"skipped column {name}: {reason}" for name, reason in extraction.skipped_columns)
     return counts, notes
@@ -56,7 +61,9 @@ def build_database(db: DatabaseRef, settings: IndexSettings) -> BuildReport:
     started = time.perf_counter()
     store = VersionedStore(settings.root, "databases", db.db_id)
 
-    def report(status: Status, reason: str = "", counts: dict[str, int] | None = None) -> BuildReport:
+    def report(
+        status: Status, reason: str = "", counts: dict[str, int] | None = None
+    ) -> BuildReport:
         return BuildReport(
             name=db.db_id,
             kind="database",
@@ -76,7 +83,10 @@ def build_database(db: DatabaseRef, settings: IndexSettings) -> BuildReport:
             version = store.new_version(before.digest)
             try:
                 counts, notes = _build_database_version(version, db, settings)
-                if fingerprint(db, settings.fingerprint, settings.content_settings_hash()) != before:
+                if (
+                    fingerprint(db, settings.fingerprint, settings.content_settings_hash())
+                    != before
+                ):
                     raise DatabaseChangedDuringBuild(db.db_id)
             except BaseException:
                 store.discard(version)
@@ -96,7 +106,10 @@ def build_database(db: DatabaseRef, settings: IndexSettings) -> BuildReport:
             store.publish(version, manifest)
             return report("built", counts=counts)
     except Timeout:
-        return report("failed", f"another build holds {store.lock_path} (waited {settings.lock_timeout_s:g} s)")
+        return report(
+            "failed",
+            f"another build holds {store.lock_path} (waited {settings.lock_timeout_s:g} s)",
+        )
     except (DatabaseUnavailable, IndexingError) as exc:
         return report("failed", str(exc))
     except Exception as exc:  # one database's unexpected failure must not stop the others
@@ -110,7 +123,9 @@ def build_examples(settings: IndexSettings) -> BuildReport:
     store = VersionedStore(settings.root, "examples", EXAMPLES_NAME)
     source = settings.examples
 
-    def report(status: Status, reason: str = "", counts: dict[str, int] | None = None) -> BuildReport:
+    def report(
+        status: Status, reason: str = "", counts: dict[str, int] | None = None
+    ) -> BuildReport:
         return BuildReport(
             name=EXAMPLES_NAME,
             kind="examples",

@@ -47,7 +47,9 @@ def write_cell_table(version_dir: Path, values: Sequence[CellValue], batch_size:
             "table": [v.table for v in values],
             "column": [v.column for v in values],
             "value": [v.value for v in values],
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel(), pa.float32()), DIMENSION),
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(vectors.ravel(), pa.float32()), DIMENSION
+            ),
         }
     )
     table = lancedb.connect(str(version_dir / LANCE_DIR)).create_table(CELL_TABLE, data=data)
@@ -70,7 +72,11 @@ class CellRetriever:
         if key not in self._tables:
             lance_dir = store.base / manifest.version / LANCE_DIR
             # A database without indexable text values has no table: searches return nothing.
-            self._tables[key] = lancedb.connect(str(lance_dir)).open_table(CELL_TABLE) if lance_dir.exists() else None
+            self._tables[key] = (
+                lancedb.connect(str(lance_dir)).open_table(CELL_TABLE)
+                if lance_dir.exists()
+                else None
+            )
         return self._tables[key]
 
     def search(
@@ -124,15 +130,38 @@ def _check(k: int, mode: str) -> None:
 
 
 def _hit(row: dict, score: float, mode: Mode) -> CellHit:
-    return CellHit(table=row["table"], column=row["column"], value=row["value"], score=float(score), source=mode)
+    return CellHit(
+        table=row["table"],
+        column=row["column"],
+        value=row["value"],
+        score=float(score),
+        source=mode,
+    )
 
 
-def _search(table, query: str, vector: np.ndarray | None, k: int, mode: Mode, threshold: float | None) -> list[CellHit]:
+def _search(
+    table, query: str, vector: np.ndarray | None, k: int, mode: Mode, threshold: float | None
+) -> list[CellHit]:
     if mode == "bm25":
-        rows = table.search(query, query_type="fts").select(RESULT_COLUMNS + ["_score"]).limit(k).to_list()
-        return [_hit(row, row["_score"], mode) for row in rows if threshold is None or row["_score"] >= threshold]
+        rows = (
+            table.search(query, query_type="fts")
+            .select(RESULT_COLUMNS + ["_score"])
+            .limit(k)
+            .to_list()
+        )
+        return [
+            _hit(row, row["_score"], mode)
+            for row in rows
+            if threshold is None or row["_score"] >= threshold
+        ]
     if mode == "vector":
-        rows = table.search(vector).distance_type("cosine").select(RESULT_COLUMNS + ["_distance"]).limit(k).to_list()
+        rows = (
+            table.search(vector)
+            .distance_type("cosine")
+            .select(RESULT_COLUMNS + ["_distance"])
+            .limit(k)
+            .to_list()
+        )
         hits = [_hit(row, 1.0 - row["_distance"], mode) for row in rows]
         return [h for h in hits if threshold is None or h.score >= threshold]
     rows = (

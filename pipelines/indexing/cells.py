@@ -46,7 +46,9 @@ EMAIL_NAME = re.compile(r"e[_-]?mail", re.IGNORECASE)
 EMAIL_VALUE = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
 DATE_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$")
 NUMBER_LIKE = re.compile(r"^[\d\s().,+\-/:]*\d[\d\s().,+\-/:]*$")
-UUID_VALUE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
+UUID_VALUE = re.compile(
+    r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$"
+)
 
 
 def _id_like(name: str) -> bool:
@@ -116,7 +118,9 @@ def _decode(raw: Any) -> str | None:
     return str(raw)
 
 
-def extract_cell_values(conn: Any, engine: ModuleType, view: SchemaView, settings: CellSettings) -> CellExtraction:
+def extract_cell_values(
+    conn: Any, engine: ModuleType, view: SchemaView, settings: CellSettings
+) -> CellExtraction:
     """Read the indexable values of every table through an engine file (schema/sqlite.py, ...)."""
     values: list[CellValue] = []
     skipped_columns: list[tuple[str, str]] = []
@@ -129,7 +133,11 @@ def extract_cell_values(conn: Any, engine: ModuleType, view: SchemaView, setting
                 skipped_columns.append((f"{table.name}.{path}", reason))
                 continue
             raws = engine.distinct_text_values(
-                conn, table, path, limit=settings.max_values_per_column, max_chars=settings.max_value_chars
+                conn,
+                table,
+                path,
+                limit=settings.max_values_per_column,
+                max_chars=settings.max_value_chars,
             )
             for raw in raws:
                 value = _decode(raw)

@@ -50,7 +50,9 @@ def main(argv: list[str]) -> int:
     console = Console(stderr=True)
     missing = sorted({s.db_id for s in bench.skipped})
     if missing:
-        console.print(f"{len(bench.skipped)} questions skipped, database missing: {', '.join(missing)}")
+        console.print(
+            f"{len(bench.skipped)} questions skipped, database missing: {', '.join(missing)}"
+        )
     dbs = [task.db for task in bench.tasks]
     reports = build_all(dbs, settings, progress=sys.stderr.isatty())
     Console().print(_table(reports))

@@ -1,10 +1,10 @@
 """Typed errors of the L0 indexes.
 
-    IndexingError
-    ├── EmbeddingModelUnavailable   the packaged all-MiniLM-L6-v2 cannot be loaded offline
-    ├── IndexNotBuilt               a retriever asked for an index that was never published
-    ├── DatabaseChangedDuringBuild  the database's fingerprint moved while it was being indexed
-    └── ExampleSourceError          the training-set file for the example index is missing/bad
+IndexingError
+├── EmbeddingModelUnavailable   the packaged all-MiniLM-L6-v2 cannot be loaded offline
+├── IndexNotBuilt               a retriever asked for an index that was never published
+├── DatabaseChangedDuringBuild  the database's fingerprint moved while it was being indexed
+└── ExampleSourceError          the training-set file for the example index is missing/bad
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ class DatabaseChangedDuringBuild(IndexingError):
     """The database was modified while its index was built; the new index was discarded."""
 
     def __init__(self, db_id: str) -> None:
-        super().__init__(f"database {db_id!r} changed during the build; index discarded, rebuild to retry")
+        super().__init__(
+            f"database {db_id!r} changed during the build; index discarded, rebuild to retry"
+        )
 
 
 class ExampleSourceError(IndexingError):

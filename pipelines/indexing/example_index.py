@@ -35,11 +35,20 @@ LANCE_DIR = "lance"
 RESULT_COLUMNS = ["question", "skeleton", "sql", "db_id"]
 
 
-def write_example_table(version_dir: Path, examples: list[dict[str, str]], batch_size: int = 128) -> None:
+def write_example_table(
+    version_dir: Path, examples: list[dict[str, str]], batch_size: int = 128
+) -> None:
     vectors = embed([e["skeleton"] for e in examples], batch_size=batch_size)
-    columns = {key: [e[key] for e in examples] for key in ("question", "skeleton", "sql", "sql_skeleton", "db_id")}
-    columns["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel(), pa.float32()), DIMENSION)
-    lancedb.connect(str(version_dir / LANCE_DIR)).create_table(EXAMPLE_TABLE, data=pa.table(columns))
+    columns = {
+        key: [e[key] for e in examples]
+        for key in ("question", "skeleton", "sql", "sql_skeleton", "db_id")
+    }
+    columns["vector"] = pa.FixedSizeListArray.from_arrays(
+        pa.array(vectors.ravel(), pa.float32()), DIMENSION
+    )
+    lancedb.connect(str(version_dir / LANCE_DIR)).create_table(
+        EXAMPLE_TABLE, data=pa.table(columns)
+    )
 
 
 def _sql_string(text: str) -> str:

@@ -53,7 +53,9 @@ def load_examples(train_file: str | None, tables_file: str | None) -> list[dict[
         try:
             question, sql, db_id = record["question"], record["query"], record["db_id"]
         except (KeyError, TypeError):
-            raise ExampleSourceError(f"{train_file}: record {i} lacks question/query/db_id") from None
+            raise ExampleSourceError(
+                f"{train_file}: record {i} lacks question/query/db_id"
+            ) from None
         out.append(
             {
                 "question": question,

@@ -17,8 +17,8 @@ from typing import Literal
 
 from pipelines.contracts import DatabaseRef, Frozen
 from pipelines.sandbox import connect_readonly
-from pipelines.schema.introspect import DRIVER_ERRORS
 from pipelines.sandbox.errors import DatabaseUnavailable
+from pipelines.schema.introspect import DRIVER_ERRORS
 
 SCHEMA_QUERIES = {
     "sqlite": "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name",
@@ -73,6 +73,8 @@ def schema_hash(db: DatabaseRef) -> str:
     return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
 
 
-def fingerprint(db: DatabaseRef, mode: Literal["stat", "content"] = "stat", settings: str = "") -> Fingerprint:
+def fingerprint(
+    db: DatabaseRef, mode: Literal["stat", "content"] = "stat", settings: str = ""
+) -> Fingerprint:
     """Raises ``DatabaseUnavailable`` when the file is missing or not a database."""
     return Fingerprint(schema_hash=schema_hash(db), data=data_state(db, mode), settings=settings)

@@ -27,15 +27,58 @@ from collections.abc import Iterable, Sequence
 from pipelines.contracts import Frozen, SchemaView
 
 MAX_PHRASE_WORDS = 4
-TOKEN = re.compile(r"\[[A-Z]+\]|\d+(?:[.,]\d+)*(?:st|nd|rd|th)?|\w+|'s\b|[^\w\s]")  # possessive 's apart
+TOKEN = re.compile(
+    r"\[[A-Z]+\]|\d+(?:[.,]\d+)*(?:st|nd|rd|th)?|\w+|'s\b|[^\w\s]"
+)  # possessive 's apart
 NUMBER = re.compile(r"^\d+(?:[.,]\d+)*(?:st|nd|rd|th)?$")
 # A single-quoted span opens after a non-word character and may contain apostrophes (Stark's).
 QUOTED = re.compile(r"\"[^\"]+\"|“[^”]+”|‘[^’]+’|(?<!\w)'.+?'(?!\w)")
 CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 # Words too common to be a schema mention on their own (they still count inside a phrase).
 STOP_WORDS = frozenset(
-    "a an and are as at be by do does for from has have how in is it its of on or the their "
-    "them there these this those to was were what when where which who whom whose with id".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "the",
+        "their",
+        "them",
+        "there",
+        "these",
+        "this",
+        "those",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "with",
+        "id",
+    ]
 )
 
 
@@ -60,7 +103,7 @@ class SchemaWords(Frozen):
     columns: frozenset[tuple[str, ...]]
 
     @classmethod
-    def from_names(cls, tables: Iterable[str], columns: Iterable[str]) -> "SchemaWords":
+    def from_names(cls, tables: Iterable[str], columns: Iterable[str]) -> SchemaWords:
         table_phrases = {name_words(t) for t in tables} - {()}
         column_phrases: set[tuple[str, ...]] = set()
         for column in columns:
@@ -68,15 +111,17 @@ class SchemaWords(Frozen):
             if words:
                 column_phrases.add(words)
                 column_phrases.update((w,) for w in words if w not in STOP_WORDS)
-        return cls(tables=frozenset(table_phrases), columns=frozenset(column_phrases - table_phrases))
+        return cls(
+            tables=frozenset(table_phrases), columns=frozenset(column_phrases - table_phrases)
+        )
 
     @classmethod
-    def from_view(cls, view: SchemaView) -> "SchemaWords":
+    def from_view(cls, view: SchemaView) -> SchemaWords:
         columns = [c.name for t in view.tables for c in t.columns]
         return cls.from_names([t.name for t in view.tables], columns)
 
     @classmethod
-    def from_spider_tables(cls, entry: dict) -> "SchemaWords":
+    def from_spider_tables(cls, entry: dict) -> SchemaWords:
         """From one ``tables.json`` entry: original and natural-language names."""
         tables = list(entry.get("table_names_original", [])) + list(entry.get("table_names", []))
         columns = [
@@ -92,8 +137,12 @@ EMPTY = SchemaWords(tables=frozenset(), columns=frozenset())
 
 
 def _mask_literals(question: str, literals: Sequence[str]) -> str:
-    for literal in sorted({lit.strip() for lit in literals if len(lit.strip()) > 1}, key=len, reverse=True):
-        question = re.sub(r"(?<!\w)" + re.escape(literal) + r"(?!\w)", " [VALUE] ", question, flags=re.IGNORECASE)
+    for literal in sorted(
+        {lit.strip() for lit in literals if len(lit.strip()) > 1}, key=len, reverse=True
+    ):
+        question = re.sub(
+            r"(?<!\w)" + re.escape(literal) + r"(?!\w)", " [VALUE] ", question, flags=re.IGNORECASE
+        )
     return QUOTED.sub(" [VALUE] ", question)
 
 

@@ -51,16 +51,28 @@ def unchanged_report(job: DatabaseRef | None, settings: IndexSettings) -> BuildR
     if job is None:
         store = VersionedStore(settings.root, "examples", EXAMPLES_NAME)
         live = store.current()
-        if live is None or live.fingerprint != source_fingerprint(settings.examples.train_file, settings.examples.tables_file):
+        if live is None or live.fingerprint != source_fingerprint(
+            settings.examples.train_file, settings.examples.tables_file
+        ):
             return None
         name, kind = EXAMPLES_NAME, "examples"
     else:
         store = VersionedStore(settings.root, "databases", job.db_id)
         live = store.current()
         try:
-            if live is None or live.fingerprint != fingerprint(job, settings.fingerprint, settings.content_settings_hash()).digest:
+            if (
+                live is None
+                or live.fingerprint
+                != fingerprint(job, settings.fingerprint, settings.content_settings_hash()).digest
+            ):
                 return None
         except DatabaseUnavailable:
             return None  # the build reports why
         name, kind = job.db_id, "database"
-    return BuildReport(name=name, kind=kind, status="unchanged", bytes_on_disk=index_size(store.current_dir()), counts=live.counts)
+    return BuildReport(
+        name=name,
+        kind=kind,
+        status="unchanged",
+        bytes_on_disk=index_size(store.current_dir()),
+        counts=live.counts,
+    )

@@ -1,14 +1,14 @@
 """Run index builds over many databases: in-process, or as Ray tasks on a pool of workers.
 
-    [DatabaseRef] ──► jobs (examples first, then one per database)
-        ──unchanged_report (driver, cheap)──► "unchanged" without starting anything
-        ──local──► build_* in turn
-        ──ray────► ActorPool of IndexWorker (each loads the embedding model once)
-        ──► [BuildReport], with a rich progress bar
+[DatabaseRef] ──► jobs (examples first, then one per database)
+    ──unchanged_report (driver, cheap)──► "unchanged" without starting anything
+    ──local──► build_* in turn
+    ──ray────► ActorPool of IndexWorker (each loads the embedding model once)
+    ──► [BuildReport], with a rich progress bar
 
-    >>> reports = build_all(dbs, settings)            # settings.executor: "ray" | "local"
-    >>> [r.status for r in reports]
-    ['built', 'built', 'unchanged', ...]
+>>> reports = build_all(dbs, settings)            # settings.executor: "ray" | "local"
+>>> [r.status for r in reports]
+['built', 'built', 'unchanged', ...]
 """
 
 from __future__ import annotations
@@ -129,4 +129,6 @@ def build_all(
                 reports.append(report)
                 bar.update(task, advance=1, description=f"{report.name}: {report.status}")
     order = {None if job is None else job.db_id: i for i, job in enumerate(jobs)}
-    return sorted(reports, key=lambda r: order.get(None if r.kind == "examples" else r.name, len(order)))
+    return sorted(
+        reports, key=lambda r: order.get(None if r.kind == "examples" else r.name, len(order))
+    )

@@ -1,8 +1,8 @@
 """Index settings, from the ``index:`` section of ``conf/pipeline/default.yaml``.
 
-    >>> settings = IndexSettings.from_config(load_config(["benchmark=demo"]))
-    >>> settings.cells.max_values_per_column
-    1000
+>>> settings = IndexSettings.from_config(load_config(["benchmark=demo"]))
+>>> settings.cells.max_values_per_column
+1000
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from omegaconf import DictConfig, OmegaConf
 from pydantic import Field
 
 from pipelines.contracts import Frozen
-
 
 # Bump when the column/value rules in cells.py change: every cell index is then rebuilt.
 CELL_RULES_VERSION = 2
@@ -52,7 +51,7 @@ class IndexSettings(Frozen):
     force: bool = False
 
     @classmethod
-    def from_config(cls, cfg: DictConfig) -> "IndexSettings":
+    def from_config(cls, cfg: DictConfig) -> IndexSettings:
         section = OmegaConf.to_container(cfg.pipeline.index, resolve=True)
         return cls.model_validate(section)
 

@@ -44,7 +44,9 @@ def _mask(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def sql_skeleton(sql: str, dialect: str = "sqlite", *, double_quotes_are_strings: bool = True) -> str | None:
+def sql_skeleton(
+    sql: str, dialect: str = "sqlite", *, double_quotes_are_strings: bool = True
+) -> str | None:
     text = _double_to_single_quotes(sql) if double_quotes_are_strings else sql
     try:
         tree = sqlglot.parse_one(text, read=dialect)
@@ -55,7 +57,9 @@ def sql_skeleton(sql: str, dialect: str = "sqlite", *, double_quotes_are_strings
     return " ".join(tree.transform(_mask).sql(dialect=dialect).lower().split())
 
 
-def string_literals(sql: str, dialect: str = "sqlite", *, double_quotes_are_strings: bool = True) -> list[str]:
+def string_literals(
+    sql: str, dialect: str = "sqlite", *, double_quotes_are_strings: bool = True
+) -> list[str]:
     """The string literals a query compares against (LIKE wildcards ``%`` stripped), deduplicated."""
     text = _double_to_single_quotes(sql) if double_quotes_are_strings else sql
     try:

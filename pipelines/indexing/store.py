@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock
@@ -35,7 +35,7 @@ class Manifest(Frozen):
     version: str  # directory name under the index's folder
     fingerprint: str
     format_version: int = FORMAT_VERSION
-    built_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    built_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     build_seconds: float = 0.0
     counts: dict[str, int] = Field(default_factory=dict)
     notes: tuple[str, ...] = ()

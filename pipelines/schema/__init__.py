@@ -1,8 +1,8 @@
 """Schema views of a live database, as the prompts see them.
 
-    introspect(db) ──► SchemaView ──► render_light / render_ddl ──► prompt text
-                            ├──► join_graph(view)  declared + inferred join keys
-                            └──► restrict(view, tables=..., columns=...) ──► token_size(...)
+introspect(db) ──► SchemaView ──► render_light / render_ddl ──► prompt text
+                        ├──► join_graph(view)  declared + inferred join keys
+                        └──► restrict(view, tables=..., columns=...) ──► token_size(...)
 """
 
 from pipelines.schema.descriptions import load_descriptions

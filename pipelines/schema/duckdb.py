@@ -92,7 +92,8 @@ def _columns(name: str, sql_type: Any, comments: dict[str, str], pks: set[str]) 
     children = ()
     if element.id == "struct":
         children = tuple(
-            _columns(f"{name}.{field}", field_type, comments, pks) for field, field_type in element.children
+            _columns(f"{name}.{field}", field_type, comments, pks)
+            for field, field_type in element.children
         )
     return ColumnInfo(
         name=name,
@@ -115,7 +116,10 @@ def table_names(conn: Any) -> list[tuple[str, str | None]]:
         "SELECT schema_name, table_name, comment FROM duckdb_tables() "
         "WHERE NOT internal AND database_name = current_database() ORDER BY table_oid"
     ).fetchall()
-    return [(table if schema == "main" else f"{schema}.{table}", comment) for schema, table, comment in rows]
+    return [
+        (table if schema == "main" else f"{schema}.{table}", comment)
+        for schema, table, comment in rows
+    ]
 
 
 def _constraints(conn: Any) -> list[tuple[str, str, list[str], str | None, list[str]]]:
@@ -139,12 +143,19 @@ def read_schema(conn: Any, *, samples: int) -> tuple[list[TableInfo], list[Forei
     ).fetchall()
     tables: list[TableInfo] = []
     for name, comment in table_names(conn):
-        pks = {c for t, kind, cols, _, _ in constraints if t == name and kind == "PRIMARY KEY" for c in cols}
+        pks = {
+            c
+            for t, kind, cols, _, _ in constraints
+            if t == name and kind == "PRIMARY KEY"
+            for c in cols
+        }
         rows = [r for r in column_rows if (r[1] if r[0] == "main" else f"{r[0]}.{r[1]}") == name]
         comments = {r[2]: r[4] for r in rows if r[4]}
         columns = tuple(_columns(r[2], duckdb.sqltype(r[3]), comments, pks) for r in rows)
         (row_count,) = conn.execute(f"SELECT COUNT(*) FROM {_table_sql(name)}").fetchone()
-        table = TableInfo(name=name, columns=columns, description=comment or None, row_count=row_count)
+        table = TableInfo(
+            name=name, columns=columns, description=comment or None, row_count=row_count
+        )
         columns = tuple(_with_samples(conn, table, c, samples) for c in columns)
         tables.append(table.model_copy(update={"columns": columns}))
     fks = [

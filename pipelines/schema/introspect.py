@@ -67,4 +67,6 @@ def introspect(db: DatabaseRef, sample_values: int = 3, *, infer_joins: bool = T
     fks = list(declared)
     if infer_joins:
         fks += infer_join_keys(tuple(tables), tuple(declared))
-    return SchemaView(db_id=db.db_id, dialect=db.dialect, tables=tuple(tables), foreign_keys=tuple(fks))
+    return SchemaView(
+        db_id=db.db_id, dialect=db.dialect, tables=tuple(tables), foreign_keys=tuple(fks)
+    )

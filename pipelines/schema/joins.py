@@ -73,7 +73,9 @@ def _table_id_names(table: str) -> set[str]:
     return {f"{stem}{sep}id" for stem in stems for sep in ("_", "")}
 
 
-def infer_join_keys(tables: tuple[TableInfo, ...], declared: tuple[ForeignKey, ...] = ()) -> list[ForeignKey]:
+def infer_join_keys(
+    tables: tuple[TableInfo, ...], declared: tuple[ForeignKey, ...] = ()
+) -> list[ForeignKey]:
     """Inferred edges between table pairs that have no declared foreign key."""
     linked = {frozenset((fk.table.lower(), fk.ref_table.lower())) for fk in declared}
     order = {t.name: i for i, t in enumerate(tables)}
@@ -83,19 +85,38 @@ def infer_join_keys(tables: tuple[TableInfo, ...], declared: tuple[ForeignKey, .
         if pk is None:
             continue
         for source in tables:
-            if source.name == target.name or frozenset((source.name.lower(), target.name.lower())) in linked:
+            if (
+                source.name == target.name
+                or frozenset((source.name.lower(), target.name.lower())) in linked
+            ):
                 continue
             for column in source.columns:
                 if not _compatible(column, pk):
                     continue
-                same_name = column.name.lower() == pk.name.lower() and pk.name.lower() not in GENERIC_KEY_NAMES
-                table_id = pk.name.lower() == "id" and column.name.lower() in _table_id_names(target.name)
+                same_name = (
+                    column.name.lower() == pk.name.lower()
+                    and pk.name.lower() not in GENERIC_KEY_NAMES
+                )
+                table_id = pk.name.lower() == "id" and column.name.lower() in _table_id_names(
+                    target.name
+                )
                 if not (same_name or table_id):
                     continue
-                if same_name and column.primary_key and _sole_pk(source) is column and order[source.name] < order[target.name]:
+                if (
+                    same_name
+                    and column.primary_key
+                    and _sole_pk(source) is column
+                    and order[source.name] < order[target.name]
+                ):
                     continue  # two sole PKs of the same name (1:1 tables): one edge, later -> earlier
                 out.append(
-                    ForeignKey(table=source.name, column=column.name, ref_table=target.name, ref_column=pk.name, inferred=True)
+                    ForeignKey(
+                        table=source.name,
+                        column=column.name,
+                        ref_table=target.name,
+                        ref_column=pk.name,
+                        inferred=True,
+                    )
                 )
     return out
 

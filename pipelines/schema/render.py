@@ -30,10 +30,61 @@ from pipelines.contracts import ColumnInfo, ForeignKey, SchemaView, TableInfo
 PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Words that must be quoted to be used as identifiers in both SQLite and DuckDB.
 RESERVED = frozenset(
-    "all and as asc between by case check column constraint create default delete desc distinct "
-    "drop else end except exists foreign from group having in index insert intersect into is join "
-    "key limit not null on or order primary references select set table then to union unique "
-    "update using values when where with".split()
+    [
+        "all",
+        "and",
+        "as",
+        "asc",
+        "between",
+        "by",
+        "case",
+        "check",
+        "column",
+        "constraint",
+        "create",
+        "default",
+        "delete",
+        "desc",
+        "distinct",
+        "drop",
+        "else",
+        "end",
+        "except",
+        "exists",
+        "foreign",
+        "from",
+        "group",
+        "having",
+        "in",
+        "index",
+        "insert",
+        "intersect",
+        "into",
+        "is",
+        "join",
+        "key",
+        "limit",
+        "not",
+        "null",
+        "on",
+        "or",
+        "order",
+        "primary",
+        "references",
+        "select",
+        "set",
+        "table",
+        "then",
+        "to",
+        "union",
+        "unique",
+        "update",
+        "using",
+        "values",
+        "when",
+        "where",
+        "with",
+    ]
 )
 
 
@@ -59,7 +110,9 @@ def _cell(text: str) -> str:
 
 
 def _edge(fk: ForeignKey) -> str:
-    return f"{fk.table}.{fk.column} -> {fk.ref_table}.{fk.ref_column}" + (" (inferred)" if fk.inferred else "")
+    return f"{fk.table}.{fk.column} -> {fk.ref_table}.{fk.ref_column}" + (
+        " (inferred)" if fk.inferred else ""
+    )
 
 
 def _light_table(table: TableInfo, fks: list[ForeignKey]) -> str:
@@ -72,7 +125,9 @@ def _light_table(table: TableInfo, fks: list[ForeignKey]) -> str:
         for column in _flatten(top):
             name = column.name + (" (PK)" if column.primary_key else "")
             samples = ", ".join(column.samples)
-            lines.append(f"| {_cell(name)} | {_cell(column.type)} | {_cell(column.description or '')} | {_cell(samples)} |")
+            lines.append(
+                f"| {_cell(name)} | {_cell(column.type)} | {_cell(column.description or '')} | {_cell(samples)} |"
+            )
     if fks:
         lines.append("joins: " + "; ".join(_edge(fk) for fk in fks))
     return "\n".join(lines)
@@ -97,7 +152,8 @@ def _ddl_table(table: TableInfo, fks: list[ForeignKey]) -> str:
     entries: list[tuple[str, str, list[str]]] = []
     for column in table.columns:
         below = [
-            f"  --   {child.name} {child.type}" + (f": {_comment(child)}" if _comment(child) else "")
+            f"  --   {child.name} {child.type}"
+            + (f": {_comment(child)}" if _comment(child) else "")
             for top_child in column.children
             for child in _flatten(top_child)
         ]
@@ -117,7 +173,11 @@ def _ddl_table(table: TableInfo, fks: list[ForeignKey]) -> str:
         lines.append(definition + comma + (f" -- {comment}" if comment else ""))
         lines += below
     lines.append(");")
-    lines += [f"-- join key (inferred): {_edge(fk).removesuffix(' (inferred)')}" for fk in fks if fk.inferred]
+    lines += [
+        f"-- join key (inferred): {_edge(fk).removesuffix(' (inferred)')}"
+        for fk in fks
+        if fk.inferred
+    ]
     return "\n".join(lines)
 
 

@@ -99,7 +99,11 @@ def foreign_keys(conn: Any, tables: list[TableInfo]) -> list[ForeignKey]:
                 ref_column = _resolve(ref_columns, target)
             if ref_column is None:
                 continue
-            out.append(ForeignKey(table=table.name, column=column, ref_table=ref.name, ref_column=ref_column))
+            out.append(
+                ForeignKey(
+                    table=table.name, column=column, ref_table=ref.name, ref_column=ref_column
+                )
+            )
     return list(dict.fromkeys(out))
 
 

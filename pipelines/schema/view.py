@@ -82,7 +82,9 @@ def restrict(
             raise UnknownSchemaObject("column", qualified, view.db_id)
         wanted.setdefault(table.name, set()).add(path.lower())
     kept_names = whole | set(wanted)
-    fks = tuple(fk for fk in view.foreign_keys if fk.table in kept_names and fk.ref_table in kept_names)
+    fks = tuple(
+        fk for fk in view.foreign_keys if fk.table in kept_names and fk.ref_table in kept_names
+    )
     if keep_keys:
         for fk in fks:
             for table, column in ((fk.table, fk.column), (fk.ref_table, fk.ref_column)):
@@ -103,6 +105,8 @@ def restrict(
             kept.append(table.model_copy(update={"columns": tuple(cols)}))
     kept_columns = {(t.name, c.name) for t in kept for c in t.columns}
     fks = tuple(
-        fk for fk in fks if (fk.table, fk.column) in kept_columns and (fk.ref_table, fk.ref_column) in kept_columns
+        fk
+        for fk in fks
+        if (fk.table, fk.column) in kept_columns and (fk.ref_table, fk.ref_column) in kept_columns
     )
     return view.model_copy(update={"tables": tuple(kept), "foreign_keys": fks})

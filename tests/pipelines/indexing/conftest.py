@@ -80,17 +80,44 @@ def numbers_db(tmp_path: Path) -> DatabaseRef:
 TRAIN = [
     {"db_id": "pets", "question": "How many pets are there?", "query": "SELECT count(*) FROM pets"},
     {"db_id": "cars", "question": "How many cars are there?", "query": "SELECT count(*) FROM cars"},
-    {"db_id": "cars", "question": "What is the name of the car made by \"Ford\"?", "query": "SELECT name FROM cars WHERE maker = \"Ford\""},
-    {"db_id": "pets", "question": "List the names of pets older than 3.", "query": "SELECT name FROM pets WHERE age > 3"},
-    {"db_id": "songs", "question": "Show the title of the longest song.", "query": "SELECT title FROM songs ORDER BY length DESC LIMIT 1"},
+    {
+        "db_id": "cars",
+        "question": 'What is the name of the car made by "Ford"?',
+        "query": 'SELECT name FROM cars WHERE maker = "Ford"',
+    },
+    {
+        "db_id": "pets",
+        "question": "List the names of pets older than 3.",
+        "query": "SELECT name FROM pets WHERE age > 3",
+    },
+    {
+        "db_id": "songs",
+        "question": "Show the title of the longest song.",
+        "query": "SELECT title FROM songs ORDER BY length DESC LIMIT 1",
+    },
 ]
 TABLES = [
-    {"db_id": "pets", "table_names_original": ["pets"], "table_names": ["pets"],
-     "column_names_original": [[-1, "*"], [0, "name"], [0, "age"]], "column_names": [[-1, "*"], [0, "name"], [0, "age"]]},
-    {"db_id": "cars", "table_names_original": ["cars"], "table_names": ["cars"],
-     "column_names_original": [[-1, "*"], [0, "name"], [0, "maker"]], "column_names": [[-1, "*"], [0, "name"], [0, "maker"]]},
-    {"db_id": "songs", "table_names_original": ["songs"], "table_names": ["songs"],
-     "column_names_original": [[-1, "*"], [0, "title"], [0, "length"]], "column_names": [[-1, "*"], [0, "title"], [0, "length"]]},
+    {
+        "db_id": "pets",
+        "table_names_original": ["pets"],
+        "table_names": ["pets"],
+        "column_names_original": [[-1, "*"], [0, "name"], [0, "age"]],
+        "column_names": [[-1, "*"], [0, "name"], [0, "age"]],
+    },
+    {
+        "db_id": "cars",
+        "table_names_original": ["cars"],
+        "table_names": ["cars"],
+        "column_names_original": [[-1, "*"], [0, "name"], [0, "maker"]],
+        "column_names": [[-1, "*"], [0, "name"], [0, "maker"]],
+    },
+    {
+        "db_id": "songs",
+        "table_names_original": ["songs"],
+        "table_names": ["songs"],
+        "column_names_original": [[-1, "*"], [0, "title"], [0, "length"]],
+        "column_names": [[-1, "*"], [0, "title"], [0, "length"]],
+    },
 ]
 
 

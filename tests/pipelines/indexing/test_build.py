@@ -26,8 +26,13 @@ def test_build_then_unchanged_then_only_the_modified_database(zoo_db, numbers_db
     first = [build_database(db, settings) for db in (zoo_db, numbers_db)]
     assert [r.status for r in first] == ["built", "built"]
     assert first[0].counts["values"] > 0 and first[0].bytes_on_disk > 0
-    assert [build_database(db, settings).status for db in (zoo_db, numbers_db)] == ["unchanged", "unchanged"]
-    _insert(zoo_db, "INSERT INTO animal VALUES (6, 'Snow Leopard', 'Ghost', '2', 'mountains', 40.0)")
+    assert [build_database(db, settings).status for db in (zoo_db, numbers_db)] == [
+        "unchanged",
+        "unchanged",
+    ]
+    _insert(
+        zoo_db, "INSERT INTO animal VALUES (6, 'Snow Leopard', 'Ghost', '2', 'mountains', 40.0)"
+    )
     third = [build_database(db, settings) for db in (zoo_db, numbers_db)]
     assert [r.status for r in third] == ["built", "unchanged"]
     hits = CellRetriever(settings.root).search("zoo", "snow leopard", k=1, mode="bm25")
@@ -36,7 +41,9 @@ def test_build_then_unchanged_then_only_the_modified_database(zoo_db, numbers_db
 
 def test_settings_change_rebuilds(zoo_db, settings):
     assert build_database(zoo_db, settings).status == "built"
-    capped = settings.model_copy(update={"cells": settings.cells.model_copy(update={"max_values_per_column": 1})})
+    capped = settings.model_copy(
+        update={"cells": settings.cells.model_copy(update={"max_values_per_column": 1})}
+    )
     report = build_database(zoo_db, capped)
     assert report.status == "built" and report.counts["values"] == 5  # one per indexed column
 
@@ -46,7 +53,9 @@ def test_force_rebuilds_an_unchanged_database(zoo_db, settings):
     assert build_database(zoo_db, settings.model_copy(update={"force": True})).status == "built"
 
 
-@pytest.mark.parametrize("content", [b"", b"definitely not sqlite" * 50], ids=["empty-file", "text-file"])
+@pytest.mark.parametrize(
+    "content", [b"", b"definitely not sqlite" * 50], ids=["empty-file", "text-file"]
+)
 def test_corrupt_file_fails_with_reason_and_writes_nothing(tmp_path, settings, content):
     path = tmp_path / "broken.sqlite"
     path.write_bytes(content)
@@ -61,7 +70,10 @@ def test_database_turning_corrupt_keeps_the_last_good_index(zoo_db, settings):
     with open(zoo_db.path, "r+b") as f:
         f.write(b"garbage garbage garbage!")  # destroys the SQLite header
     assert build_database(zoo_db, settings).status == "failed"
-    assert CellRetriever(settings.root).search("zoo", "penguin", k=1, mode="bm25")[0].value == "Emperor Penguin"
+    assert (
+        CellRetriever(settings.root).search("zoo", "penguin", k=1, mode="bm25")[0].value
+        == "Emperor Penguin"
+    )
 
 
 def test_empty_database_is_skipped(tmp_path, settings):
@@ -84,12 +96,16 @@ def test_non_utf8_values_are_skipped_and_counted(tmp_path, settings):
     path = tmp_path / "dirty.sqlite"
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE city (name TEXT)")
-        conn.execute("INSERT INTO city VALUES ('Zürich'), (CAST(X'5AFC72696368' AS TEXT))")  # latin-1 bytes
+        conn.execute(
+            "INSERT INTO city VALUES ('Zürich'), (CAST(X'5AFC72696368' AS TEXT))"
+        )  # latin-1 bytes
     conn.close()
     report = build_database(DatabaseRef(db_id="dirty", path=str(path)), settings)
     assert report.status == "built"
     assert report.counts["values"] == 1 and report.counts["skipped_values:not UTF-8"] == 1
-    assert [h.value for h in CellRetriever(settings.root).search("dirty", "zurich", mode="bm25")] == ["Zürich"]
+    assert [
+        h.value for h in CellRetriever(settings.root).search("dirty", "zurich", mode="bm25")
+    ] == ["Zürich"]
 
 
 def test_database_modified_during_build_is_discarded(zoo_db, settings, monkeypatch):
@@ -106,7 +122,9 @@ def test_database_modified_during_build_is_discarded(zoo_db, settings, monkeypat
     assert report.status == "failed" and "changed during the build" in report.reason
     store = VersionedStore(settings.root, "databases", "zoo")
     assert store.current() == live  # the previous index is still the live one ...
-    assert [p.name for p in store.base.iterdir() if p.is_dir()] == [live.version]  # ... and nothing half-built remains
+    assert [p.name for p in store.base.iterdir() if p.is_dir()] == [
+        live.version
+    ]  # ... and nothing half-built remains
     monkeypatch.setattr(build_module, "extract_cell_values", original)
     assert build_database(zoo_db, settings).status == "built"  # a later run picks the change up
 

@@ -5,6 +5,7 @@ import pytest
 from pipelines.indexing.cell_index import CellRetriever
 from pipelines.indexing.errors import IndexNotBuilt
 
+
 @pytest.fixture
 def retriever(zoo_index) -> CellRetriever:
     return CellRetriever(zoo_index)
@@ -13,7 +14,10 @@ def retriever(zoo_index) -> CellRetriever:
 @pytest.mark.parametrize("mode", ["vector", "bm25", "hybrid"])
 def test_each_mode_finds_the_value_a_question_names(retriever, mode):
     hits = retriever.search("zoo", "bengal tigers", k=3, mode=mode)
-    assert hits[0].value == "Bengal Tiger" and (hits[0].table, hits[0].column) == ("animal", "species")
+    assert hits[0].value == "Bengal Tiger" and (hits[0].table, hits[0].column) == (
+        "animal",
+        "species",
+    )
     assert all(h.source == mode for h in hits)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
@@ -39,7 +43,9 @@ def test_hybrid_threshold_keeps_lexical_matches(retriever):
 def test_excluded_columns_are_not_searchable(retriever):
     values = {h.value for h in retriever.search("zoo", "maria@zoo.org", k=10, mode="hybrid")}
     assert "maria@zoo.org" not in values  # email column
-    assert not any(h.column == "keeperId" for h in retriever.search("zoo", "1", k=10, mode="hybrid"))
+    assert not any(
+        h.column == "keeperId" for h in retriever.search("zoo", "1", k=10, mode="hybrid")
+    )
 
 
 def test_search_many_keeps_the_best_hit_per_value(retriever):

@@ -75,7 +75,8 @@ def test_dates_and_numbers_can_be_kept(value):
     assert value_skip_reason(value, CellSettings(skip_dates_and_numbers=False)) is None
 
 
-def _extract(db, settings=CellSettings()):
+def _extract(db, settings=None):
+    settings = settings or CellSettings()
     view = introspect(db)
     with closing(connect_readonly(db)) as conn:
         return extract_cell_values(conn, engine_for(db), view, settings)
@@ -84,8 +85,17 @@ def _extract(db, settings=CellSettings()):
 def test_extraction_keeps_text_drops_keys_ids_and_emails(zoo_db):
     result = _extract(zoo_db)
     found = {(v.table, v.column) for v in result.values}
-    assert found == {("keeper", "name"), ("keeper", "badge_code"), ("animal", "species"), ("animal", "nickname"), ("animal", "habitat")}
-    assert dict(result.skipped_columns) == {"keeper.email": "email column", "animal.keeperId": "id-like name"}
+    assert found == {
+        ("keeper", "name"),
+        ("keeper", "badge_code"),
+        ("animal", "species"),
+        ("animal", "nickname"),
+        ("animal", "habitat"),
+    }
+    assert dict(result.skipped_columns) == {
+        "keeper.email": "email column",
+        "animal.keeperId": "id-like name",
+    }
     species = [v.value for v in result.values if v.column == "species"]
     assert species[0] == "Bengal Tiger"  # most frequent first, and distinct
     assert len(species) == len(set(species)) == 4
@@ -108,11 +118,15 @@ def test_non_utf8_and_long_values_are_skipped_and_counted(tmp_path):
     path = tmp_path / "dirty.sqlite"
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE t (label TEXT)")
-        conn.execute("INSERT INTO t VALUES ('clean'), (CAST(X'4361FF6521' AS TEXT)), (?), ('')", ("y" * 300,))
+        conn.execute(
+            "INSERT INTO t VALUES ('clean'), (CAST(X'4361FF6521' AS TEXT)), (?), ('')", ("y" * 300,)
+        )
     conn.close()
     result = _extract(DatabaseRef(db_id="dirty", path=str(path)))
     assert [v.value for v in result.values] == ["clean"]
-    assert dict(result.skipped_values) == {"not UTF-8": 1}  # long and empty ones never leave the query
+    assert dict(result.skipped_values) == {
+        "not UTF-8": 1
+    }  # long and empty ones never leave the query
 
 
 def test_table_without_text_columns_yields_nothing(numbers_db):

@@ -22,7 +22,11 @@ def spider_like(tmp_path: Path, zoo_db, numbers_db) -> Path:
         target.parent.mkdir(parents=True)
         shutil.copyfile(db.path, target)
     questions = [
-        {"db_id": "zoo", "question": "How many tigers?", "query": "SELECT count(*) FROM animal WHERE species = 'Bengal Tiger'"},
+        {
+            "db_id": "zoo",
+            "question": "How many tigers?",
+            "query": "SELECT count(*) FROM animal WHERE species = 'Bengal Tiger'",
+        },
         {"db_id": "numbers", "question": "Max value?", "query": "SELECT max(value) FROM reading"},
         {"db_id": "gone", "question": "Anything?", "query": "SELECT 1"},
     ]
@@ -42,7 +46,9 @@ def _args(bench: Path, settings) -> list[str]:
     ]
 
 
-def test_index_command_builds_then_rebuilds_nothing_then_only_the_changed_db(spider_like, settings, capsys):
+def test_index_command_builds_then_rebuilds_nothing_then_only_the_changed_db(
+    spider_like, settings, capsys
+):
     assert main(_args(spider_like, settings)) == 0
     out = capsys.readouterr()
     assert "3 built" in out.err and "database missing: gone" in out.err

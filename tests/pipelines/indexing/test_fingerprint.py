@@ -46,7 +46,10 @@ def test_touch_moves_stat_but_not_content(zoo_db, tmp_path):
     copy = tmp_path / "copy" / "zoo.sqlite"
     copy.parent.mkdir()
     shutil.copyfile(zoo_db.path, copy)
-    assert fingerprint(zoo_db.model_copy(update={"path": str(copy)}), "content").digest == content.digest
+    assert (
+        fingerprint(zoo_db.model_copy(update={"path": str(copy)}), "content").digest
+        == content.digest
+    )
 
 
 def test_settings_are_part_of_the_fingerprint(zoo_db):

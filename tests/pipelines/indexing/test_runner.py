@@ -17,7 +17,9 @@ def test_local_runner_builds_each_database_once_and_examples_first(zoo_db, numbe
         ("database", "zoo", "built"),
         ("database", "numbers", "built"),
     ]
-    assert {r.status for r in build_all([zoo_db, numbers_db], settings, progress=False)} == {"unchanged"}
+    assert {r.status for r in build_all([zoo_db, numbers_db], settings, progress=False)} == {
+        "unchanged"
+    }
 
 
 def test_nothing_to_do_starts_no_executor(zoo_db, settings, monkeypatch):
@@ -28,7 +30,10 @@ def test_nothing_to_do_starts_no_executor(zoo_db, settings, monkeypatch):
 
     monkeypatch.setitem(runner.EXECUTORS, "ray", no_executor)
     again = build_all([zoo_db], settings.model_copy(update={"executor": "ray"}), progress=False)
-    assert [(r.name, r.status) for r in again] == [("spider_train", "unchanged"), ("zoo", "unchanged")]
+    assert [(r.name, r.status) for r in again] == [
+        ("spider_train", "unchanged"),
+        ("zoo", "unchanged"),
+    ]
     assert again[1].counts["values"] > 0 and again[1].bytes_on_disk > 0
 
 
@@ -51,4 +56,8 @@ def test_ray_runner_rebuilds_only_the_modified_database(zoo_db, numbers_db, sett
         conn.execute("INSERT INTO reading VALUES (3, 4.5, 300)")
     conn.close()
     second = build_all([zoo_db, numbers_db], ray_settings, progress=False)
-    assert [(r.name, r.status) for r in second] == [("spider_train", "unchanged"), ("zoo", "unchanged"), ("numbers", "built")]
+    assert [(r.name, r.status) for r in second] == [
+        ("spider_train", "unchanged"),
+        ("zoo", "unchanged"),
+        ("numbers", "built"),
+    ]

@@ -16,7 +16,9 @@ def test_reader_sees_nothing_until_publish(tmp_path):
     store = VersionedStore(tmp_path, "databases", "db1")
     version = store.new_version("f" * 12)
     (version / "half.txt").write_text("partial")
-    assert store.current() is None and store.current_dir() is None  # a built-but-unpublished version is invisible
+    assert (
+        store.current() is None and store.current_dir() is None
+    )  # a built-but-unpublished version is invisible
     store.publish(version, Manifest(name="db1", version=version.name, fingerprint="f"))
     assert store.current().fingerprint == "f"
     assert (store.current_dir() / "half.txt").read_text() == "partial"

@@ -21,7 +21,11 @@ CREATE TABLE orders (
 CREATE TABLE product (id INTEGER PRIMARY KEY, title TEXT, price REAL);
 CREATE TABLE order_line (order_id INTEGER, product_id INTEGER, qty INTEGER, PRIMARY KEY (order_id, product_id));
 """
-CUSTOMERS = [(1, "Ada Lovelace", "London", "pipe | in text"), (2, "Alan Turing", "Wilmslow", None), (3, "Grace Hopper", "New York", None)]
+CUSTOMERS = [
+    (1, "Ada Lovelace", "London", "pipe | in text"),
+    (2, "Alan Turing", "Wilmslow", None),
+    (3, "Grace Hopper", "New York", None),
+]
 ORDERS = [(10, 1, "shipped", 9.5), (11, 1, "open", 3.0), (12, 3, "shipped", 20.0)]
 PRODUCTS = [(1, "Kettle", 25.0), (2, "Toaster", 30.0)]
 LINES = [(10, 1, 2), (11, 2, 1)]
@@ -77,4 +81,6 @@ def make_tickets(path: Path) -> Path:
 
 @pytest.fixture
 def tickets_db(tmp_path: Path) -> DatabaseRef:
-    return DatabaseRef(db_id="tickets", path=str(make_tickets(tmp_path / "tickets.duckdb")), dialect="duckdb")
+    return DatabaseRef(
+        db_id="tickets", path=str(make_tickets(tmp_path / "tickets.duckdb")), dialect="duckdb"
+    )

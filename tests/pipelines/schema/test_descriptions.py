@@ -6,7 +6,9 @@ HEADER = "original_column_name,column_name,column_description,data_format,value_
 
 
 def test_each_csv_is_one_table_keyed_lower_case(tmp_path):
-    (tmp_path / "Members.csv").write_text(HEADER + "Plan_ID,plan id,the member's plan,integer,\n", encoding="utf-8")
+    (tmp_path / "Members.csv").write_text(
+        HEADER + "Plan_ID,plan id,the member's plan,integer,\n", encoding="utf-8"
+    )
     (tmp_path / "notes.txt").write_text("not a description file")
     (tmp_path / "broken.csv").write_text("just,some,columns\n1,2,3\n")
     descs = load_descriptions(tmp_path)
@@ -22,7 +24,9 @@ def test_cp1252_and_bom_files_decode(tmp_path):
 
 
 def test_whitespace_is_folded_and_empty_rows_dropped(tmp_path):
-    (tmp_path / "t.csv").write_text(HEADER + ' c ,,"two\n lines",text,  \n,,orphan,text,\nd,,,text,\n')
+    (tmp_path / "t.csv").write_text(
+        HEADER + ' c ,,"two\n lines",text,  \n,,orphan,text,\nd,,,text,\n'
+    )
     assert load_descriptions(tmp_path) == {"t": {"c": "two lines"}}
 
 

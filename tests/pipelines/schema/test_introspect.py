@@ -7,10 +7,10 @@ import duckdb
 import pytest
 
 from pipelines.contracts import DatabaseRef
-from pipelines.sandbox.errors import DatabaseUnavailable
-from pipelines.schema import introspect
-from pipelines.schema import duckdb as duckdb_engine
 from pipelines.sandbox import connect_readonly
+from pipelines.sandbox.errors import DatabaseUnavailable
+from pipelines.schema import duckdb as duckdb_engine
+from pipelines.schema import introspect
 
 
 def _table(view, name):
@@ -32,7 +32,10 @@ def test_sqlite_tables_columns_keys_and_counts(shop_db, shop_rows):
         ("city", "VARCHAR(40)", False),
         ("note", "TEXT", False),
     ]
-    assert [c.name for c in _table(view, "order_line").columns if c.primary_key] == ["order_id", "product_id"]
+    assert [c.name for c in _table(view, "order_line").columns if c.primary_key] == [
+        "order_id",
+        "product_id",
+    ]
     declared = [fk for fk in view.foreign_keys if not fk.inferred]
     assert [(fk.table, fk.column, fk.ref_table, fk.ref_column) for fk in declared] == [
         ("orders", "customer_id", "customer", "customer_id")
@@ -50,10 +53,19 @@ def test_samples_are_distinct_real_values_and_skip_nulls(shop_db, shop_rows):
 
 def test_inferred_join_keys_fill_in_where_none_declared(shop_db):
     view = introspect(shop_db)
-    inferred = {(fk.table, fk.column, fk.ref_table, fk.ref_column) for fk in view.foreign_keys if fk.inferred}
+    inferred = {
+        (fk.table, fk.column, fk.ref_table, fk.ref_column)
+        for fk in view.foreign_keys
+        if fk.inferred
+    }
     # order_line declares nothing: order_id matches orders' sole PK by name, product_id -> product.id.
-    assert inferred == {("order_line", "order_id", "orders", "order_id"), ("order_line", "product_id", "product", "id")}
-    assert introspect(shop_db, infer_joins=False).foreign_keys == tuple(f for f in view.foreign_keys if not f.inferred)
+    assert inferred == {
+        ("order_line", "order_id", "orders", "order_id"),
+        ("order_line", "product_id", "product", "id"),
+    }
+    assert introspect(shop_db, infer_joins=False).foreign_keys == tuple(
+        f for f in view.foreign_keys if not f.inferred
+    )
 
 
 def test_descriptions_come_from_bird_csvs_in_any_encoding(shop_db, tmp_path):
@@ -61,7 +73,9 @@ def test_descriptions_come_from_bird_csvs_in_any_encoding(shop_db, tmp_path):
     folder.mkdir()
     header = "original_column_name,column_name,column_description,data_format,value_description\n"
     (folder / "customer.csv").write_bytes(
-        (header + "name,customer name,Full name of the café owner,text,\ncity,,home city,text,\n").encode("latin-1")
+        (
+            header + "name,customer name,Full name of the café owner,text,\ncity,,home city,text,\n"
+        ).encode("latin-1")
     )
     (folder / "orders.csv").write_bytes(
         ("\ufeff" + header + "status,,order state,text,open / shipped\n").encode("utf-8")
@@ -72,7 +86,10 @@ def test_descriptions_come_from_bird_csvs_in_any_encoding(shop_db, tmp_path):
     assert _column(customer, "name").description == "Full name of the café owner (customer name)"
     assert _column(customer, "city").description == "home city"
     assert _column(customer, "note").description is None
-    assert _column(_table(view, "orders"), "status").description == "order state; values: open / shipped"
+    assert (
+        _column(_table(view, "orders"), "status").description
+        == "order state; values: open / shipped"
+    )
 
 
 def test_missing_description_folder_means_no_descriptions(shop_db, tmp_path):
@@ -123,26 +140,48 @@ def test_duckdb_nested_columns_are_expanded_with_sub_fields(tickets_db):
     meta = _column(tickets, "meta")
     assert [c.name for c in meta.children] == ["meta.stage", "meta.score", "meta.origin"]
     origin = meta.children[2]
-    assert [(c.name, c.type) for c in origin.children] == [("meta.origin.channel", "VARCHAR"), ("meta.origin.region", "VARCHAR")]
+    assert [(c.name, c.type) for c in origin.children] == [
+        ("meta.origin.channel", "VARCHAR"),
+        ("meta.origin.region", "VARCHAR"),
+    ]
     links = _column(tickets, "links")
     assert links.type.endswith("[]")
     assert {c.name for c in links.children} == {"links.type", "links.display_id"}
     # Sub-fields of a LIST of STRUCT are sampled across list elements.
     link_types = next(c for c in links.children if c.name == "links.type")
-    assert set(link_types.samples) <= {"blocks", "relates_to", "resolves"} and len(link_types.samples) == 3
+    assert (
+        set(link_types.samples) <= {"blocks", "relates_to", "resolves"}
+        and len(link_types.samples) == 3
+    )
     assert _column(tickets, "title").description == "one-line summary"
-    assert [(fk.table, fk.column, fk.ref_table, fk.inferred) for fk in view.foreign_keys] == [("tickets", "owner_id", "users", False)]
+    assert [(fk.table, fk.column, fk.ref_table, fk.inferred) for fk in view.foreign_keys] == [
+        ("tickets", "owner_id", "users", False)
+    ]
 
 
 def test_duckdb_text_leaves_reach_into_structs_and_lists(tickets_db):
     view = introspect(tickets_db)
     tickets = _table(view, "tickets")
     leaves = duckdb_engine.text_columns(tickets)
-    assert set(leaves) == {"title", "meta.stage", "meta.origin.channel", "meta.origin.region", "links.type", "links.display_id", "labels"}
+    assert set(leaves) == {
+        "title",
+        "meta.stage",
+        "meta.origin.channel",
+        "meta.origin.region",
+        "links.type",
+        "links.display_id",
+        "labels",
+    }
     conn = connect_readonly(tickets_db)
     try:
-        ids = list(duckdb_engine.distinct_text_values(conn, tickets, "links.display_id", limit=10, max_chars=256))
-        labels = list(duckdb_engine.distinct_text_values(conn, tickets, "labels", limit=2, max_chars=256))
+        ids = list(
+            duckdb_engine.distinct_text_values(
+                conn, tickets, "links.display_id", limit=10, max_chars=256
+            )
+        )
+        labels = list(
+            duckdb_engine.distinct_text_values(conn, tickets, "labels", limit=2, max_chars=256)
+        )
     finally:
         conn.close()
     assert sorted(ids) == ["ISS-1", "ISS-2", "ISS-3"]

@@ -7,14 +7,18 @@ from pipelines.schema import infer_join_keys, join_graph
 
 
 def _table(name: str, *columns: tuple[str, str, bool]) -> TableInfo:
-    return TableInfo(name=name, columns=tuple(ColumnInfo(name=n, type=t, primary_key=pk) for n, t, pk in columns))
+    return TableInfo(
+        name=name, columns=tuple(ColumnInfo(name=n, type=t, primary_key=pk) for n, t, pk in columns)
+    )
 
 
 SINGER = _table("singer", ("Singer_ID", "INT", True), ("Name", "TEXT", False))
 CONCERT = _table("concert", ("concert_ID", "INT", True), ("Name", "TEXT", False))
 SIC = _table("singer_in_concert", ("concert_ID", "INT", True), ("Singer_ID", "TEXT", True))
 CITY = _table("cities", ("id", "INTEGER", True), ("name", "TEXT", False))
-PERSON = _table("person", ("id", "INTEGER", True), ("city_id", "INTEGER", False), ("name", "TEXT", False))
+PERSON = _table(
+    "person", ("id", "INTEGER", True), ("city_id", "INTEGER", False), ("name", "TEXT", False)
+)
 NOTE = _table("note", ("id", "INTEGER", True), ("person_id", "TEXT", False))
 
 
@@ -38,17 +42,34 @@ def test_inference_rules(tables, expected):
 
 
 def test_declared_pairs_are_not_inferred_again():
-    declared = (ForeignKey(table="singer_in_concert", column="concert_ID", ref_table="concert", ref_column="concert_ID"),)
+    declared = (
+        ForeignKey(
+            table="singer_in_concert",
+            column="concert_ID",
+            ref_table="concert",
+            ref_column="concert_ID",
+        ),
+    )
     assert infer_join_keys((SINGER, CONCERT, SIC), declared) == []
 
 
 def test_join_graph_is_idempotent_and_finds_paths():
-    view = SchemaView(db_id="x", dialect="sqlite", tables=(CITY, PERSON, _table("pet", ("id", "INTEGER", True), ("person_id", "INTEGER", False))))
+    view = SchemaView(
+        db_id="x",
+        dialect="sqlite",
+        tables=(
+            CITY,
+            PERSON,
+            _table("pet", ("id", "INTEGER", True), ("person_id", "INTEGER", False)),
+        ),
+    )
     graph = join_graph(view)
     assert join_graph(view.model_copy(update={"foreign_keys": graph.edges})) == graph
     path = graph.path("pet", "cities")
     assert [(e.table, e.ref_table) for e in path] == [("pet", "person"), ("person", "cities")]
     assert graph.path("pet", "pet") == ()
     assert set(graph.neighbours("person")) == {"cities", "pet"}
-    lonely = SchemaView(db_id="y", dialect="sqlite", tables=(CITY, _table("x", ("v", "TEXT", False))))
+    lonely = SchemaView(
+        db_id="y", dialect="sqlite", tables=(CITY, _table("x", ("v", "TEXT", False)))
+    )
     assert join_graph(lonely).path("cities", "x") is None

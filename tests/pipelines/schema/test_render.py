@@ -32,7 +32,11 @@ def test_ddl_of_nested_duckdb_schema_executes_in_duckdb(tickets_db):
     assert "--   meta.origin.channel VARCHAR" in ddl
     conn = duckdb.connect(":memory:")
     conn.execute(ddl)
-    types = dict(conn.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name='tickets'").fetchall())
+    types = dict(
+        conn.execute(
+            "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name='tickets'"
+        ).fetchall()
+    )
     assert types["links"] == next(c.type for c in view.tables[1].columns if c.name == "links")
 
 
@@ -41,10 +45,19 @@ def test_ddl_comments_carry_descriptions_and_inferred_joins():
         db_id="x",
         dialect="sqlite",
         tables=(
-            TableInfo(name="a", columns=(ColumnInfo(name="id", type="INT", primary_key=True, description="the\nkey"),)),
-            TableInfo(name="group", columns=(ColumnInfo(name="a_id", type="INT", samples=("1", "2")),)),
+            TableInfo(
+                name="a",
+                columns=(
+                    ColumnInfo(name="id", type="INT", primary_key=True, description="the\nkey"),
+                ),
+            ),
+            TableInfo(
+                name="group", columns=(ColumnInfo(name="a_id", type="INT", samples=("1", "2")),)
+            ),
         ),
-        foreign_keys=(ForeignKey(table="group", column="a_id", ref_table="a", ref_column="id", inferred=True),),
+        foreign_keys=(
+            ForeignKey(table="group", column="a_id", ref_table="a", ref_column="id", inferred=True),
+        ),
     )
     ddl = render_ddl(view)
     assert "id INT, -- the key" in ddl  # newline folded: a comment never spills onto a code line

@@ -2,7 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.schema import UnknownSchemaObject, introspect, render_ddl, restrict, token_size, view_token_size
+from pipelines.schema import (
+    UnknownSchemaObject,
+    introspect,
+    render_ddl,
+    restrict,
+    token_size,
+    view_token_size,
+)
 
 
 def test_restrict_keeps_named_tables_and_columns_plus_join_keys(shop_db):
@@ -22,14 +29,18 @@ def test_restrict_without_keys_keeps_only_what_was_named(shop_db):
 
 
 def test_restrict_nested_sub_field(tickets_db):
-    small = restrict(introspect(tickets_db), columns=["tickets.meta.origin.region"], keep_keys=False)
+    small = restrict(
+        introspect(tickets_db), columns=["tickets.meta.origin.region"], keep_keys=False
+    )
     (meta,) = small.tables[0].columns
     assert meta.name == "meta"
     assert [c.name for c in meta.children] == ["meta.origin"]
     assert [c.name for c in meta.children[0].children] == ["meta.origin.region"]
 
 
-@pytest.mark.parametrize("tables, columns", [(["nope"], []), ([], ["orders.nope"]), ([], ["nope.status"])])
+@pytest.mark.parametrize(
+    "tables, columns", [(["nope"], []), ([], ["orders.nope"]), ([], ["nope.status"])]
+)
 def test_restrict_unknown_names_raise(shop_db, tables, columns):
     with pytest.raises(UnknownSchemaObject):
         restrict(introspect(shop_db), tables=tables, columns=columns)
