@@ -27,7 +27,6 @@ from eval.sweep.session import ray_session
 from models.errors import ModelError
 from pipelines.config import load_config
 
-USAGE = __doc__.split("\n\n")[0]
 EXIT_INTERRUPTED = 130
 
 
