@@ -22,6 +22,8 @@ from pipelines.settings import AgentCall
 _SQL_TAG = re.compile(r"<sql>(.*?)(?:</sql>|\Z)", re.IGNORECASE | re.DOTALL)
 _THINK_TAG = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.IGNORECASE | re.DOTALL)
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+# The closing fence of a ```sql block (the opening one is "```sql", so it never matches early).
+END_OF_SQL_BLOCK = "\n```\n"
 
 
 class GenerationInput(Frozen):
@@ -82,6 +84,7 @@ class SqlGenerator:
 
     family: str = ""
     agent_name: str = ""
+    stop: tuple[str, ...] = ()  # where the answer is complete (saves tokens on chatty models)
 
     def __init__(self, *, settings: AgentCall) -> None:
         self.settings = settings
@@ -106,7 +109,7 @@ class SqlGenerator:
         messages = self.messages(inp)
         counts = Counter(temperatures)
         requests = [
-            ChatRequest(messages=messages, n=n, temperature=t, max_tokens=self.settings.max_tokens)
+            ChatRequest(messages=messages, n=n, temperature=t, max_tokens=self.settings.max_tokens, stop=self.stop)
             for t, n in counts.items()
         ]
         replies = await asyncio.gather(

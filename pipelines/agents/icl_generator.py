@@ -10,13 +10,15 @@ three prompting strategies (``pipelines/agents/icl/``: direct, cot, decompose).
 from __future__ import annotations
 
 from models.types import ChatMessage
-from pipelines.agents.base import GenerationInput, SqlGenerator
+from pipelines.agents.base import END_OF_SQL_BLOCK, GenerationInput, SqlGenerator
 from pipelines.agents.icl import IclStrategy
 from pipelines.agents.render import DIALECT_NAME, cells_block, evidence_line, examples_block
 from pipelines.settings import AgentCall
 
 
 class ICLGenerator(SqlGenerator):
+    stop = (END_OF_SQL_BLOCK,)
+
     def __init__(self, *, strategy: IclStrategy, settings: AgentCall, examples_in_prompt: int = 5) -> None:
         super().__init__(settings=settings)
         self.strategy = strategy

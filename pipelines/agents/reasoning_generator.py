@@ -18,6 +18,7 @@ from pipelines.settings import AgentCall
 class ReasoningGenerator(SqlGenerator):
     family = "reasoning"
     agent_name = "l2.reasoning_generator"
+    stop = ("</sql>",)
 
     def __init__(self, *, settings: AgentCall, prompt: PromptTemplate | None = None) -> None:
         super().__init__(settings=settings)
