@@ -30,6 +30,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -37,14 +38,16 @@ os.environ.setdefault("LANCEDB_LOG", "error")
 
 from pipelines.config import load_config
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing.cell_index import CellRetriever
-from pipelines.indexing.example_index import ExampleRetriever
 from pipelines.indexing.ngrams import question_ngrams
 from pipelines.indexing.question_skeleton import EMPTY, SchemaWords, skeletonise
 from pipelines.indexing.runner import build_all
 from pipelines.indexing.settings import IndexSettings
 from pipelines.indexing.sql_skeleton import sql_skeleton, string_literals
 from pipelines.indexing.store import VersionedStore
+
+if TYPE_CHECKING:  # imported after the build: lancedb loaded before Ray forks warns
+    from pipelines.indexing.cell_index import CellRetriever
+    from pipelines.indexing.example_index import ExampleRetriever
 
 MODES = ("vector", "bm25", "hybrid")
 
@@ -260,6 +263,9 @@ def main() -> int:
         dbs = spider_databases(spider) + [demo_database(Path(cfg.paths.demo))]
         if not args.skip_build:
             bench_build(dbs, settings)
+        from pipelines.indexing.cell_index import CellRetriever
+        from pipelines.indexing.example_index import ExampleRetriever
+
         cells, examples = CellRetriever(root), ExampleRetriever(root)
         indexed = {db.db_id for db in dbs if VersionedStore(root, "databases", db.db_id).current()}
         questions = dev_questions(spider, indexed, args.questions)
