@@ -73,6 +73,27 @@ def zoo_index(tmp_path_factory, embedder) -> str:
 
 
 @pytest.fixture
+def nested_duckdb(tmp_path: Path) -> DatabaseRef:
+    """A DuckDB file with a STRUCT and a LIST of STRUCT column."""
+    import duckdb
+
+    path = tmp_path / "tickets.duckdb"
+    conn = duckdb.connect(str(path))
+    conn.execute(
+        "CREATE TABLE tickets (id INTEGER PRIMARY KEY, title VARCHAR, "
+        "meta STRUCT(stage VARCHAR, owner_id VARCHAR), links STRUCT(kind VARCHAR, target VARCHAR)[])"
+    )
+    conn.execute(
+        "INSERT INTO tickets VALUES "
+        "(1, 'Login fails', {'stage': 'triage', 'owner_id': 'u1'}, "
+        "[{'kind': 'blocks', 'target': 'Payment outage'}, {'kind': 'relates_to', 'target': 'Auth rewrite'}]), "
+        "(2, 'Slow search', {'stage': 'resolved', 'owner_id': 'u2'}, [])"
+    )
+    conn.close()
+    return DatabaseRef(db_id="tickets", path=str(path), dialect="duckdb")
+
+
+@pytest.fixture
 def numbers_db(tmp_path: Path) -> DatabaseRef:
     return make_sqlite(tmp_path / "numbers.sqlite", NUMBERS_ONLY)
 

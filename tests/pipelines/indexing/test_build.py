@@ -142,3 +142,14 @@ def test_published_schema_view_is_the_introspected_one(zoo_db, settings):
     assert load_schema_view(settings.root, "zoo") == introspect(zoo_db, settings.sample_values)
     with pytest.raises(IndexNotBuilt):
         load_schema_view(settings.root, "never_built")
+
+
+def test_duckdb_nested_sub_fields_are_indexed(nested_duckdb, settings):
+    report = build_database(nested_duckdb, settings)
+    assert report.status == "built"
+    retriever = CellRetriever(settings.root)
+    (hit,) = retriever.search("tickets", "payment outage", k=1, mode="bm25")
+    assert (hit.table, hit.column, hit.value) == ("tickets", "links.target", "Payment outage")
+    (stage,) = retriever.search("tickets", "resolved", k=1, mode="bm25")
+    assert stage.column == "meta.stage"
+    assert retriever.search("tickets", "u1", k=5, mode="bm25") == []  # meta.owner_id is id-like
