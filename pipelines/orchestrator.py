@@ -33,7 +33,7 @@ from models.budget import TokenBudget
 from models.errors import BudgetExceeded
 from pipelines.agents.base import GenerationInput, SqlGenerator, is_fatal
 from pipelines.agents.critique_agent import CritiqueAgent
-from pipelines.agents.errors import CallCapExceeded
+from pipelines.agents.errors import CallCapExceeded, PipelineConfigError
 from pipelines.agents.icl import STRATEGIES
 from pipelines.agents.icl_generator import ICLGenerator
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
@@ -132,6 +132,11 @@ class Orchestrator:
         unknown = set(scaling.icl_strategies) - STRATEGIES.keys()
         if unknown:
             raise ValueError(f"unknown ICL strategies {sorted(unknown)}; known: {sorted(STRATEGIES)}")
+        for difficulty in settings.router.profiles if scaling.router_enabled else ():
+            try:  # a bad profile must fail here, not in the middle of a question
+                settings.router.scaling_for(difficulty, scaling)
+            except ValueError as exc:
+                raise PipelineConfigError(f"router profile {difficulty!r} is not a valid ScalingConfig: {exc}") from exc
         self.client = client
         self.executor = as_executor(sandbox)
         self.scaling = scaling

@@ -438,3 +438,13 @@ async def test_budget_exhaustion_cancels_sibling_calls(tiny_db, sandbox, scripte
     await asyncio.sleep(0.7)
     assert prediction.degradation_reasons == ("budget_exceeded",) and prediction.error
     assert started and not finished  # the other generators were cancelled, not left running
+
+
+def test_invalid_router_profile_fails_at_construction(sandbox, scripted):
+    from pipelines.agents.errors import PipelineConfigError
+
+    settings = PipelineSettings(router=RouterSettings(profiles={"easy": {"k_icl": 0, "k_reasoning": 0}}))
+    with pytest.raises(PipelineConfigError, match="router profile 'easy'"):
+        pipeline(scripted({}), sandbox, ScalingConfig(router_enabled=True), settings)
+    with pytest.raises(ValueError, match="single_pass"):
+        pipeline(scripted({}), sandbox, ScalingConfig(single_pass=True))
