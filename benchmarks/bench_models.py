@@ -139,12 +139,16 @@ class Bench:
             wall = time.perf_counter() - start
         finally:
             await client.aclose()
-        return Run(
+        run = Run(
             wall,
             len(requests),
             sum(r.usage.completion_tokens for r in responses),
             sum(r.usage.prompt_tokens for r in responses),
         )
+        mode = "at once" if concurrent else "one by one"
+        print(f"   {len(requests)} requests {mode} {slot_overrides or ''}: {wall:.1f} s, "
+              f"{run.prompt_tokens} prompt + {run.completion_tokens} generated tokens", flush=True)
+        return run
 
     async def run(self, prompts: Prompts) -> dict:
         a = self.args
