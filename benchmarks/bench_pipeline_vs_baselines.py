@@ -42,6 +42,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=12)
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--concurrency", type=int, default=2, help="questions in flight per configuration")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="global timeout per question for every configuration (a busy machine needs more)")
     parser.add_argument("--pipeline", nargs="*", default=["scaling=cpu_small", "pipeline=cpu_small"],
                         help="Hydra overrides of the full pipeline's configuration")
     args = parser.parse_args()
@@ -53,7 +55,9 @@ def main() -> None:
     from pipelines.sandbox import Sandbox
 
     common = [f"model={args.model}", "benchmark=spider_dev_sub9", f"benchmark.limit={args.limit}",
-              "pipeline.trace.mlflow=false"]
+              "pipeline.trace.mlflow=false", "pipeline.trace.directory=${paths.runs}/bench_traces"]
+    if args.timeout:
+        common.append(f"scaling.global_timeout_s={args.timeout}")
     base = load_config(common)
     benchmark = load_benchmark(base.benchmark)
     tasks = list(benchmark.tasks)
