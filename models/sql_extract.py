@@ -3,6 +3,7 @@
 Tried in order, the last match of each kind wins (models often show a draft, then the answer):
 
     ```sql … ```   ──►  <sql> … </sql>  ──►  ``` … ``` holding a query  ──►  a bare SELECT/WITH … up to ; or a blank line
+                   ──►  an upper-case SELECT … FROM … inside a line (small models put it in a bullet or `code`)
 
 >>> extract_sql("Here you go:\\n```sql\\nSELECT name FROM singer;\\n```")
 'SELECT name FROM singer'
@@ -21,6 +22,8 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(rf"```[^\n]*\n\s*({_QUERY_START}.*?)(?:```|\Z)", re.IGNORECASE | re.DOTALL),
     # A bare query ends at ";" or a blank line, so trailing prose is left out.
     re.compile(rf"(?:^|\n)[ \t]*({_QUERY_START}.*?)(?:;|\n[ \t]*\n|\Z)", re.IGNORECASE | re.DOTALL),
+    # Upper case only: "select the name from ..." in prose is not a query.
+    re.compile(r"\b((?:SELECT|WITH)\b[^`\n;]*?\bFROM\b[^`\n;]*)"),
 )
 
 
