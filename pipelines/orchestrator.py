@@ -198,6 +198,7 @@ class Orchestrator:
         except _NoSchema as exc:
             failure = str(exc)
         if chosen is None:
+            run.salvage()
             chosen = self._best_so_far(run)
         degradations = tuple(d.label for d in recorder.decisions if d.degradation)
         prediction = Prediction(
@@ -301,8 +302,14 @@ class Orchestrator:
         temps: dict[str, list[float]] = {}
         for job in jobs:
             temps.setdefault(job.family, []).append(job.temperature)
-        batches = await gather_all(*(self._generate(run, f, t, lineage) for f, t in temps.items()))
-        executed = await run.execute_all([c for batch in batches for c in batch])
+
+        async def generate_and_execute(family: str, family_temps: list[float]) -> list[CandidateSQL]:
+            executed = await run.execute_all(await self._generate(run, family, family_temps, lineage))
+            run.staged += executed
+            return executed
+
+        batches = await gather_all(*(generate_and_execute(f, t) for f, t in temps.items()))
+        executed = [c for batch in batches for c in batch]
         run.add(executed)
         return executed
 

@@ -32,12 +32,21 @@ class TaskRun:
     ddl: str = ""  # the DDL view
     context: Context = Context()
     pool: list[CandidateSQL] = field(default_factory=list)  # every executed candidate
+    # executed candidates of a synthesis wave still running: the pool takes them, in job order,
+    # when the wave ends; a global timeout mid-wave still answers from them
+    staged: list[CandidateSQL] = field(default_factory=list)
     critiques: dict[str, Critique] = field(default_factory=dict)  # by bucket hash
     lessons: LessonsBlock = LessonsBlock()
 
     def add(self, candidates: Sequence[CandidateSQL]) -> None:
         self.pool += candidates
         self.recorder.candidates += candidates
+        self.staged = [c for c in self.staged if c not in candidates]
+
+    def salvage(self) -> None:
+        """Move whatever a cut-off synthesis wave finished into the pool."""
+        if self.staged:
+            self.add(list(self.staged))
 
     async def execute_all(self, candidates: Sequence[CandidateSQL], agent: str = "sandbox") -> list[CandidateSQL]:
         """The candidates with their execution results (all at once; not added to the pool)."""

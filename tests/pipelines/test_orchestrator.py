@@ -315,6 +315,24 @@ async def test_global_timeout_returns_best_so_far_degraded(tiny_db, sandbox, scr
     assert prediction.latency_s < 5
 
 
+async def test_a_timeout_during_synthesis_answers_from_the_generators_that_finished(tiny_db, sandbox, scripted):
+    class SlowDecomposer:
+        def __init__(self):
+            self.inner = scripted(base_script(**{"icl/direct": lambda r: sql_reply(WRONG)}))
+
+        async def chat(self, request, *, role="generator", budget=None):
+            if request.messages[0].content.startswith("You decompose"):
+                await asyncio.sleep(10)  # a CPU model still writing when the clock runs out
+            return await self.inner.chat(request, role=role, budget=budget)
+
+    scaling = SMALL.model_copy(update={"global_timeout_s": 0.5})
+    prediction = await pipeline(SlowDecomposer(), sandbox, scaling).answer(task(tiny_db))
+    assert prediction.degraded and "global_timeout" in prediction.degradation_reasons
+    assert prediction.error is None and prediction.sql == RIGHT  # reasoning + cot agree
+    assert [c.producer.split("/T=")[0] for c in prediction.candidates] == ["reasoning", "icl/direct", "icl/cot"]
+    assert prediction.latency_s < 5
+
+
 async def test_budget_exceeded_returns_best_so_far_degraded(tiny_db, sandbox, scripted):
     client = scripted(base_script(critic=lambda r: BudgetExceeded("token budget exhausted")))
     prediction, trace = await pipeline(client, sandbox).answer_with_trace(task(tiny_db))
