@@ -26,6 +26,9 @@ class RayInitConfig(Frozen):
     include_dashboard: bool = False
 
 
+TIMEOUT_GRACE_S = 60.0
+
+
 class SweepConfig(Frozen):
     """Pool sizes, per-actor resources, concurrency and fault bounds of one sweep.
 
@@ -50,8 +53,18 @@ class SweepConfig(Frozen):
 
     @classmethod
     def from_cfg(cls, cfg: DictConfig | Mapping[str, Any]) -> "SweepConfig":
-        """Read ``cfg.sweep`` (absent → the defaults)."""
+        """Read ``cfg.sweep`` (absent → the defaults).
+
+        The question timeout is a backstop behind the pipeline's own ``scaling.global_timeout_s``
+        (which answers with the best candidate so far): it is raised to leave that answer
+        ``TIMEOUT_GRACE_S`` to arrive, or a slow CPU run would lose every candidate it made.
+        """
         section = cfg.get("sweep") if cfg is not None else None
         if isinstance(section, DictConfig):
             section = OmegaConf.to_container(section, resolve=True)
-        return cls.model_validate(section or {})
+        config = cls.model_validate(section or {})
+        scaling = cfg.get("scaling") if cfg is not None else None
+        pipeline_timeout = scaling.get("global_timeout_s") if scaling is not None else None
+        if pipeline_timeout and config.question_timeout_s < pipeline_timeout + TIMEOUT_GRACE_S:
+            config = config.model_copy(update={"question_timeout_s": pipeline_timeout + TIMEOUT_GRACE_S})
+        return config
