@@ -7,6 +7,7 @@
       openai slot     ──► OpenAICompatBackend(base_url, api key from env)
       vllm_serve slot ──► OpenAICompatBackend(flavor="vllm") to the deployed Ray Serve LLM app
       replay slot     ──► ReplayBackend(cassette[, the record_with backend when recording])
+      response_cache  ──► every slot's backend behind one CachedBackend file (ablations)
 
 Servers started here are stopped by ``client.close()`` / ``await client.aclose()``.
 """
@@ -22,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from models.backends.base import ChatBackend
 from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
 from models.backends.replay import Cassette, ReplayBackend, record_mode_from_env
+from models.backends.response_cache import CachedBackend, ResponseCache
 from models.client import ModelClient, Slot
 from models.config import LocalSlot, ModelConfig, OpenAISlot, ReplaySlot, VLLMServeSlot
 from models.local.server import LocalServerConfig, shared_server
@@ -99,17 +101,22 @@ def _backend(slot: Any, config: ModelConfig, closers: list[Closer]) -> ChatBacke
     raise TypeError(f"unsupported slot type {type(slot).__name__}")
 
 
+def _cached(backend: ChatBackend, cache: ResponseCache | None) -> ChatBackend:
+    return CachedBackend(backend, cache) if cache is not None else backend
+
+
 def build_client(cfg: DictConfig | Mapping[str, Any] | ModelConfig) -> ModelClient:
     """A ready client for the ``model`` config group (starting or attaching local servers)."""
     if isinstance(cfg, DictConfig):
         cfg = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
     config = cfg if isinstance(cfg, ModelConfig) else ModelConfig.model_validate(cfg)
     closers: list[Closer] = []
+    cache = ResponseCache(config.response_cache) if config.response_cache else None
     try:
         slots = {
             name: Slot(
                 name=name,
-                backend=_backend(slot, config, closers),
+                backend=_cached(_backend(slot, config, closers), cache),
                 price=slot.price,
                 timeout_s=slot.timeout_s,
             )

@@ -83,6 +83,9 @@ class ModelConfig(Frozen):
     roles: dict[str, str] = Field(default_factory=lambda: {role: "default" for role in ROLES})
     slots: dict[str, SlotConfig]
     retry: RetryPolicy = RetryPolicy()
+    # JSONL file shared by an experiment's runs: identical requests are computed once
+    # (models/backends/response_cache.py). null: every request goes to the model.
+    response_cache: str | None = None
 
     @property
     def models_path(self) -> Path:
