@@ -24,6 +24,8 @@ from pipelines.contracts import Frozen
 
 # Overrides that change where or how a run executes, not what it computes: not part of labels.
 _NOT_LABELS = ("sweep", "paths", "experiment", "hydra", "log_level")
+# Which questions a run covers: not part of its name, so a run grows across invocations.
+_SUBSET_KEYS = ("benchmark.limit", "benchmark.stride", "benchmark.offset")
 
 
 class Configuration(Frozen):
@@ -47,7 +49,11 @@ def merge(base: Sequence[str], extra: Sequence[str]) -> tuple[str, ...]:
 
 def label_of(overrides: Sequence[str]) -> str:
     """The overrides that say what is computed; paths and resource shapes are left out."""
-    kept = [o for o in overrides if _key(o).split(".")[0] not in _NOT_LABELS and "/" not in o.split("=", 1)[-1]]
+    kept = [
+        o
+        for o in overrides
+        if _key(o).split(".")[0] not in _NOT_LABELS and _key(o) not in _SUBSET_KEYS and "/" not in o.split("=", 1)[-1]
+    ]
     return ",".join(kept) or "default"
 
 

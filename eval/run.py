@@ -8,7 +8,10 @@
 The run directory is named by a hash of the configuration's *content* (model, scaling,
 benchmark, pipeline, seed), so rerunning the same command resumes the same directory, and
 changing any of those starts a fresh one. Resource shapes (``sweep``), paths and the experiment
-are not part of the hash: resuming on a bigger machine continues the same run.
+are not part of the hash: resuming on a bigger machine continues the same run. Nor is the
+subset (``benchmark.limit/stride/offset``): predictions are per question, so a run grows —
+``benchmark.limit=12`` today, the whole subset later, the first 12 never recomputed — and its
+metrics, exports and report always cover exactly the questions of this invocation.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ from eval.tracking import RunLog, TrackedRun, flatten, log_run
 from pipelines.contracts import Frozen
 
 _NOT_IDENTITY = ("paths", "sweep", "experiment", "serve", "log_level")
+SUBSET_KEYS = ("limit", "stride", "offset")  # which questions, not how each is answered
+# Not part of a run's identity, so they may change when it resumes: tags, not (immutable) params.
+_MUTABLE_PARAMS = (*(f"benchmark.{key}" for key in SUBSET_KEYS), "model.response_cache")
 Services = Callable[[DictConfig, SweepConfig, str | None], AbstractContextManager[tuple[PipelineFactory, Executor]]]
 
 
@@ -54,6 +60,9 @@ def config_identity(cfg: DictConfig) -> str:
     """Hash of what the configuration computes (not where or with how many actors)."""
     content = {k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in _NOT_IDENTITY}  # type: ignore[union-attr]
     content.get("pipeline", {}).pop("trace", None)  # where traces go is not what is computed
+    for key in SUBSET_KEYS:
+        content.get("benchmark", {}).pop(key, None)
+    content.get("model", {}).pop("response_cache", None)  # same requests, same distribution
     canonical = json.dumps(content, sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
@@ -78,7 +87,8 @@ def run_configuration(
     trace_dir = run_dir / "traces"
     with services(cfg, sweep, str(trace_dir)) as (factory, sandbox):
         result = run_sweep(benchmark.tasks, store=store, factory=factory, sandbox=sandbox, config=sweep, label=label)
-    frame = store.compact()
+    in_scope = [task.task_id for task in benchmark.tasks]
+    frame = store.compact().filter(pl.col("task_id").is_in(in_scope))
     metrics = run_metrics(frame, skipped=len(benchmark.skipped)) | _trace_metrics(trace_dir, frame)
     if result.answered:
         metrics["questions_per_minute"] = 60 * result.answered / result.elapsed_s
@@ -90,9 +100,11 @@ def run_configuration(
             experiment=str(cfg.experiment.name),
             run_name=label,
             run_key=identity,
-            params=flatten(OmegaConf.to_container(cfg, resolve=True)),  # type: ignore[arg-type]
+            params={k: v for k, v in flatten(OmegaConf.to_container(cfg, resolve=True)).items()  # type: ignore[arg-type]
+                    if k not in _MUTABLE_PARAMS},
             metrics=metrics,
-            tags={"benchmark": str(cfg.benchmark.name), "run_dir": str(run_dir)},
+            tags={"benchmark": str(cfg.benchmark.name), "run_dir": str(run_dir),
+                  **{k: str(OmegaConf.select(cfg, k)) for k in _MUTABLE_PARAMS}},
             artifacts={
                 "predictions": (str(store.predictions_path), *map(str, exports)),
                 "report": tuple(map(str, report_files)),

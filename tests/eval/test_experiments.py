@@ -24,24 +24,30 @@ def test_variant_overrides_replace_the_same_key_and_labels_skip_resources():
         "benchmark.limit=5", "scaling=single_pass",
     )
     assert label_of(["scaling=single_pass", "sweep.workers=4", "+paths.runs=/x", "model=m"]) == "scaling=single_pass,model=m"
+    # the subset is not part of a run's name: a run grows from benchmark.limit=12 to the whole subset
+    assert label_of(["benchmark.limit=12", "benchmark.stride=3", "model=m"]) == "model=m"
 
 
 def test_the_ablation_experiment_expands_to_one_configuration_per_variant():
     configurations = expand(["experiment=ablation", "benchmark.limit=12"], load_config)
     labels = [c.label for c in configurations]
-    assert labels == ["full", "no_reasoning", "no_icl", "no_tournament", "no_refinement", "single_pass", "router"]
+    assert labels == ["full", "no_tournament", "no_refinement", "single_pass", "self_consistency",
+                      "no_reasoning", "no_icl", "router"]
     composed = {c.label: load_config(c.overrides) for c in configurations}
     assert all(cfg.benchmark.name == "spider_dev_sub9" and cfg.benchmark.limit == 12 for cfg in composed.values())
     assert composed["no_icl"].scaling.k_icl == 0 and composed["full"].scaling.k_icl > 0
     assert composed["no_tournament"].scaling.tournament_enabled is False
     assert composed["no_refinement"].scaling.refinement_max_passes == 0
     assert composed["single_pass"].scaling.single_pass is True
+    assert composed["self_consistency"].scaling.single_pass is True and composed["self_consistency"].scaling.k_icl == 8
+    # every variant shares the experiment's response cache, and it is not part of what a run is
+    assert len({cfg.model.response_cache for cfg in composed.values()}) == 1
     assert composed["router"].scaling.router_enabled is True and composed["full"].scaling.router_enabled is False
 
 
 def test_multirun_over_an_experiment_labels_each_variant_by_its_combination():
     configurations = expand(["experiment=ablation", "model=qwen2.5-coder-0.5b,qwen2.5-coder-1.5b"], load_config, multirun=True)
-    assert len(configurations) == 14
+    assert len(configurations) == 16
     assert configurations[0].label == "full[model=qwen2.5-coder-0.5b]"
 
 

@@ -107,3 +107,23 @@ def test_the_run_directory_follows_what_is_computed_not_the_resources(tiny_spide
     base = config_identity(configure(tiny_spider, tmp_path))
     assert config_identity(configure(tiny_spider, tmp_path, "++sweep.workers=8")) == base
     assert config_identity(configure(tiny_spider, tmp_path, "scaling=single_pass")) != base
+
+
+def test_a_run_grows_with_its_subset_without_recomputing(local_ray, tiny_spider, tmp_path):
+    small = configure(tiny_spider, tmp_path, "benchmark.limit=3")
+    first = run_configuration(small, "scripted", load_benchmark(small.benchmark), services=scripted_services)
+    assert (first.sweep.total, first.sweep.answered) == (3, 3)
+    assert first.metrics["questions"] == 3
+
+    whole = configure(tiny_spider, tmp_path)
+    assert config_identity(whole) == config_identity(small)
+    grown = run_configuration(whole, "scripted", load_benchmark(whole.benchmark), services=scripted_services)
+    assert grown.run_dir == first.run_dir
+    assert (grown.sweep.resumed, grown.sweep.answered) == (3, 3)
+    assert grown.metrics["questions"] == 6
+
+    # asking for the small subset again reports on those 3 questions only, from the stored rows
+    again = run_configuration(small, "scripted", load_benchmark(small.benchmark), services=scripted_services)
+    assert (again.sweep.resumed, again.sweep.answered) == (3, 0)
+    assert again.metrics["questions"] == 3 and again.metrics["ex_bird"] == first.metrics["ex_bird"]
+    assert len((tmp_path / again.run_dir / "exports" / "pred.txt").read_text().splitlines()) == 3
