@@ -13,6 +13,7 @@ export TRANSFORMERS_OFFLINE := 1
 export RAY_AUTH_MODE := disabled
 export RAY_USAGE_STATS_ENABLED := 0
 export TOKENIZERS_PARALLELISM := false
+export LANCEDB_LOG := error  # lancedb 0.40 warns on every hybrid search (sub-query score columns)
 
 .PHONY: install install-llamacpp demo test cassettes bench clean
 

@@ -8,7 +8,12 @@ lazily so ``scale-analytics models pull`` does not pay for Ray or torch.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+
+# Before any subcommand imports lancedb: 0.40 logs a deprecation warning from the Rust core for
+# every hybrid search (its sub-queries' score columns), dozens of lines per question.
+os.environ.setdefault("LANCEDB_LOG", "error")
 
 # subcommand -> ("module:function", one-line help). Handlers take argv (list[str]) -> int.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
