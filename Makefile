@@ -13,7 +13,8 @@ export TRANSFORMERS_OFFLINE := 1
 export RAY_AUTH_MODE := disabled
 export RAY_USAGE_STATS_ENABLED := 0
 export TOKENIZERS_PARALLELISM := false
-export LANCEDB_LOG := error  # lancedb 0.40 warns on every hybrid search (sub-query score columns)
+# lancedb 0.40 warns on every hybrid search (its sub-queries' score columns)
+export LANCEDB_LOG := error
 
 .PHONY: install install-llamacpp demo test cassettes bench clean
 
