@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from models.backends.base import ChatBackend
 from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
-from models.backends.replay import Cassette, ReplayBackend, record_mode_from_env
+from models.backends.replay import Cassette, ReplayBackend, fill_missing_from_env, record_mode_from_env
 from models.backends.response_cache import CachedBackend, ResponseCache
 from models.client import ModelClient, Slot
 from models.config import LocalSlot, ModelConfig, OpenAISlot, ReplaySlot, VLLMServeSlot
@@ -90,14 +90,17 @@ def _backend(slot: Any, config: ModelConfig, closers: list[Closer]) -> ChatBacke
         )
     if isinstance(slot, ReplaySlot):
         record = record_mode_from_env() if slot.record is None else slot.record
-        if record and slot.record_with is None:
+        fill_missing = not record and fill_missing_from_env()
+        if (record or fill_missing) and slot.record_with is None:
             raise ValueError(
                 f"replay slot for {slot.model} has no record_with backend to record from"
             )
         # A recording server lives until the process exits (atexit), not per client, so a
         # `make cassettes` run loads the model once instead of once per test.
-        inner = _backend(slot.record_with, config, []) if record else None
-        return ReplayBackend(Cassette(slot.cassette), model=slot.model, inner=inner, record=record)
+        inner = _backend(slot.record_with, config, []) if record or fill_missing else None
+        return ReplayBackend(
+            Cassette(slot.cassette), model=slot.model, inner=inner, record=record, fill_missing=fill_missing
+        )
     raise TypeError(f"unsupported slot type {type(slot).__name__}")
 
 

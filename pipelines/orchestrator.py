@@ -98,17 +98,20 @@ def resynthesis_jobs(scaling: ScalingConfig, pass_no: int) -> list[GenJob]:
     ]
 
 
-def call_allowance(scaling: ScalingConfig, *, first_wave: int, max_finalists: int, extractor: bool = True) -> int:
+def call_allowance(
+    scaling: ScalingConfig, *, first_wave: int, max_finalists: int, extractor: bool = True, both_orders: bool = True
+) -> int:
     """Upper bound of LLM calls one task may make under ``scaling``.
 
     generated G = first wave + resynth passes × k_resynth × generators; each generated candidate
     may be fixed ``fixer_max_passes`` times; each refinement pass critiques and revises at most
-    one bucket per candidate; the tournament plays every pair of at most ``max_finalists``.
+    one bucket per candidate; the tournament plays every pair of at most ``max_finalists``
+    (twice with ``both_orders``).
     """
     generated = first_wave + scaling.resynth_max_passes * scaling.effective_k_resynth * len(families(scaling))
     refinement = 2 * generated * scaling.refinement_max_passes
     pool = generated * (1 + scaling.refinement_max_passes)
-    tournament = comb(min(max_finalists, pool), 2) if scaling.tournament_enabled else 0
+    tournament = comb(min(max_finalists, pool), 2) * (1 + both_orders) if scaling.tournament_enabled else 0
     return int(extractor) + generated * (1 + scaling.fixer_max_passes) + refinement + tournament
 
 
@@ -409,6 +412,7 @@ class Orchestrator:
     def _allowance(self, scaling: ScalingConfig, jobs: Sequence[GenJob], extra: Sequence[GenJob] = ()) -> int:
         first_wave = len({(j.family, j.index) for j in (*jobs, *extra)})
         return call_allowance(scaling, first_wave=first_wave, max_finalists=self.settings.tournament.max_finalists,
+                              both_orders=self.settings.tournament.both_orders,
                               extractor=self.settings.understanding.extractor_enabled)
 
 

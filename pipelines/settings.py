@@ -60,6 +60,11 @@ class TournamentSettings(Frozen):
     max_finalists: int = Field(default=6, ge=2)  # O(n²) selector calls: keep the largest buckets
     drop_empty: bool = True  # empty results leave the final when a non-empty one exists
     preview_rows: int = Field(default=5, ge=1)
+    # Judge each pair in both orders and count a win only when the two verdicts agree. A small
+    # selector favours one position (the 1.5B picked "B" almost always, and the larger bucket
+    # was always "A", so the majority lost every match); a position-only verdict becomes a tie,
+    # which bucket size breaks. Doubles the selector calls.
+    both_orders: bool = True
 
 
 class RouterSettings(Frozen):

@@ -2,10 +2,12 @@
 
     buckets ──► finalists (one representative per non-error bucket, largest first, capped)
             ├─ one finalist ──► it wins, no call
-            └─ n finalists ──► n(n-1)/2 selector calls (concurrent) ──► rank by
-                 (wins, bucket size, holds a reasoning candidate, bucket order)
+            └─ n finalists ──► n(n-1)/2 pairs, each judged as (A, B) and as (B, A) (concurrent)
+                 ──► a pair's win only when both verdicts agree, else a tie
+                 ──► rank by (wins, bucket size, holds a reasoning candidate, bucket order)
 
 If any selector call fails the ranking falls back to a majority vote over bucket sizes.
+``both_orders=False`` judges each pair once, the larger bucket as A.
 
     >>> result = await Tournament(selector, TournamentSettings()).run(buckets, inp, runtime)  # doctest: +SKIP
     >>> result.winner.representative.sql                                                    # doctest: +SKIP
@@ -69,23 +71,24 @@ class Tournament:
         if len(field) == 1:
             return TournamentResult(winner=field[0], ranking=(field[0].hash,))
         pairs = list(combinations(field, 2))
+        games = pairs + [(b, a) for a, b in pairs] if self.settings.both_orders else pairs
         outcomes = await asyncio.gather(
-            *(self._match(a, b, question, runtime) for a, b in pairs), return_exceptions=True
+            *(self._match(a, b, question, runtime) for a, b in games), return_exceptions=True
         )
         for outcome in outcomes:
             if isinstance(outcome, BaseException) and is_fatal(outcome):
                 raise outcome
-        matches = tuple(
-            Match(a=a.hash, b=b.hash, winner=None if isinstance(o, BaseException) else o)
-            for (a, b), o in zip(pairs, outcomes)
-        )
+        verdicts = [None if isinstance(o, BaseException) else o for o in outcomes]
+        matches = tuple(Match(a=a.hash, b=b.hash, winner=v) for (a, b), v in zip(games, verdicts))
         if any(m.winner is None for m in matches):
             ranked = majority_vote(field)
             return TournamentResult(winner=ranked[0], ranking=tuple(b.hash for b in ranked), matches=matches,
                                     selector_failed=True)
         wins = {b.hash: 0 for b in field}
-        for m in matches:
-            wins[m.winner] += 1
+        reversed_verdicts = verdicts[len(pairs):] if self.settings.both_orders else verdicts
+        for first, second in zip(verdicts[: len(pairs)], reversed_verdicts):
+            if first == second:  # a verdict that flips with the order is the position talking: a tie
+                wins[first] += 1
         order = {b.hash: i for i, b in enumerate(field)}
         ranked = sorted(field, key=lambda b: (-wins[b.hash], -b.size, not has_reasoning(b), order[b.hash]))
         return TournamentResult(winner=ranked[0], ranking=tuple(b.hash for b in ranked), matches=matches, wins=wins)

@@ -6,7 +6,8 @@
 A cassette is a JSONL file, one ``{"key", "model", "request", "response"}`` object per line,
 written only by recording (``SCALE_ANALYTICS_RECORD=1`` or ``record: true``), never by hand.
 The first recording of a cassette in a process starts it afresh, so re-recording drops
-entries no test asks for any more.
+entries no test asks for any more. ``SCALE_ANALYTICS_RECORD=missing`` keeps the cassette and
+records only the requests it lacks (a prompt or a call added since the last recording).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ _started_lock = threading.Lock()
 
 def record_mode_from_env() -> bool:
     return os.environ.get(RECORD_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def fill_missing_from_env() -> bool:
+    return os.environ.get(RECORD_ENV, "").strip().lower() == "missing"
 
 
 class Cassette:
@@ -94,8 +99,9 @@ class ReplayBackend:
         model: str,
         inner: ChatBackend | None = None,
         record: bool = False,
+        fill_missing: bool = False,
     ) -> None:
-        if record and inner is None:
+        if (record or fill_missing) and inner is None:
             raise ValueError("recording needs a real backend to record from")
         if inner is not None and inner.model != model:
             raise ValueError(
@@ -105,6 +111,7 @@ class ReplayBackend:
         self._model = model
         self._inner = inner
         self.record = record
+        self.fill_missing = fill_missing
         if record:
             cassette.start_recording()
 
@@ -116,6 +123,10 @@ class ReplayBackend:
         key = request.fingerprint(self._model)
         if not self.record:
             recorded = self.cassette.get(key)
+            if recorded is None and self.fill_missing:
+                assert self._inner is not None
+                recorded = await self._inner.chat(request)
+                self.cassette.add(key, self._model, request, recorded)
             if recorded is None:
                 raise CassetteMiss(
                     f"cassette {self.cassette.path} has no response for request {key} to {self._model} "

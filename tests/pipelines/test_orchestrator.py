@@ -227,7 +227,7 @@ async def test_tournament_picks_the_selectors_winner_over_the_majority(tiny_db, 
     client = scripted(base_script(**{"reasoning": lambda r: f"<sql>{WRONG}</sql>", "icl/direct": lambda r: sql_reply(WRONG),
                                      "icl/cot": lambda r: sql_reply(OTHER), "selector": selector}))
     prediction, trace = await pipeline(client, sandbox).answer_with_trace(task(tiny_db))
-    assert client.calls["selector"] == 3  # 3 buckets: round robin
+    assert client.calls["selector"] == 6  # 3 buckets: round robin, each pair in both orders
     assert prediction.sql == RIGHT
     assert trace.ranking[0] == prediction.exec_result.hash
 

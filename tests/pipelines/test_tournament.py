@@ -46,7 +46,27 @@ async def test_single_bucket_needs_no_call():
 async def test_round_robin_ranks_by_wins():
     selector = Selector(prefer=["c", "b", "a"])
     result = await Tournament(selector, TournamentSettings()).run([bucket("a", 3), bucket("b", 2), bucket("c", 1)], Q, None)
-    assert len(selector.pairs) == 3 and result.ranking == ("c", "b", "a") and result.wins == {"a": 0, "b": 1, "c": 2}
+    assert len(selector.pairs) == 6 and result.ranking == ("c", "b", "a") and result.wins == {"a": 0, "b": 1, "c": 2}
+    assert {tuple(sorted(p)) for p in selector.pairs} == {("a", "b"), ("a", "c"), ("b", "c")}
+    assert set(selector.pairs) == {("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")}
+    once = Selector(prefer=["c", "b", "a"])
+    result = await Tournament(once, TournamentSettings(both_orders=False)).run(
+        [bucket("a", 3), bucket("b", 2), bucket("c", 1)], Q, None)
+    assert once.pairs == [("a", "b"), ("a", "c"), ("b", "c")] and result.ranking == ("c", "b", "a")
+
+
+async def test_a_selector_that_only_sees_the_position_cannot_overturn_the_majority():
+    class AlwaysB(Selector):
+        async def choose(self, inp, runtime):
+            return "B"
+
+    buckets = [bucket("a", 3), bucket("b", 2), bucket("c", 1)]
+    # judged once, the larger bucket always sits in A: the smallest bucket wins every match
+    once = await Tournament(AlwaysB(), TournamentSettings(both_orders=False)).run(buckets, Q, None)
+    assert once.winner.hash == "c" and once.wins == {"a": 0, "b": 1, "c": 2}
+    # judged both ways every verdict flips with the order: all ties, bucket size decides
+    both = await Tournament(AlwaysB(), TournamentSettings()).run(buckets, Q, None)
+    assert both.winner.hash == "a" and both.wins == {"a": 0, "b": 0, "c": 0} and len(both.matches) == 6
 
 
 async def test_ties_broken_by_bucket_size_then_reasoning():
@@ -67,7 +87,7 @@ async def test_selector_failure_falls_back_to_majority_vote():
     selector = Selector(prefer=["c"], fail_on=("a", "c"))
     result = await Tournament(selector, TournamentSettings()).run([bucket("a", 3), bucket("b", 2), bucket("c", 1)], Q, None)
     assert result.selector_failed and result.winner.hash == "a"
-    assert sum(m.winner is None for m in result.matches) == 1
+    assert sum(m.winner is None for m in result.matches) == 2  # the pair failed in both orders
 
 
 async def test_budget_errors_are_not_swallowed():
