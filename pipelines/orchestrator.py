@@ -388,6 +388,9 @@ class Orchestrator:
             if result is not None:
                 run.recorder.matches += result.matches
                 run.recorder.ranking = result.ranking
+                if result.by_majority:
+                    run.recorder.decide("majority_shortcut", "l3", share=self.settings.tournament.majority_share,
+                                        size=result.winner.size)
                 if result.selector_failed:
                     run.recorder.decide("selector_failed", "l3", degradation=True,
                                         failed=sum(m.winner is None for m in result.matches))

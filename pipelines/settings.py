@@ -65,6 +65,10 @@ class TournamentSettings(Frozen):
     # was always "A", so the majority lost every match); a position-only verdict becomes a tie,
     # which bucket size breaks. Doubles the selector calls.
     both_orders: bool = True
+    # A bucket holding at least this share of the executed (non-error) candidates, and more
+    # than any other, wins without selector calls. A weak selector overturns clear majorities
+    # (the local 1.5B did, in both orders); null plays every tournament (the source design).
+    majority_share: float | None = Field(default=None, gt=0.0, le=1.0)
 
 
 class RouterSettings(Frozen):

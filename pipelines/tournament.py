@@ -6,7 +6,9 @@
                  ──► a pair's win only when both verdicts agree, else a tie
                  ──► rank by (wins, bucket size, holds a reasoning candidate, bucket order)
 
-If any selector call fails the ranking falls back to a majority vote over bucket sizes.
+If any selector call fails the ranking falls back to a majority vote over bucket sizes. With
+``majority_share`` set, a bucket holding that share of the executed candidates (and more than
+any other) wins without a call.
 ``both_orders=False`` judges each pair once, the larger bucket as A.
 
     >>> result = await Tournament(selector, TournamentSettings()).run(buckets, inp, runtime)  # doctest: +SKIP
@@ -41,6 +43,7 @@ class TournamentResult(Frozen):
     matches: tuple[Match, ...] = ()
     wins: dict[str, int] = {}
     selector_failed: bool = False
+    by_majority: bool = False  # decided by majority_share, no selector call
 
 
 def finalists(buckets: Sequence[Bucket], settings: TournamentSettings) -> tuple[Bucket, ...]:
@@ -70,6 +73,9 @@ class Tournament:
             return None
         if len(field) == 1:
             return TournamentResult(winner=field[0], ranking=(field[0].hash,))
+        if self._clear_majority(buckets, field):
+            ranked = majority_vote(field)
+            return TournamentResult(winner=ranked[0], ranking=tuple(b.hash for b in ranked), by_majority=True)
         pairs = list(combinations(field, 2))
         games = pairs + [(b, a) for a, b in pairs] if self.settings.both_orders else pairs
         outcomes = await asyncio.gather(
@@ -92,6 +98,13 @@ class Tournament:
         order = {b.hash: i for i, b in enumerate(field)}
         ranked = sorted(field, key=lambda b: (-wins[b.hash], -b.size, not has_reasoning(b), order[b.hash]))
         return TournamentResult(winner=ranked[0], ranking=tuple(b.hash for b in ranked), matches=matches, wins=wins)
+
+    def _clear_majority(self, buckets: Sequence[Bucket], field: Sequence[Bucket]) -> bool:
+        share = self.settings.majority_share
+        if share is None:
+            return False
+        executed = sum(b.size for b in buckets if not b.error)
+        return field[0].size > field[1].size and field[0].size >= share * executed
 
     async def _match(self, a: Bucket, b: Bucket, q: TournamentQuestion, runtime: AgentRuntime) -> str:
         rows = self.settings.preview_rows

@@ -232,6 +232,15 @@ async def test_tournament_picks_the_selectors_winner_over_the_majority(tiny_db, 
     assert trace.ranking[0] == prediction.exec_result.hash
 
 
+async def test_a_configured_majority_share_skips_the_selector(tiny_db, sandbox, scripted):
+    client = scripted(base_script(**{"reasoning": lambda r: f"<sql>{WRONG}</sql>", "icl/direct": lambda r: sql_reply(WRONG),
+                                     "icl/cot": lambda r: sql_reply(OTHER)}))
+    settings = PipelineSettings(tournament=TournamentSettings(majority_share=0.5))
+    prediction, trace = await pipeline(client, sandbox, settings=settings).answer_with_trace(task(tiny_db))
+    assert client.calls["selector"] == 0 and prediction.sql == WRONG  # 2 of the 4 first candidates
+    assert "majority_shortcut" in labels(trace)
+
+
 async def test_selector_failure_falls_back_to_majority_vote(tiny_db, sandbox, scripted):
     client = scripted(base_script(**{"reasoning": lambda r: f"<sql>{WRONG}</sql>", "icl/direct": lambda r: sql_reply(WRONG),
                                      "selector": lambda r: ModelTimeout("slow")}))

@@ -83,6 +83,19 @@ async def test_ties_broken_by_bucket_size_then_reasoning():
     assert result.ranking == ("b", "c", "a")  # size first, then the reasoning producer
 
 
+async def test_a_clear_majority_wins_without_selector_calls_when_configured():
+    selector = Selector(prefer=["b"])
+    buckets = [bucket("a", 5), bucket("b", 2), bucket("c", 2), bucket("e", 3, error=True)]
+    shortcut = await Tournament(selector, TournamentSettings(majority_share=0.5)).run(buckets, Q, None)
+    assert shortcut.by_majority and shortcut.winner.hash == "a" and selector.pairs == []  # 5 of 9 executed
+    played = await Tournament(selector, TournamentSettings()).run(buckets, Q, None)
+    assert not played.by_majority and played.winner.hash == "b" and len(selector.pairs) == 6
+    # below the share, or a tied lead, the tournament is played
+    for field in ([bucket("a", 4), bucket("b", 3), bucket("c", 2)], [bucket("a", 3), bucket("b", 3)]):
+        result = await Tournament(Selector(prefer=["b"]), TournamentSettings(majority_share=0.5)).run(field, Q, None)
+        assert not result.by_majority and result.winner.hash == "b"
+
+
 async def test_selector_failure_falls_back_to_majority_vote():
     selector = Selector(prefer=["c"], fail_on=("a", "c"))
     result = await Tournament(selector, TournamentSettings()).run([bucket("a", 3), bucket("b", 2), bucket("c", 1)], Q, None)
