@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0 if names or any(a in ("-h", "--help") for a in argv) else 2
     experiment = names[0]
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 200)  # logs and pipes: no 80-column wrap
     try:
         cfg = load_config([a for a in argv if "=" in a])
         runs = experiment_runs(str(cfg.experiment.tracking_uri), experiment)

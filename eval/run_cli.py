@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     multirun = any(a in ("-m", "--multirun") for a in argv)
     overrides = [a for a in argv if a not in ("-m", "--multirun")]
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 200)  # logs and pipes: no 80-column wrap
     try:
         configurations = expand(overrides, load_config, multirun=multirun)
         outcomes = run_all(configurations, console)

@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 200)  # logs and pipes: no 80-column wrap
     try:
         benchmark = load_benchmark(_spec(args))
         predictions = read_predictions(args.predictions, args.format, benchmark)
