@@ -177,11 +177,15 @@ def plot_cost_vs_accuracy(points: pl.DataFrame, path: Path, title: str) -> Path:
     fig, ax = plt.subplots(figsize=(6, 4))
     use_cost = "cost_usd_per_question" in points.columns and (points.get_column("cost_usd_per_question").fill_null(0) > 0).any()
     x_name = "cost_usd_per_question" if use_cost else "tokens_per_question"
-    for row in points.iter_rows(named=True):
-        if row[x_name] is None or row["ex_bird"] is None:
-            continue
+    shown = [r for r in points.iter_rows(named=True) if r[x_name] is not None and r["ex_bird"] is not None]
+    # alternate label offsets: configurations with equal accuracy and similar cost sit together
+    for i, row in enumerate(sorted(shown, key=lambda r: r[x_name])):
         ax.scatter(row[x_name], row["ex_bird"])
-        ax.annotate(row["label"], (row[x_name], row["ex_bird"]), fontsize=8, xytext=(4, 4), textcoords="offset points")
+        ax.annotate(row["label"], (row[x_name], row["ex_bird"]), fontsize=8,
+                    xytext=(4, 6 if i % 2 == 0 else -12), textcoords="offset points")
+    values = [r[x_name] for r in shown if r[x_name] > 0]
+    if values and max(values) > 10 * min(values):  # single-pass to full pipeline spans decades
+        ax.set_xscale("log")
     ax.set_xlabel("USD per question" if use_cost else "tokens per question")
     ax.set_ylabel("EX (BIRD semantics)")
     _title(ax, title)

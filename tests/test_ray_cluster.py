@@ -39,14 +39,15 @@ class LazySandbox:
 class DeterministicPipeline:
     """Answers by a fixed rule of the question number, with a two-candidate pool."""
 
-    def __init__(self):
+    def __init__(self, delay_s: float = 0.05):
         self.sandbox = LazySandbox()
+        self.delay_s = delay_s
 
     def __call__(self):
         return self
 
     async def answer(self, task: Task) -> Prediction:
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(self.delay_s)
         index = int(task.task_id.split(":")[1])
         chosen = QUERIES[(index * 7) % len(QUERIES)]
         pool = [chosen, QUERIES[index % len(QUERIES)]]
@@ -85,10 +86,12 @@ COMPARED = ["task_id", "sql", "ex_bird", "ex_spider", "candidates", "prompt_toke
 
 def test_workers_spread_over_both_nodes_and_answers_match_one_process(two_nodes, tasks, tmp_path):
     assert len([n for n in ray.nodes() if n["Alive"]]) == 2
-    # 0.6 CPU per worker on 1-CPU nodes: two workers cannot share a node
-    config = SweepConfig(workers=2, worker_num_cpus=0.6, in_flight=4, progress=False, ves_iterations=1)
+    # 0.6 CPU per worker on 1-CPU nodes: two workers cannot share a node. Ray Data hands questions
+    # to whichever worker is up, so each question takes long enough (12 × 0.5 s, one at a time)
+    # that the first worker cannot finish them all before the other node's worker has started.
+    config = SweepConfig(workers=2, worker_num_cpus=0.6, in_flight=1, progress=False, ves_iterations=1)
     store = RunStore.open(tmp_path / "run", identity={})
-    result = run_sweep(tasks, store=store, factory=DeterministicPipeline(), sandbox=LazySandbox(), config=config)
+    result = run_sweep(tasks, store=store, factory=DeterministicPipeline(delay_s=0.5), sandbox=LazySandbox(), config=config)
     assert result.answered == len(tasks)
     frame = store.compact()
     assert frame.get_column("node_id").n_unique() == 2
