@@ -20,49 +20,39 @@ are what the configuration costs; wall-clock seconds of a cached run are not.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from pathlib import Path
 
 from filelock import FileLock
 
 from models.backends.base import ChatBackend
+from models.backends.replay import Cassette
 from models.types import ChatRequest, ChatResponse
 
 
-class ResponseCache:
-    """JSONL file of ``{"key", "model", "response"}`` lines; appends are locked across processes."""
+class ResponseCache(Cassette):
+    """A :class:`Cassette` written while runs go on, by one or more processes: appends are
+    locked across processes, a torn last line is tolerated, and identical requests are
+    numbered (``next_key``) over every backend that shares the cache."""
+
+    KIND = "response-cache"
+    TORN_TAIL_OK = True
 
     def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
+        super().__init__(path)
         self._lock = FileLock(str(self.path) + ".lock")
-        self._entries: dict[str, ChatResponse] = {}
-        lines = self.path.read_text().splitlines() if self.path.exists() else []
-        for number, line in enumerate(lines, start=1):
-            try:
-                entry = json.loads(line)
-                self._entries[entry["key"]] = ChatResponse.model_validate(entry["response"])
-            except (ValueError, KeyError):
-                if number < len(lines):
-                    raise ValueError(f"{self.path}:{number} is not a response-cache entry") from None
-                # a torn last line from a killed writer: that request is simply asked again
+        self._seen: Counter[str] = Counter()
 
-    def __len__(self) -> int:
-        return len(self._entries)
+    def next_key(self, fingerprint: str) -> str:
+        """``fingerprint#k`` for the k-th request with this fingerprint in this process."""
+        key = f"{fingerprint}#{self._seen[fingerprint]}"
+        self._seen[fingerprint] += 1
+        return key
 
-    def get(self, key: str) -> ChatResponse | None:
-        return self._entries.get(key)
-
-    def add(self, key: str, model: str, response: ChatResponse) -> None:
-        self._entries[key] = response
-        line = json.dumps(
-            {"key": key, "model": model, "response": response.model_dump(mode="json")},
-            sort_keys=True,
-            ensure_ascii=False,
-        )
+    def add(self, key: str, model: str, request: ChatRequest, response: ChatResponse) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock, self.path.open("a") as fh:
-            fh.write(line + "\n")
+        with self._lock:
+            super().add(key, model, request, response)
 
 
 class CachedBackend:
@@ -71,7 +61,6 @@ class CachedBackend:
     def __init__(self, inner: ChatBackend, cache: ResponseCache) -> None:
         self._inner = inner
         self.cache = cache
-        self._seen: Counter[str] = Counter()
         self.hits = 0
         self.misses = 0
 
@@ -80,17 +69,15 @@ class CachedBackend:
         return self._inner.model
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
-        fingerprint = request.fingerprint(self.model)
-        # no await between reading and bumping the count: occurrence numbers follow issue order
-        key = f"{fingerprint}#{self._seen[fingerprint]}"
-        self._seen[fingerprint] += 1
+        # no await before the key is taken: occurrence numbers follow issue order
+        key = self.cache.next_key(request.fingerprint(self.model))
         cached = self.cache.get(key)
         if cached is not None:
             self.hits += 1
             return cached
         response = await self._inner.chat(request)
         self.misses += 1
-        await asyncio.to_thread(self.cache.add, key, self.model, response)
+        await asyncio.to_thread(self.cache.add, key, self.model, request, response)
         return response
 
     async def aclose(self) -> None:

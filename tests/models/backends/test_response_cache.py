@@ -87,3 +87,13 @@ def test_the_model_config_puts_every_slot_behind_one_cache(tmp_path):
         assert backend.cache.path == tmp_path / "responses.jsonl"
     finally:
         client.close()
+
+
+async def test_slots_sharing_a_cache_number_identical_requests_together(tmp_path):
+    # two roles served by the same model through different slots: still two samples
+    cache = ResponseCache(tmp_path / "responses.jsonl")
+    generator, critic = Counting(), Counting()
+    first = await CachedBackend(generator, cache).chat(ask("q"))
+    second = await CachedBackend(critic, cache).chat(ask("q"))
+    assert (generator.calls, critic.calls) == (1, 1) and len(cache) == 2
+    assert first.texts == second.texts == ("sample 1",)  # each backend's own first sample
