@@ -313,7 +313,7 @@ class Orchestrator:
 
         batches = await gather_all(*(generate_and_execute(f, t) for f, t in temps.items()))
         executed = [c for batch in batches for c in batch]
-        run.add(executed)
+        run.end_wave(executed)
         return executed
 
     async def _generate(self, run: TaskRun, family: str, temps: list[float], lineage: tuple[str, ...]) -> list[CandidateSQL]:

@@ -41,12 +41,15 @@ class TaskRun:
     def add(self, candidates: Sequence[CandidateSQL]) -> None:
         self.pool += candidates
         self.recorder.candidates += candidates
-        self.staged = [c for c in self.staged if c not in candidates]
+
+    def end_wave(self, executed: Sequence[CandidateSQL]) -> None:
+        """A synthesis wave finished: its candidates join the pool in job order."""
+        self.staged.clear()
+        self.add(executed)
 
     def salvage(self) -> None:
         """Move whatever a cut-off synthesis wave finished into the pool."""
-        if self.staged:
-            self.add(list(self.staged))
+        self.end_wave(list(self.staged))
 
     async def execute_all(self, candidates: Sequence[CandidateSQL], agent: str = "sandbox") -> list[CandidateSQL]:
         """The candidates with their execution results (all at once; not added to the pool)."""
