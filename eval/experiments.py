@@ -20,12 +20,13 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
 from eval.errors import EvalError
+from eval.loaders.common import SUBSET_FIELDS
 from pipelines.contracts import Frozen
 
 # Overrides that change where or how a run executes, not what it computes: not part of labels.
 _NOT_LABELS = ("sweep", "paths", "experiment", "hydra", "log_level")
 # Which questions a run covers: not part of its name, so a run grows across invocations.
-_SUBSET_KEYS = ("benchmark.limit", "benchmark.stride", "benchmark.offset")
+_SUBSET_KEYS = tuple(f"benchmark.{key}" for key in SUBSET_FIELDS)
 
 
 class Configuration(Frozen):

@@ -29,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from eval.exports import export_predictions
 from eval.loaders import LoadedBenchmark
+from eval.loaders.common import SUBSET_FIELDS
 from eval.report import ex_by_difficulty, run_metrics, write_run_report
 from eval.sweep.config import SweepConfig
 from eval.sweep.driver import SweepResult, run_sweep
@@ -40,9 +41,8 @@ from eval.tracking import RunLog, TrackedRun, flatten, log_run
 from pipelines.contracts import Frozen
 
 _NOT_IDENTITY = ("paths", "sweep", "experiment", "serve", "log_level")
-SUBSET_KEYS = ("limit", "stride", "offset")  # which questions, not how each is answered
 # Not part of a run's identity, so they may change when it resumes: tags, not (immutable) params.
-_MUTABLE_PARAMS = (*(f"benchmark.{key}" for key in SUBSET_KEYS), "model.response_cache")
+_MUTABLE_PARAMS = (*(f"benchmark.{key}" for key in SUBSET_FIELDS), "model.response_cache")
 Services = Callable[[DictConfig, SweepConfig, str | None], AbstractContextManager[tuple[PipelineFactory, Executor]]]
 
 
@@ -60,7 +60,7 @@ def config_identity(cfg: DictConfig) -> str:
     """Hash of what the configuration computes (not where or with how many actors)."""
     content = {k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in _NOT_IDENTITY}  # type: ignore[union-attr]
     content.get("pipeline", {}).pop("trace", None)  # where traces go is not what is computed
-    for key in SUBSET_KEYS:
+    for key in SUBSET_FIELDS:
         content.get("benchmark", {}).pop(key, None)
     content.get("model", {}).pop("response_cache", None)  # same requests, same distribution
     canonical = json.dumps(content, sort_keys=True, default=str)

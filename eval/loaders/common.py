@@ -20,6 +20,11 @@ from pipelines.contracts import DatabaseRef, Difficulty, Frozen, SkippedTask, Ta
 BenchmarkKind = Literal["spider", "bird", "demo"]
 
 
+# The fields of BenchmarkSpec that pick which questions run, not how each is answered: a run
+# is identified without them, so it grows across invocations (eval/run.py, eval/experiments.py).
+SUBSET_FIELDS = ("limit", "stride", "offset")
+
+
 class BenchmarkSpec(Frozen):
     """One benchmark as configured (``conf/benchmark/<name>.yaml``).
 
