@@ -1,7 +1,14 @@
 """Prompt templates, one file per agent, so they can be tuned (or compiled) without touching code.
 
 A template file holds a ``[system]`` section and a ``[user]`` section; ``${name}`` placeholders
-are filled with :class:`string.Template` (so JSON braces and SQL in the text need no escaping):
+are filled with :class:`string.Template` (so JSON braces and SQL in the text need no escaping).
+A file without a ``[system]`` section gets the shared one in ``schema_context.md`` (the schema):
+every agent that reads the schema then sends the same first tokens, so a llama.cpp slot that
+has evaluated them for one agent serves the next agent's call from its KV cache and evaluates
+only the agent's own part (on a CPU the schema is most of each prompt's cost):
+
+    [system: schema_context.md — the schema]  [user: agent's task, question, candidates …]
+    └──────── shared by every agent's call ─┘  └──────── evaluated per call ──────────┘
 
     >>> prompt = load_prompt("single_pass")
     >>> msgs = prompt.render(schema="CREATE TABLE t (a INT)", question="How many rows?", evidence="")
@@ -19,6 +26,7 @@ from string import Template
 from models.types import ChatMessage
 
 PROMPT_DIR = Path(__file__).resolve().parent
+SHARED_SYSTEM = "schema_context"  # the system section of every prompt file that has none
 _SECTION = re.compile(r"^\[(system|user)\]\s*$", re.MULTILINE)
 
 
@@ -57,13 +65,19 @@ def _squeeze_blank_lines(text: str) -> str:
 
 @lru_cache(maxsize=None)
 def load_prompt(name: str, directory: str | None = None) -> PromptTemplate:
-    """Read ``<directory or pipelines/prompts>/<name>.md``."""
-    path = Path(directory or PROMPT_DIR) / f"{name}.md"
+    """Read ``<directory or pipelines/prompts>/<name>.md`` (system section: its own, else the shared one)."""
+    sections = _sections(Path(directory or PROMPT_DIR) / f"{name}.md")
+    if "user" not in sections:
+        raise PromptError(f"prompt {name!r} has no [user] section")
+    system = sections.get("system")
+    if system is None:
+        system = _sections(PROMPT_DIR / f"{SHARED_SYSTEM}.md").get("system", "")
+    return PromptTemplate(name, system, sections["user"])
+
+
+def _sections(path: Path) -> dict[str, str]:
     if not path.is_file():
         raise PromptError(f"no prompt template {path}")
     parts = _SECTION.split(path.read_text(encoding="utf-8"))
     # parts = [preamble, "system", text, "user", text]
-    sections = dict(zip(parts[1::2], parts[2::2]))
-    if "user" not in sections:
-        raise PromptError(f"prompt {path} has no [user] section")
-    return PromptTemplate(name, sections.get("system", ""), sections["user"])
+    return dict(zip(parts[1::2], parts[2::2]))

@@ -1,7 +1,7 @@
 """Fakes shared by the pipeline tests: a scripted model client, a small SQLite sandbox, a tiny db.
 
-The scripted client answers by the agent a request is for (recognised from the prompt's first
-line, see ``agent_of``), so a test scripts behaviour per agent and can inject faults.
+The scripted client answers by the agent a request is for (recognised from the line of the
+prompt that states the agent's task, see ``agent_of``), so a test scripts behaviour per agent and can inject faults.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from models.errors import BudgetExceeded
 from models.types import ChatRequest, ChatResponse
 from pipelines.contracts import DatabaseRef, ExecutionResult, Usage
 
-# First words of each prompt's system message -> agent name (kept in step with pipelines/prompts).
+# First words of the line stating each agent's task -> agent name (kept in step with pipelines/prompts).
 _MARKERS = {
     "You extract": "extractor",
     "You reason": "reasoning",
@@ -35,11 +35,15 @@ _MARKERS = {
 
 
 def agent_of(request: ChatRequest) -> str:
-    system = request.messages[0].content
+    """The agent whose task line (a line of the user message, or the start of the system message
+    for prompts with their own) starts with one of the markers."""
+    lines = request.messages[-1].content.splitlines()
+    if request.messages[0].role == "system":
+        lines.append(request.messages[0].content)
     for marker, name in _MARKERS.items():
-        if system.startswith(marker):
+        if any(line.startswith(marker) for line in lines):
             return name
-    raise AssertionError(f"unrecognised prompt: {system[:60]!r}")
+    raise AssertionError(f"unrecognised prompt: {request.messages[-1].content[:60]!r}")
 
 
 class ScriptedClient:

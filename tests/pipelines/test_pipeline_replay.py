@@ -47,13 +47,13 @@ def real_sandbox():
 
 
 class Faulty:
-    """Fails every request whose system prompt starts with ``prefix``; passes the rest through."""
+    """Fails every request for the agent whose task line starts with ``prefix``; passes the rest through."""
 
     def __init__(self, inner, prefix: str) -> None:
         self.inner, self.prefix = inner, prefix
 
     async def chat(self, request, *, role, budget=None):
-        if request.messages[0].content.startswith(self.prefix):
+        if any(line.startswith(self.prefix) for m in request.messages for line in m.content.splitlines()):
             raise ModelUnavailable(f"injected fault for {self.prefix!r}")
         return await self.inner.chat(request, role=role, budget=budget)
 

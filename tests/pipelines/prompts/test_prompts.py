@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from pipelines.prompts import PROMPT_DIR, PromptError, load_prompt
+from pipelines.prompts import PROMPT_DIR, SHARED_SYSTEM, PromptError, load_prompt
 
 EXPECTED = {
     "single_pass": {"dialect", "schema", "question", "evidence"},
@@ -21,8 +23,31 @@ EXPECTED = {
 }
 
 
+# The agents that read the schema: their prompts must open with byte-identical text.
+SCHEMA_AGENTS = sorted(name for name, fields in EXPECTED.items() if "schema" in fields and name != "single_pass")
+
+
 def test_every_prompt_file_is_known():
-    assert {p.stem for p in PROMPT_DIR.glob("*.md")} == set(EXPECTED)
+    assert {p.stem for p in PROMPT_DIR.glob("*.md")} == set(EXPECTED) | {SHARED_SYSTEM}
+
+
+def test_every_schema_agent_sends_the_same_system_message_so_the_schema_cache_is_reused():
+    systems = set()
+    for name in SCHEMA_AGENTS:
+        values = dict.fromkeys(EXPECTED[name], "x") | {"schema": "## singer\n| column | type |", "dialect": "SQLite"}
+        system, user = load_prompt(name).render(**values)
+        systems.add(system.content)
+        assert "## singer" not in user.content  # the schema is sent once, in the shared part
+    assert len(systems) == 1 and "## singer" in systems.pop()
+
+
+def test_the_icl_strategies_share_cells_and_examples_after_the_system_message():
+    values = dict.fromkeys(EXPECTED["icl_direct"], "") | {
+        "schema": "s", "dialect": "SQLite", "cells": "Database values: x", "examples": "Question: q\nSQL: s",
+        "question": "How many?"}
+    users = [load_prompt(f"icl_{s}").render(**values)[1].content for s in ("direct", "cot", "decompose")]
+    prefix = os.path.commonprefix(users)
+    assert "Database values: x" in prefix and "SQL: s" in prefix and "How many?" not in prefix
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
