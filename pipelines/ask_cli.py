@@ -93,7 +93,7 @@ def render(console: Console, prediction: Prediction, trace: ReasoningTrace, prev
     s = trace.summary()
     console.print(
         f"candidates {s['candidates']} · buckets {s['buckets']} · LLM calls {s['llm_calls']} · "
-        f"tokens {s['tokens']} · {s['seconds']} s" + (f" · producer {prediction.producer}" if prediction.producer else "")
+        f"tokens {s['tokens']} ({s['cached_prompt_tokens']} prompt tokens from cache) · {s['seconds']} s" + (f" · producer {prediction.producer}" if prediction.producer else "")
     )
     if prediction.degraded:
         console.print(f"[yellow]degraded:[/] {', '.join(prediction.degradation_reasons)}")

@@ -126,6 +126,8 @@ class Usage(Frozen):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    # Of prompt_tokens, those the server took from its prefix (KV) cache instead of evaluating.
+    cached_prompt_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -137,6 +139,7 @@ class Usage(Frozen):
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
+            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
         )
 
 

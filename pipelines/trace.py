@@ -139,6 +139,7 @@ class ReasoningTrace(Frozen):
             "buckets": len({b.hash for b in self.buckets if not b.error}),
             "llm_calls": sum(e.attributes.get("gen_ai.operation.name") == "chat" for e in self.events),
             "tokens": self.usage.total_tokens,
+            "cached_prompt_tokens": self.usage.cached_prompt_tokens,
             "seconds": round(self.latency_s, 2),
             "degraded": self.degraded,
         }

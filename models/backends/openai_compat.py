@@ -253,10 +253,23 @@ def _raise_for_status(resp: httpx.Response, request: ChatRequest, url: str) -> N
     raise ModelRequestRejected(what)
 
 
+def _cached_prompt_tokens(body: dict[str, Any]) -> int:
+    """Prompt tokens served from the prefix cache: OpenAI/vLLM report
+    ``usage.prompt_tokens_details.cached_tokens``, llama.cpp's server ``timings.cache_n``."""
+    details = (body.get("usage") or {}).get("prompt_tokens_details") or {}
+    cached = details.get("cached_tokens")
+    if cached is None:
+        cached = (body.get("timings") or {}).get("cache_n")
+    try:
+        return max(0, int(cached or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
 def _to_response(bodies: list[dict[str, Any]], *, model: str, latency_s: float) -> ChatResponse:
     texts: list[str] = []
     finish: list[FinishReason] = []
-    prompt_tokens = completion_tokens = 0
+    prompt_tokens = completion_tokens = cached = 0
     for body in bodies:
         for choice in sorted(body.get("choices") or (), key=lambda c: c.get("index", 0)):
             texts.append((choice.get("message") or {}).get("content") or "")
@@ -264,8 +277,12 @@ def _to_response(bodies: list[dict[str, Any]], *, model: str, latency_s: float) 
         usage = body.get("usage") or {}
         prompt_tokens += int(usage.get("prompt_tokens") or 0)
         completion_tokens += int(usage.get("completion_tokens") or 0)
+        cached += _cached_prompt_tokens(body)
     usage = Usage(
-        calls=len(bodies), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        calls=len(bodies),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cached_prompt_tokens=cached,
     )
     return ChatResponse(
         texts=tuple(texts),

@@ -113,6 +113,7 @@ class AgentRuntime:
                 "gen_ai.response.finish_reasons": list(response.finish_reasons),
                 "gen_ai.usage.input_tokens": response.usage.prompt_tokens,
                 "gen_ai.usage.output_tokens": response.usage.completion_tokens,
+                "gen_ai.usage.cache_read.input_tokens": response.usage.cached_prompt_tokens,
             }
         )
         self._record(agent, surface, start_wall, start, ok=True, attrs=attrs)

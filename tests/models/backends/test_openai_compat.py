@@ -110,6 +110,16 @@ async def test_parses_choices_and_usage(scripted) -> None:
     assert sent["messages"] == [{"role": "user", "content": "Count the singers."}]
 
 
+async def test_cached_prompt_tokens_in_either_report_format(scripted) -> None:
+    openai_style = _completion("SELECT 1") | {
+        "usage": {"prompt_tokens": 20, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 16}}}
+    llama_style = _completion("SELECT 2") | {"timings": {"cache_n": 12, "prompt_n": 8}}
+    server = scripted((200, openai_style, 0), (200, llama_style, 0), (200, _completion("SELECT 3"), 0))
+    backend = _backend(server.url)
+    cached = [(await backend.chat(_req())).usage.cached_prompt_tokens for _ in range(3)]
+    assert cached == [16, 12, 0]
+
+
 async def test_fans_out_when_the_server_ignores_n(scripted) -> None:
     server = scripted(
         (200, _completion("A"), 0), (200, _completion("B"), 0), (200, _completion("C"), 0)
@@ -292,6 +302,20 @@ async def test_real_server_json_schema_and_grammar(server_05b) -> None:
     assert json.loads(resp.texts[0])["winner"] in {"A", "B"}
     resp = await backend.chat(_req("Pick A or B.", grammar='root ::= "A" | "B"', max_tokens=4))
     assert resp.texts[0] in {"A", "B"}
+    await backend.aclose()
+
+
+@pytest.mark.real_model
+async def test_real_server_reuses_a_shared_system_prefix(server_05b) -> None:
+    # What the shared schema_context system message is for: a second agent's call on the same
+    # slot evaluates only its own part.
+    backend = _backend(server_05b.base_url, flavor="llama.cpp", slot_affinity=4)
+    system = ChatMessage(role="system", content="CREATE TABLE singer (id INTEGER, name TEXT);\n" * 40)
+    first, second = [
+        await backend.chat(ChatRequest(messages=(system, ChatMessage(role="user", content=task)), max_tokens=4))
+        for task in ("Count the singers.", "List the singer names.")
+    ]
+    assert second.usage.cached_prompt_tokens >= 0.8 * first.usage.prompt_tokens
     await backend.aclose()
 
 
