@@ -96,7 +96,7 @@ class ScalingConfig(Frozen):
     k_reasoning: int = Field(default=2, ge=0)
     k_icl: int = Field(default=2, ge=0)  # per ICL strategy
     icl_strategies: tuple[Literal["direct", "cot", "decompose"], ...] = ("direct", "cot", "decompose")
-    k_resynth: int | None = Field(default=1, ge=1)  # None → max(1, k_icl // 2)
+    k_resynth: int | None = Field(default=None, ge=1)  # None → max(1, k_icl // 2)
     fixer_max_passes: int = Field(default=2, ge=0)
     refinement_max_passes: int = Field(default=1, ge=0)
     resynth_max_passes: int = Field(default=2, ge=0)

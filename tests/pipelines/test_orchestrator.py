@@ -14,7 +14,7 @@ import pytest
 
 from models.errors import BudgetExceeded, ModelTimeout, ModelUnavailable
 from pipelines.contracts import CellHit, ExampleHit, ScalingConfig, Task
-from pipelines.orchestrator import Orchestrator, call_allowance, synthesis_jobs
+from pipelines.orchestrator import Orchestrator, call_allowance, resynthesis_jobs, synthesis_jobs
 from pipelines.settings import PipelineSettings, RouterSettings, TournamentSettings
 from pipelines.trace import JsonlTraceSink, read_traces
 
@@ -180,6 +180,13 @@ async def test_complexity_below_threshold_is_not_forced(tiny_db, sandbox, script
     _, trace = await pipeline(client, sandbox).answer_with_trace(task(tiny_db))
     assert [c.verdict for c in trace.critiques] == ["accept"] and not trace.critiques[0].forced
     assert "resynthesis" not in labels(trace)
+
+
+@pytest.mark.parametrize(("k_icl", "k_resynth", "per_generator"), [(1, None, 1), (2, None, 1), (6, None, 3), (6, 2, 2)])
+def test_resynthesis_width_follows_the_source_rule_unless_set(k_icl, k_resynth, per_generator):
+    scaling = ScalingConfig(k_reasoning=1, k_icl=k_icl, k_resynth=k_resynth)
+    jobs = resynthesis_jobs(scaling, pass_no=1)
+    assert len(jobs) == per_generator * (1 + len(scaling.icl_strategies))  # max(1, k_icl // 2) when unset
 
 
 async def test_resynthesis_stops_at_its_cap(tiny_db, sandbox, scripted):
