@@ -22,7 +22,7 @@ from pipelines.agents.base import is_fatal
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
 from pipelines.agents.types import Context, Understanding
 from pipelines.contracts import CellHit, ExampleHit, SchemaView
-from pipelines.schema import render_ddl, restrict, token_size
+from pipelines.schema import JoinGraph, join_graph, render_ddl, render_light, restrict, token_size
 from pipelines.settings import UnderstandingSettings
 from pipelines.task_run import TaskRun, describe, record_failure
 
@@ -96,9 +96,15 @@ class Understander:
         return found
 
     def focus(self, view: SchemaView, run: TaskRun) -> SchemaView:
-        """The whole schema, or, when it is too large for the prompt, the tables the question,
-        the extracted keywords or the cell hits point at."""
-        if token_size(render_ddl(view)) <= self.settings.max_schema_tokens:
+        """The whole schema when it fits ``max_schema_tokens``; else the most relevant tables that fit.
+
+        Tables are ranked by what points at them — named by the question, evidence or extracted
+        keywords (name: 4, each named column: 1), holding a cell hit (3) — and taken best first,
+        each with the tables on its shortest join path to those already kept, while the view fits.
+        Nothing pointing anywhere keeps the whole schema.
+        """
+        budget = self.settings.max_schema_tokens
+        if _view_tokens(view) <= budget:
             return view
         words = {w.rstrip("s") for w in re.findall(r"[a-z0-9]+", " ".join(
             (run.task.question, run.task.evidence, *run.context.understanding.keywords)).lower())}
@@ -107,12 +113,38 @@ class Understander:
         def mentioned(name: str) -> bool:
             return any(part.rstrip("s") in words for part in re.split(r"[^a-z0-9]+", name.lower()) if part)
 
-        tables = [t.name for t in view.tables
-                  if t.name.lower() in hit_tables or mentioned(t.name) or any(mentioned(c.name) for c in t.columns)]
-        if not tables:
+        scores = {t.name: 4 * mentioned(t.name) + 3 * (t.name.lower() in hit_tables)
+                  + sum(mentioned(c.name) for c in t.columns) for t in view.tables}
+        ranked = sorted((name for name, score in scores.items() if score > 0), key=lambda n: -scores[n])
+        if not ranked:
             return view
-        run.recorder.decide("schema.focused", "l1", tables=len(tables), of_tables=len(view.tables))
-        return restrict(view, tables=tables)
+        graph = join_graph(view)
+        kept: list[str] = []
+        for name in ranked:
+            if name in kept:
+                continue
+            bridge = _bridge(graph, kept, name)
+            group = kept + [t for t in (*bridge, name) if t not in kept]
+            if not kept or _view_tokens(restrict(view, tables=group)) <= budget:
+                kept = group
+        focused = restrict(view, tables=kept)
+        run.recorder.decide("schema.focused", "l1", tables=len(focused.tables), of_tables=len(view.tables),
+                            tokens=_view_tokens(focused), budget=budget)
+        return focused
+
+
+def _view_tokens(view: SchemaView) -> int:
+    """Estimated tokens of the larger of the two renderings the agents see."""
+    return max(token_size(render_light(view)), token_size(render_ddl(view)))
+
+
+def _bridge(graph: JoinGraph, kept: list[str], table: str) -> tuple[str, ...]:
+    """The tables between ``table`` and the nearest kept one on the join graph (none if adjacent)."""
+    paths = [p for p in (graph.path(k, table) for k in kept) if p]
+    if not paths:
+        return ()
+    inner = [t for fk in min(paths, key=len) for t in (fk.table, fk.ref_table)]
+    return tuple(dict.fromkeys(t for t in inner if t != table and t not in kept))
 
 
 def _index_missing(exc: BaseException) -> bool:

@@ -8,12 +8,14 @@ import json
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
 from pipelines.agents.types import Context, Understanding
 from pipelines.agents.runtime import AgentRuntime
-from pipelines.contracts import CellHit, ColumnInfo, DatabaseRef, ExampleHit, ScalingConfig, SchemaView, TableInfo, Task
+from pipelines.contracts import (CellHit, ColumnInfo, DatabaseRef, ExampleHit, ForeignKey, ScalingConfig, SchemaView,
+                                 TableInfo, Task)
+from pipelines.schema import restrict
 from pipelines.indexing.errors import IndexNotBuilt
 from pipelines.settings import AgentCall, UnderstandingSettings
 from pipelines.task_run import TaskRun
 from pipelines.trace import TraceRecorder
-from pipelines.understanding import Understander
+from pipelines.understanding import Understander, _view_tokens
 
 DB = DatabaseRef(db_id="shop", path="/nonexistent.sqlite")
 
@@ -81,18 +83,50 @@ async def test_a_database_never_indexed_is_noted_not_degraded(scripted):
     assert [(d.label, d.degradation) for d in run.recorder.decisions] == [("cell_retriever_unavailable", False)]
 
 
-def test_focus_keeps_the_mentioned_tables_of_a_large_schema(scripted):
-    cols = tuple(ColumnInfo(name=f"col_{i}", type="TEXT", samples=("x" * 40,)) for i in range(12))
-    names = ["customers", "orders", "products", "suppliers", "invoices", "shipments"]
-    tables = tuple(TableInfo(name=n, columns=(ColumnInfo(name=f"{n}_id", type="INT", primary_key=True),) + cols)
+def _shop() -> SchemaView:
+    """Seven tables, 13 padded columns each; orders -> customers, order_items -> orders/products."""
+    pad = tuple(ColumnInfo(name=f"col_{i}", type="TEXT", samples=("x" * 40,)) for i in range(12))
+    keys = {"orders": ("customer_id",), "order_items": ("order_id", "product_id")}
+    names = ["customers", "orders", "order_items", "products", "suppliers", "invoices", "shipments"]
+    tables = tuple(TableInfo(name=n, columns=(ColumnInfo(name=f"{n}_key", type="INT", primary_key=True),)
+                             + tuple(ColumnInfo(name=k, type="INT") for k in keys.get(n, ())) + pad)
                    for n in names)
-    view = SchemaView(db_id="shop", dialect="sqlite", tables=tables)
+    fks = (ForeignKey(table="orders", column="customer_id", ref_table="customers", ref_column="customers_key"),
+           ForeignKey(table="order_items", column="order_id", ref_table="orders", ref_column="orders_key"),
+           ForeignKey(table="order_items", column="product_id", ref_table="products", ref_column="products_key"))
+    return SchemaView(db_id="shop", dialect="sqlite", tables=tables, foreign_keys=fks)
+
+
+def _focus(view: SchemaView, budget: int, run: TaskRun) -> SchemaView:
+    return Understander(extractor=None, settings=UnderstandingSettings(max_schema_tokens=budget)).focus(view, run)
+
+
+def _tea_run() -> TaskRun:
     run = run_for(None, question="Which customers bought tea?")
     run.context = Context(understanding=Understanding(keywords=("orders",)),
                           cell_hits=(CellHit(table="products", column="col_1", value="tea", score=1, source="bm25"),))
-    small = Understander(extractor=None, settings=UnderstandingSettings(max_schema_tokens=500)).focus(view, run)
-    # the question names customers, the extractor named orders, the cell value lives in products
-    assert [t.name for t in small.tables] == ["customers", "orders", "products"]
-    assert [d.label for d in run.recorder.decisions] == ["schema.focused"]
-    roomy = Understander(extractor=None, settings=UnderstandingSettings(max_schema_tokens=100_000)).focus(view, run)
-    assert roomy is view
+    return run
+
+
+def test_focus_keeps_the_pointed_at_tables_and_the_join_path_between_them():
+    view, run = _shop(), _tea_run()
+    whole = _view_tokens(view)
+    focused = _focus(view, whole - 1, run)
+    # the question names customers, the extractor named orders, the cell value lives in products;
+    # order_items is how products join orders
+    assert [t.name for t in focused.tables] == ["customers", "orders", "order_items", "products"]
+    assert len(focused.foreign_keys) == 3
+    [decision] = run.recorder.decisions
+    assert decision.label == "schema.focused" and decision.features["tokens"] <= whole - 1
+    assert _focus(view, whole, _tea_run()) is view  # fits: untouched
+
+
+def test_focus_drops_the_lowest_ranked_tables_to_fit_the_budget():
+    view = _shop()
+    two = _view_tokens(restrict(view, tables=["customers", "orders"]))
+    focused = _focus(view, two, _tea_run())
+    # products (a cell hit) would need order_items as well: over the budget, so left out
+    assert [t.name for t in focused.tables] == ["customers", "orders"]
+    assert _view_tokens(focused) <= two
+    nothing = run_for(None, question="Hello?")
+    assert _focus(view, two, nothing) is view  # nothing points anywhere: the whole schema
