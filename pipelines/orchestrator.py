@@ -238,7 +238,7 @@ class Orchestrator:
         jobs = synthesis_jobs(run.scaling)
         carried: list[CandidateSQL] = []
         if run.scaling.router_enabled:
-            early, carried, done = await self._route(run, view)
+            early, carried, done = await self._route(run, focused)
             if early is not None:
                 return early
             jobs = [j for j in synthesis_jobs(run.scaling) if (j.family, j.index) not in done]
@@ -273,6 +273,7 @@ class Orchestrator:
     # --- router --------------------------------------------------------------------------------
 
     async def _route(self, run: TaskRun, view: SchemaView) -> tuple[CandidateSQL | None, list[CandidateSQL], set]:
+        # ``view`` is the schema the generators see (focused when the whole one is too large).
         rs = self.settings.router
         decision = self.router.assess(run.task, view, run.context.understanding)
         run.scaling = rs.scaling_for(decision.difficulty, self.scaling)

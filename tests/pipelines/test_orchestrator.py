@@ -15,7 +15,7 @@ import pytest
 from models.errors import BudgetExceeded, ModelTimeout, ModelUnavailable
 from pipelines.contracts import CellHit, ExampleHit, ScalingConfig, Task
 from pipelines.orchestrator import Orchestrator, call_allowance, resynthesis_jobs, synthesis_jobs
-from pipelines.settings import PipelineSettings, RouterSettings, TournamentSettings
+from pipelines.settings import PipelineSettings, RouterSettings, TournamentSettings, UnderstandingSettings
 from pipelines.trace import JsonlTraceSink, read_traces
 
 RIGHT = "SELECT count(*) FROM singer WHERE country = 'France'"  # 2
@@ -395,6 +395,17 @@ async def test_router_stops_early_when_the_probe_agrees(tiny_db, sandbox, script
     assert len(prediction.candidates) == 2 and prediction.sql == RIGHT
     assert trace.route.stopped_early and "router.stop_early" in labels(trace)
     assert client.calls["critic"] == 0 and client.calls["selector"] == 0
+
+
+async def test_router_judges_the_schema_the_generators_see(tiny_db, sandbox, scripted):
+    # A schema over max_schema_tokens is focused on the tables the question names (singer, not
+    # concert), and the router's schema-size signal counts those.
+    settings = PipelineSettings(understanding=UnderstandingSettings(max_schema_tokens=100),
+                                router=RouterSettings(probe_k_reasoning=1, probe_k_icl=1, probe_strategies=("direct",)))
+    client = scripted(base_script())
+    _, trace = await pipeline(client, sandbox, ScalingConfig(router_enabled=True), settings).answer_with_trace(task(tiny_db))
+    assert "schema.focused" in labels(trace) and trace.route.features["tables"] == 1
+    assert "concert" not in "\n".join(m.content for m in client.requests[-1][1].messages)
 
 
 async def test_router_widens_when_the_probe_disagrees(tiny_db, sandbox, scripted):
