@@ -104,7 +104,7 @@ class Understander:
         Nothing pointing anywhere keeps the whole schema.
         """
         budget = self.settings.max_schema_tokens
-        if _view_tokens(view) <= budget:
+        if prompt_view_tokens(view) <= budget:
             return view
         words = {w.rstrip("s") for w in re.findall(r"[a-z0-9]+", " ".join(
             (run.task.question, run.task.evidence, *run.context.understanding.keywords)).lower())}
@@ -125,15 +125,15 @@ class Understander:
                 continue
             bridge = _bridge(graph, kept, name)
             group = kept + [t for t in (*bridge, name) if t not in kept]
-            if not kept or _view_tokens(restrict(view, tables=group)) <= budget:
+            if not kept or prompt_view_tokens(restrict(view, tables=group)) <= budget:
                 kept = group
         focused = restrict(view, tables=kept)
         run.recorder.decide("schema.focused", "l1", tables=len(focused.tables), of_tables=len(view.tables),
-                            tokens=_view_tokens(focused), budget=budget)
+                            tokens=prompt_view_tokens(focused), budget=budget)
         return focused
 
 
-def _view_tokens(view: SchemaView) -> int:
+def prompt_view_tokens(view: SchemaView) -> int:
     """Estimated tokens of the larger of the two renderings the agents see."""
     return max(token_size(render_light(view)), token_size(render_ddl(view)))
 

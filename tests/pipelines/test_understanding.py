@@ -15,7 +15,7 @@ from pipelines.indexing.errors import IndexNotBuilt
 from pipelines.settings import AgentCall, UnderstandingSettings
 from pipelines.task_run import TaskRun
 from pipelines.trace import TraceRecorder
-from pipelines.understanding import Understander, _view_tokens
+from pipelines.understanding import Understander, prompt_view_tokens
 
 DB = DatabaseRef(db_id="shop", path="/nonexistent.sqlite")
 
@@ -110,7 +110,7 @@ def _tea_run() -> TaskRun:
 
 def test_focus_keeps_the_pointed_at_tables_and_the_join_path_between_them():
     view, run = _shop(), _tea_run()
-    whole = _view_tokens(view)
+    whole = prompt_view_tokens(view)
     focused = _focus(view, whole - 1, run)
     # the question names customers, the extractor named orders, the cell value lives in products;
     # order_items is how products join orders
@@ -123,10 +123,10 @@ def test_focus_keeps_the_pointed_at_tables_and_the_join_path_between_them():
 
 def test_focus_drops_the_lowest_ranked_tables_to_fit_the_budget():
     view = _shop()
-    two = _view_tokens(restrict(view, tables=["customers", "orders"]))
+    two = prompt_view_tokens(restrict(view, tables=["customers", "orders"]))
     focused = _focus(view, two, _tea_run())
     # products (a cell hit) would need order_items as well: over the budget, so left out
     assert [t.name for t in focused.tables] == ["customers", "orders"]
-    assert _view_tokens(focused) <= two
+    assert prompt_view_tokens(focused) <= two
     nothing = run_for(None, question="Hello?")
     assert _focus(view, two, nothing) is view  # nothing points anywhere: the whole schema
