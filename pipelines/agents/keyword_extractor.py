@@ -17,12 +17,14 @@ from pipelines.agents.types import Understanding
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.settings import AgentCall
 
+# Bounded lengths: the constrained grammar then cannot loop (the 1.5B once wrote a skeleton of
+# "AND [COLn] = _" clauses until max_tokens cut the JSON off, losing the whole extraction).
 UNDERSTANDING_SCHEMA = {
     "type": "object",
     "properties": {
-        "literals": {"type": "array", "items": {"type": "string"}},
-        "skeleton": {"type": "string"},
-        "keywords": {"type": "array", "items": {"type": "string"}},
+        "literals": {"type": "array", "items": {"type": "string", "maxLength": 80}, "maxItems": 8},
+        "skeleton": {"type": "string", "maxLength": 240},
+        "keywords": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 10},
     },
     "required": ["literals", "skeleton", "keywords"],
     "additionalProperties": False,

@@ -8,7 +8,7 @@ import pytest
 
 from pipelines.agents.critique_agent import CritiqueAgent, CritiqueInput
 from pipelines.agents.errors import AgentOutputError
-from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
+from pipelines.agents.keyword_extractor import UNDERSTANDING_SCHEMA, KeywordSkeletonExtractor
 from pipelines.agents.reasoning_selector import ReasoningSelector, SelectionInput
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.contracts import ErrorClass
@@ -29,6 +29,21 @@ async def test_extractor_is_constrained_and_keeps_only_real_literals(scripted):
     assert request.json_schema["required"] == ["literals", "skeleton", "keywords"] and request.temperature == 0.2
     assert u.literals == ("France",)  # "Germany" is not in the question: a hallucinated literal
     assert u.skeleton == "How many [COL] from _?"
+
+
+def test_extractor_schema_bounds_every_string_and_list():
+    # Grammar-constrained decoding of an unbounded field can loop until max_tokens cuts the JSON.
+    def unbounded(node, path="$"):
+        if node.get("type") == "string" and "maxLength" not in node:
+            yield path
+        if node.get("type") == "array":
+            if "maxItems" not in node:
+                yield path
+            yield from unbounded(node["items"], path + "[]")
+        for name, child in node.get("properties", {}).items():
+            yield from unbounded(child, f"{path}.{name}")
+
+    assert list(unbounded(UNDERSTANDING_SCHEMA)) == []
 
 
 async def test_extractor_rejects_malformed_json(scripted):
