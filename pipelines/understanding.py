@@ -22,7 +22,7 @@ from pipelines.agents.base import is_fatal
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
 from pipelines.agents.types import Context, Understanding
 from pipelines.contracts import CellHit, ExampleHit, SchemaView
-from pipelines.schema import JoinGraph, join_graph, render_ddl, render_light, restrict, token_size
+from pipelines.schema import JoinGraph, join_graph, restrict, view_token_size
 from pipelines.settings import UnderstandingSettings
 from pipelines.task_run import TaskRun, describe, record_failure
 
@@ -120,22 +120,23 @@ class Understander:
             return view
         graph = join_graph(view)
         kept: list[str] = []
+        focused, tokens = view, 0
         for name in ranked:
             if name in kept:
                 continue
-            bridge = _bridge(graph, kept, name)
-            group = kept + [t for t in (*bridge, name) if t not in kept]
-            if not kept or prompt_view_tokens(restrict(view, tables=group)) <= budget:
-                kept = group
-        focused = restrict(view, tables=kept)
+            group = kept + [t for t in (*_bridge(graph, kept, name), name) if t not in kept]
+            candidate = restrict(view, tables=group)
+            size = prompt_view_tokens(candidate)
+            if not kept or size <= budget:  # the best-ranked table stays even when alone too large
+                kept, focused, tokens = group, candidate, size
         run.recorder.decide("schema.focused", "l1", tables=len(focused.tables), of_tables=len(view.tables),
-                            tokens=prompt_view_tokens(focused), budget=budget)
+                            tokens=tokens, budget=budget)
         return focused
 
 
 def prompt_view_tokens(view: SchemaView) -> int:
     """Estimated tokens of the larger of the two renderings the agents see."""
-    return max(token_size(render_light(view)), token_size(render_ddl(view)))
+    return max(view_token_size(view, "light"), view_token_size(view, "ddl"))
 
 
 def _bridge(graph: JoinGraph, kept: list[str], table: str) -> tuple[str, ...]:
