@@ -143,8 +143,27 @@ class Usage(Frozen):
         )
 
 
+class StepCost(Frozen):
+    """What one step of a pipeline spent on one question (adaptive pipeline: ``first_wave``,
+    ``fix``, ``widen``, ``revise``, ``tournament``; single pass: ``single_pass``)."""
+
+    step: str
+    calls: int = Field(default=0, ge=0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    seconds: float = Field(default=0.0, ge=0.0)
+
+
+RetrievalSource = Literal["cells", "examples"]
+
+
 class Prediction(Frozen):
-    """The pipeline's answer for one Task, with the pool it chose from."""
+    """The pipeline's answer for one Task, with the pool it chose from.
+
+    ``answered_by`` names the step whose pool produced the answer (e.g. ``first_wave`` when the
+    first wave's majority was clear); ``steps`` lists every step run, with its cost;
+    ``retrieval`` the L0 retrievers that served this question (empty: answered without them).
+    """
 
     task_id: str
     sql: str
@@ -157,6 +176,9 @@ class Prediction(Frozen):
     degradation_reasons: tuple[str, ...] = ()
     error: str | None = None  # set only when no candidate could be produced at all
     trace_path: str | None = None
+    answered_by: str = ""
+    steps: tuple[StepCost, ...] = ()
+    retrieval: tuple[RetrievalSource, ...] = ()
 
 
 # --- L0 retrieval (filled by the index issue) -------------------------------------------------

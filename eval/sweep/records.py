@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from pipelines.contracts import Frozen
+from pipelines.contracts import Frozen, StepCost
 
 
 class CandidateRecord(Frozen):
@@ -51,6 +51,9 @@ class QuestionRecord(Frozen):
     trace_path: str | None = None
     grading_error: str | None = None  # the sandbox failed while grading: verdicts unknown
     node_id: str = ""  # the Ray node whose worker answered (shows how work spread)
+    answered_by: str = ""  # the pipeline step whose pool gave the answer (Prediction.answered_by)
+    steps: tuple[StepCost, ...] = ()  # every step the pipeline ran on this question, with its cost
+    retrieval: tuple[str, ...] = ()  # L0 retrievers that served the question ("cells", "examples")
 
     @property
     def n_candidates(self) -> int:
@@ -65,6 +68,16 @@ _CANDIDATE = pa.struct(
         ("error", pa.string()),
         ("correct_bird", pa.bool_()),
         ("correct_spider", pa.bool_()),
+    ]
+)
+
+_STEP = pa.struct(
+    [
+        ("step", pa.string()),
+        ("calls", pa.int64()),
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),
+        ("seconds", pa.float64()),
     ]
 )
 
@@ -98,6 +111,9 @@ RECORD_SCHEMA = pa.schema(
         ("trace_path", pa.string()),
         ("grading_error", pa.string()),
         ("node_id", pa.string()),
+        ("answered_by", pa.string()),
+        ("steps", pa.list_(_STEP)),
+        ("retrieval", pa.list_(pa.string())),
     ]
 )
 

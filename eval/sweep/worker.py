@@ -120,6 +120,9 @@ def _record(
         trace_path=prediction.trace_path,
         grading_error=grading_error,
         node_id=node_id,
+        answered_by=prediction.answered_by,
+        steps=prediction.steps,
+        retrieval=prediction.retrieval,
     )
 
 
