@@ -90,6 +90,52 @@ class CandidateSQL(Frozen):
     lineage: tuple[str, ...] = ("gen",)  # ("gen", "fix:1", "revise:1")
 
 
+class WidenStep(Frozen):
+    """One widening request of the adaptive pipeline: ``n`` more samples of the first-wave prompt,
+    with or without the retrieved examples and cell values (another prompt variant)."""
+
+    n: int = Field(default=8, ge=1, le=64)
+    temperature: float = Field(default=1.0, ge=0.0, le=2.0)
+    examples: bool = True
+    cells: bool = True
+
+    @property
+    def variant(self) -> str:
+        parts = [p for p, on in (("examples", self.examples), ("cells", self.cells)) if on]
+        return "+".join(parts) or "plain"
+
+
+class AdaptiveScaling(Frozen):
+    """Widths, thresholds and steps of the adaptive pipeline (``pipelines/adaptive.py``).
+
+    A first wave of ``greedy`` + ``samples`` candidates from one prompt; a clear majority —
+    the top bucket non-empty, error-free, holding ``stop_share`` of the executed answers and at
+    least ``stop_min_votes`` — answers; otherwise the enabled steps run in order, each followed
+    by the same check: fix (``fix_max`` distinct errored SQLs), widen (``widen`` requests),
+    revise (critique + revision of a suspicious top bucket), tournament (top buckets whose
+    margin is at most ``tournament_margin`` of the answers).
+    """
+
+    greedy: bool = True
+    samples: int = Field(default=8, ge=0, le=64)
+    temperature: float = Field(default=0.8, ge=0.0, le=2.0)
+    stop_share: float = Field(default=0.6, gt=0.0, le=1.0)
+    stop_min_votes: int = Field(default=4, ge=1)
+    early_stop: bool = True  # False: every enabled step runs (the −early-stop ablation)
+    fix_max: int = Field(default=3, ge=0)
+    widen: tuple[WidenStep, ...] = (WidenStep(examples=False),)
+    revise: bool = True
+    tournament: bool = True
+    tournament_margin: float = Field(default=0.25, ge=0.0, le=1.0)
+    tournament_finalists: int = Field(default=2, ge=2)
+
+    @model_validator(mode="after")
+    def _needs_a_candidate(self) -> "AdaptiveScaling":
+        if not self.greedy and self.samples == 0:
+            raise ValueError("adaptive first wave produces no candidates: greedy is false and samples is 0")
+        return self
+
+
 class ScalingConfig(Frozen):
     """Every width, depth and cap of the pipeline. Only the orchestrator reads it."""
 
@@ -107,6 +153,9 @@ class ScalingConfig(Frozen):
     single_pass: bool = False  # one greedy candidate, no refinement, no selection
     router_enabled: bool = False
     temperatures: tuple[float, ...] = (0.2, 0.7, 1.0)
+    # Set: the adaptive pipeline (first wave, escalate where candidates disagree) answers instead
+    # of the full-width orchestrator; the fields above other than the timeout and budget are unused.
+    adaptive: AdaptiveScaling | None = None
 
     @model_validator(mode="after")
     def _needs_a_generator(self) -> "ScalingConfig":

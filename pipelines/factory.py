@@ -1,10 +1,10 @@
-"""Build the configured pipeline: single-pass greedy or the full test-time-compute orchestrator.
+"""Build the configured pipeline: single-pass greedy, the adaptive pipeline, or the full-width orchestrator.
 
     >>> pipeline = build_pipeline(cfg, client=models.build_client(cfg.model), sandbox=sandbox)  # doctest: +SKIP
     >>> prediction = await pipeline.answer(task)                                                # doctest: +SKIP
     >>> await pipeline.aclose()                                                                 # doctest: +SKIP
 
-Both kinds follow :class:`Pipeline`: ``async answer(task) -> Prediction`` and ``async aclose()``.
+All three follow :class:`Pipeline`: ``async answer(task) -> Prediction`` and ``async aclose()``.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ def build_pipeline(
     example_retriever: Any | None = None,
     sinks: tuple[TraceSink, ...] | None = None,
 ) -> Pipeline:
-    """``cfg.scaling.single_pass`` → :class:`SinglePassPipeline`, else :class:`Orchestrator`.
+    """``cfg.scaling.single_pass`` → :class:`SinglePassPipeline`; ``cfg.scaling.adaptive`` set →
+    :class:`AdaptivePipeline`; else the full-width :class:`Orchestrator`.
 
     ``client``: a ``models`` ModelClient; ``sandbox``: a Sandbox or sandbox pool; the retrievers
     (``CellRetriever`` / ``ExampleRetriever``) are optional — without them L1 retrieval is
@@ -75,6 +76,19 @@ def build_pipeline(
             sandbox=sandbox,
             settings=settings.single_pass,
             scaling=scaling,
+            sinks=sinks,
+            model_name=model_name,
+        )
+    if scaling.adaptive is not None:
+        from pipelines.adaptive import AdaptivePipeline
+
+        return AdaptivePipeline(
+            client=client,
+            sandbox=sandbox,
+            scaling=scaling,
+            settings=settings,
+            cell_retriever=cell_retriever,
+            example_retriever=example_retriever,
             sinks=sinks,
             model_name=model_name,
         )

@@ -2,8 +2,9 @@
 self-consistency — ``k_icl`` samples of the same prompt at ``temperatures[0]``, majority vote on the
 execution result (``conf/scaling/self_consistency.yaml``).
 
-    Task ──► prompt (CREATE TABLE + 3 example rows per table + question [+ evidence])
-         ──► model (one request, n = k_icl samples) ──► extract SQL ──► sandbox ──► vote ──► Prediction
+    Task ──► prompt (system: CREATE TABLE + 3 example rows per table; user: question [+ evidence])
+         ──► model (one request, n = k_icl samples, stops at the SQL's closing fence)
+         ──► extract SQL ──► sandbox ──► vote ──► Prediction
 
     >>> pipeline = SinglePassPipeline(client=client, sandbox=sandbox)   # doctest: +SKIP
     >>> prediction = await pipeline.answer(task)                         # doctest: +SKIP
@@ -18,6 +19,7 @@ from models.budget import TokenBudget
 from models.errors import InvalidModelOutput, ModelError
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
+from pipelines.agents.base import END_OF_SQL_BLOCK
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
 from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingConfig, Task
 from pipelines.prompts import PromptTemplate, load_prompt
@@ -129,6 +131,8 @@ class SinglePassPipeline:
         messages = self.prompt.render(
             dialect=_DIALECT_NAME[task.db.dialect],
             schema=schema,
+            cells="",
+            examples="",
             question=task.question.strip(),
             evidence=render_evidence(task.evidence),
         )
@@ -137,6 +141,7 @@ class SinglePassPipeline:
             n=self.samples,
             temperature=self.temperature,
             max_tokens=self.settings.max_tokens,
+            stop=(END_OF_SQL_BLOCK,),  # generation ends with the SQL's code block
             seed=self.settings.seed if self.samples == 1 else None,
         )
         response = await runtime.chat(request, role="generator", agent="single_pass")

@@ -30,7 +30,7 @@ _MARKERS = {
     "You review": "critic",
     "You revise": "revisor",
     "You judge": "selector",
-    "You are an expert": "single_pass",
+    "-- Using valid": "single_pass",  # the single-pass prompt, also the adaptive first wave's
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from models.errors import ModelUnavailable
 from pipelines.contracts import ScalingConfig, Task
 from pipelines.single_pass import SinglePassPipeline
@@ -25,11 +27,13 @@ async def test_one_greedy_call_executed(tiny_db, sandbox, scripted, tmp_path):
     assert prediction.usage.calls == 1
     (agent, request), = client.requests
     assert request.temperature == 0.0 and request.n == 1
-    prompt = request.messages[-1].content
-    # the reference prompt: CREATE TABLE statements, 3 example rows per table, evidence, question
-    assert "CREATE TABLE singer" in prompt and "CREATE TABLE concert" in prompt
-    assert "3 example rows" in prompt and "Joe" in prompt and "Eve" not in prompt
-    assert "France is a country" in prompt and "How many singers" in prompt
+    system, user = (m.content for m in request.messages)
+    # the reference prompt: CREATE TABLE statements and 3 example rows per table in the shared
+    # schema system message; evidence and question in the user message
+    assert "CREATE TABLE singer" in system and "CREATE TABLE concert" in system
+    assert "3 example rows" in system and "Joe" in system and not re.search(r"\bEve\b", system)
+    assert "France is a country" in user and "How many singers" in user and "CREATE TABLE" not in user
+    assert request.stop == ("\n```\n",)  # generation ends at the SQL's closing fence
     trace, = read_traces(sink.traces_path)
     assert trace.task_id == "t1" and prediction.trace_path.endswith("#t1")
     assert {e.surface for e in trace.events} == {"cognitive", "operational"}

@@ -1,0 +1,441 @@
+"""The adaptive pipeline: answer at the price of a vote, escalate only where candidates disagree.
+
+    Task ──► reference schema (CREATE TABLE + example rows), the shared system message of every call
+         ──► L0 retrieval without an LLM: cell values for the question's n-grams ║ examples for its skeleton
+         ──► first wave: greedy + n samples of one prompt (schema, cells, examples, question),
+             every candidate executed and bucketed by result
+         ──► clear majority? ── yes ──► answer (answered_by = "first_wave")
+         ──► fix: the most common errored SQLs ──► SQLFixer with the engine's message ──► check
+         ──► widen: more samples of a prompt variant (scaling.adaptive.widen) ──► check
+         ──► revise: top bucket empty or all-NULL ──► CritiqueAgent ──► SQLRevisor on "edit" ──► check
+         ──► tournament: top buckets within tournament_margin ──► ReasoningSelector, both orders
+         ──► majority vote (ties: the greedy candidate's bucket)
+
+Every call shares the schema as its first tokens, so a llama.cpp slot evaluates the schema once
+per database and each later call only its own question part. A step that fails is skipped with
+a DecisionEvent; a global timeout or the budget answers from what exists (``degraded``). The
+prediction names the step whose pool answered and what each step cost.
+
+    >>> pipeline = AdaptivePipeline(client=client, sandbox=sandbox, scaling=scaling)  # doctest: +SKIP
+    >>> prediction = await pipeline.answer(task)                                      # doctest: +SKIP
+    >>> prediction.answered_by, [s.step for s in prediction.steps]                    # doctest: +SKIP
+    ('fix', ['first_wave', 'fix'])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from math import comb
+
+from models.budget import TokenBudget
+from models.errors import BudgetExceeded, InvalidModelOutput
+from models.sql_extract import extract_sql
+from models.types import ChatRequest
+from pipelines.agents.base import END_OF_SQL_BLOCK, is_fatal
+from pipelines.agents.critique_agent import CritiqueAgent
+from pipelines.agents.errors import CallCapExceeded
+from pipelines.agents.reasoning_selector import ReasoningSelector
+from pipelines.agents.render import DIALECT_NAME, cells_block, examples_block
+from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
+from pipelines.agents.sql_fixer import SQLFixer
+from pipelines.agents.sql_revisor import SQLRevisor
+from pipelines.agents.types import Bucket, Context
+from pipelines.bucketing import ExecutionBucketer
+from pipelines.contracts import (
+    AdaptiveScaling,
+    CandidateSQL,
+    CellHit,
+    DatabaseRef,
+    ExampleHit,
+    Prediction,
+    RetrievalSource,
+    ScalingConfig,
+    StepCost,
+    Task,
+    Usage,
+    WidenStep,
+)
+from pipelines.indexing.ngrams import question_ngrams
+from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
+from pipelines.prompts import PromptTemplate, load_prompt
+from pipelines.refinement import UNFIXABLE_ERRORS, Refiner
+from pipelines.schema import introspect
+from pipelines.schema_text import SchemaReadError, reference_schema
+from pipelines.settings import PipelineSettings
+from pipelines.single_pass import render_evidence
+from pipelines.task_run import TaskRun, describe, record_failure
+from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
+from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, location, safe_sinks
+from pipelines.understanding import _call, _index_missing, _supported
+
+FIRST_WAVE = "first_wave"
+STEPS = (FIRST_WAVE, "fix", "widen", "revise", "tournament")
+
+
+def call_allowance(adaptive: AdaptiveScaling, fixer_passes: int = 1) -> int:
+    """Upper bound of LLM calls of one question: every step taken, every request made."""
+    first = int(adaptive.greedy) + int(adaptive.samples > 0)
+    tournament = comb(adaptive.tournament_finalists, 2) * 2 if adaptive.tournament else 0
+    return first + adaptive.fix_max * fixer_passes + len(adaptive.widen) + 2 * adaptive.revise + tournament
+
+
+def _null_only(bucket: Bucket) -> bool:
+    result = bucket.representative.exec_result
+    return result is not None and result.ok and result.row_count > 0 and all(
+        v is None for row in result.rows for v in row)
+
+
+class AdaptivePipeline:
+    """First wave, then fix / widen / revise / tournament only while the pool has no clear majority."""
+
+    def __init__(
+        self,
+        *,
+        client: ModelClientLike,
+        sandbox: object,
+        scaling: ScalingConfig,
+        settings: PipelineSettings = PipelineSettings(),
+        cell_retriever: object | None = None,
+        example_retriever: object | None = None,
+        sinks: Sequence[TraceSink] = (),
+        model_name: str = "",
+        prompt: PromptTemplate | None = None,
+    ) -> None:
+        if scaling.adaptive is None:
+            raise ValueError("scaling.adaptive is not set: use build_pipeline, which picks the pipeline")
+        self.client = client
+        self.executor = as_executor(sandbox)
+        self.scaling = scaling
+        self.adaptive = scaling.adaptive
+        self.settings = settings
+        self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
+        self.model_name = model_name
+        self.prompt = prompt or load_prompt("single_pass")
+        self.cell_retriever = cell_retriever
+        self.example_retriever = example_retriever
+        agents = settings.agents
+        self.refiner = Refiner(
+            fixer=SQLFixer(settings=agents.fixer),
+            critic=CritiqueAgent(settings=agents.critic),
+            revisor=SQLRevisor(settings=agents.revisor),
+            preview_rows=settings.tournament.preview_rows,
+        )
+        self.tournament = Tournament(
+            ReasoningSelector(settings=agents.selector),
+            settings.tournament.model_copy(
+                update={"max_finalists": self.adaptive.tournament_finalists, "majority_share": None}),
+        )
+        self.bucketer = ExecutionBucketer()
+        self._schemas: dict[tuple[str, str], asyncio.Future[tuple[str, SchemaWords]]] = {}
+
+    # --- public API ----------------------------------------------------------------------------
+
+    async def answer(self, task: Task) -> Prediction:
+        prediction, _ = await self.answer_with_trace(task)
+        return prediction
+
+    async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
+        started = time.monotonic()
+        recorder = TraceRecorder(task.task_id, task.question, task.db.db_id)
+        runtime = AgentRuntime(
+            client=self.client,
+            executor=self.executor,
+            recorder=recorder,
+            budget=TokenBudget(max_tokens=self.scaling.token_budget),
+            call_cap=call_allowance(self.adaptive),
+            model_name=self.model_name,
+        )
+        run = TaskRun(task=task, recorder=recorder, runtime=runtime, scaling=self.scaling)
+        state = _State()
+        chosen: CandidateSQL | None = None
+        failure: str | None = None
+        try:
+            async with asyncio.timeout(self.scaling.global_timeout_s):
+                chosen = await self._search(run, state)
+        except TimeoutError:
+            recorder.decide("global_timeout", "adaptive", degradation=True,
+                            limit_s=self.scaling.global_timeout_s, candidates=len(run.pool))
+        except (BudgetExceeded, CallCapExceeded) as exc:
+            recorder.decide("budget_exceeded", "adaptive", degradation=True, reason=str(exc),
+                            tokens=runtime.usage.total_tokens, calls=runtime.calls)
+        except SchemaReadError as exc:
+            failure = f"cannot read the schema of {task.db.db_id}: {exc}"
+        state.close_step(runtime)
+        if chosen is None and run.pool:
+            chosen = self._vote(run, self.bucketer.bucket(run.pool))
+            state.answered_by = state.answered_by or (state.steps[-1].step if state.steps else "")
+        degradations = tuple(d.label for d in recorder.decisions if d.degradation)
+        prediction = Prediction(
+            task_id=task.task_id,
+            sql=chosen.sql if chosen else "",
+            producer=chosen.producer if chosen else "",
+            exec_result=chosen.exec_result if chosen else None,
+            candidates=tuple(run.pool),
+            usage=runtime.usage,
+            latency_s=time.monotonic() - started,
+            degraded=bool(degradations),
+            degradation_reasons=degradations,
+            error=None if chosen else (failure or "no candidate SQL was produced"),
+            trace_path=location(self.sinks, task.task_id),
+            answered_by=state.answered_by if chosen else "",
+            steps=tuple(state.steps),
+            retrieval=state.retrieval,
+        )
+        trace = recorder.freeze(prediction, gold_sql=task.gold_sql)
+        for sink in self.sinks:
+            sink.write(trace)
+        return prediction, trace
+
+    async def aclose(self) -> None:
+        for sink in self.sinks:
+            sink.close()
+
+    # --- the search ----------------------------------------------------------------------------
+
+    async def _search(self, run: TaskRun, state: _State) -> CandidateSQL | None:
+        a = self.adaptive
+        schema, words = await self._schema(run.task.db)
+        run.light = run.ddl = schema  # every agent's shared system message
+        run.context, state.retrieval = await self._retrieve(run, words)
+
+        steps: list[tuple[str, bool, Callable[[], Awaitable[object]]]] = [
+            (FIRST_WAVE, True, lambda: self._first_wave(run)),
+            ("fix", a.fix_max > 0, lambda: self._fix(run)),
+            *((("widen", True, lambda w=w: self._widen(run, w)) for w in a.widen)),
+            ("revise", a.revise, lambda: self._revise(run)),
+        ]
+        for name, enabled, step in steps:
+            if not enabled or (name != FIRST_WAVE and not self._worth(name, run)):
+                continue
+            state.open_step(name, run.runtime)
+            await step()
+            state.close_step(run.runtime)
+            buckets = self.bucketer.bucket(run.pool)
+            run.recorder.snapshot_buckets(name, buckets)
+            if self._clear_majority(buckets):
+                run.recorder.decide("adaptive.clear_majority", name, share=self._share(buckets),
+                                    votes=buckets[0].size)
+                state.answered_by = state.answered_by or name
+                if a.early_stop:
+                    return self._vote(run, buckets)
+            else:
+                state.answered_by = ""
+        buckets = self.bucketer.bucket(run.pool)
+        if a.tournament and self._close(buckets):
+            state.open_step("tournament", run.runtime)
+            winner = await self._tournament(run, buckets)
+            state.close_step(run.runtime)
+            if winner is not None:
+                state.answered_by = state.answered_by or "tournament"
+                return winner
+        state.answered_by = state.answered_by or (state.steps[-1].step if state.steps else FIRST_WAVE)
+        return self._vote(run, buckets)
+
+    async def _schema(self, db: DatabaseRef) -> tuple[str, SchemaWords]:
+        """The reference schema text and the schema's words (for skeletons), read once per database."""
+        key = (db.dialect, db.path)
+        if key not in self._schemas:
+            async def read() -> tuple[str, SchemaWords]:
+                text = await reference_schema(self.executor, db, sample_rows=self.settings.single_pass.sample_rows)
+                view = await asyncio.to_thread(introspect, db, 0)
+                return text, SchemaWords.from_view(view)
+            self._schemas[key] = asyncio.ensure_future(read())
+        try:
+            return await asyncio.shield(self._schemas[key])
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - do not cache a failure; this task fails alone
+            self._schemas.pop(key, None)
+            if isinstance(exc, SchemaReadError):
+                raise
+            raise SchemaReadError(describe(exc)) from exc
+
+    # --- L0 retrieval, no LLM -------------------------------------------------------------------
+
+    async def _retrieve(self, run: TaskRun, words: SchemaWords) -> tuple[Context, tuple[RetrievalSource, ...]]:
+        u = self.settings.understanding
+        task = run.task
+        cells: tuple[CellHit, ...] = ()
+        examples: tuple[ExampleHit, ...] = ()
+        used: list[RetrievalSource] = []
+        if self.cell_retriever is not None and u.cell_k > 0:
+            # The question's n-grams stand in for the LLM extractor's literals (no call spent).
+            phrases = question_ngrams(f"{task.question} {task.evidence}".strip())
+            many = getattr(self.cell_retriever, "search_many", None)
+            search, query = (many, phrases) if many is not None else (self.cell_retriever.search, task.question)
+            found = await self._lookup(run, "cell_retriever", search, task.db.db_id, query, **_supported(
+                search, k=u.cell_k, mode=u.cell_mode, threshold=u.cell_threshold))
+            if found is not None:
+                cells = tuple(found)
+                used.append("cells")
+        if self.example_retriever is not None and u.example_k > 0 and u.examples_in_prompt > 0:
+            search = self.example_retriever.search
+            found = await self._lookup(run, "example_retriever", search, skeletonise(task.question, words),
+                                       **_supported(search, k=min(u.example_k, u.examples_in_prompt),
+                                                    exclude_db=task.db.db_id, threshold=u.example_threshold))
+            if found is not None:
+                examples = tuple(found)
+                used.append("examples")
+        return Context(cell_hits=cells, example_hits=examples), tuple(used)
+
+    @staticmethod
+    async def _lookup(run: TaskRun, name: str, search: Callable, *args: object, **kwargs: object) -> list | None:
+        start_wall, start = time.time(), time.monotonic()
+        try:
+            found = list(await _call(search, *args, **kwargs))
+        except Exception as exc:  # noqa: BLE001 - retrieval is optional; the question goes on without it
+            label = "unavailable" if _index_missing(exc) else "failed"
+            run.recorder.decide(f"{name}_{label}", "l0", degradation=label == "failed", error=describe(exc))
+            return None
+        run.runtime.record_tool(f"l0.{name}", "contextual", start_wall, start, ok=True,
+                                **{"scale_analytics.hits": len(found)})
+        return found
+
+    # --- steps ---------------------------------------------------------------------------------
+
+    async def _first_wave(self, run: TaskRun) -> None:
+        a = self.adaptive
+        if a.greedy:  # first, alone: the samples after it reuse the prompt it evaluated
+            await self._sample(run, n=1, temperature=0.0, producer=f"{FIRST_WAVE}/greedy")
+        if a.samples:
+            await self._sample(run, n=a.samples, temperature=a.temperature,
+                               producer=f"{FIRST_WAVE}/T={a.temperature:g}")
+
+    async def _widen(self, run: TaskRun, widen: WidenStep) -> None:
+        await self._sample(run, n=widen.n, temperature=widen.temperature, examples=widen.examples,
+                           cells=widen.cells, producer=f"widen/{widen.variant}/T={widen.temperature:g}")
+
+    async def _sample(self, run: TaskRun, *, n: int, temperature: float, producer: str,
+                      examples: bool = True, cells: bool = True) -> None:
+        task, limit = run.task, self.settings.understanding.examples_in_prompt
+        messages = self.prompt.render(
+            dialect=DIALECT_NAME[task.db.dialect],
+            schema=run.light,
+            cells=cells_block(run.context.cell_hits) if cells else "",
+            examples=("Solved examples from other databases:\n" + examples_block(run.context.example_hits, limit))
+            if examples and run.context.example_hits else "",
+            question=task.question.strip(),
+            evidence=render_evidence(task.evidence),
+        )
+        request = ChatRequest(
+            messages=messages, n=n, temperature=temperature, max_tokens=self.settings.single_pass.max_tokens,
+            stop=(END_OF_SQL_BLOCK,), seed=self.settings.single_pass.seed if temperature == 0.0 else None,
+        )
+        try:
+            response = await run.runtime.chat(request, role="generator", agent=producer.rsplit("/T=", 1)[0])
+        except Exception as exc:  # noqa: BLE001 - degradation: the other requests still answer
+            if is_fatal(exc):
+                raise
+            record_failure(run, "generator", "adaptive", exc, generator=producer)
+            return
+        candidates = []
+        for text in response.texts:
+            try:
+                candidates.append(CandidateSQL(sql=extract_sql(text), producer=producer))
+            except InvalidModelOutput:
+                run.recorder.decide("generator_unusable", "adaptive", generator=producer)
+        run.add(await run.execute_all(candidates))
+
+    async def _fix(self, run: TaskRun) -> None:
+        """Repair the ``fix_max`` most common errored SQLs; a repair carries its duplicates' votes."""
+        counts: dict[str, list[CandidateSQL]] = {}
+        for c in run.pool:
+            if not c.exec_result.ok and c.exec_result.error_kind not in UNFIXABLE_ERRORS and "fix" not in str(c.lineage):
+                counts.setdefault(c.sql, []).append(c)
+        chosen = sorted(counts.values(), key=len, reverse=True)[: self.adaptive.fix_max]
+        await self.refiner.fix_all(run, [c for group in chosen for c in group], max_passes=1)
+
+    async def _revise(self, run: TaskRun) -> None:
+        buckets = self.bucketer.bucket(run.pool)
+        top = buckets[0]
+        critiques = await self.refiner.critique_all(run, buckets, [top])
+        for bucket, critique in critiques:
+            run.critiques[bucket.hash] = critique
+            run.recorder.critiques.append(critique)
+        edits = [(b, c) for b, c in critiques if c.verdict == "edit"]
+        if edits:
+            await self.refiner.revise_all(run, buckets, edits, 1)
+
+    async def _tournament(self, run: TaskRun, buckets: Sequence[Bucket]) -> CandidateSQL | None:
+        task = run.task
+        result = await self.tournament.run(
+            buckets, TournamentQuestion(question=task.question, evidence=task.evidence, schema_text=run.light),
+            run.runtime)
+        if result is None:
+            return None
+        run.recorder.matches += result.matches
+        run.recorder.ranking = result.ranking
+        if result.selector_failed:
+            run.recorder.decide("selector_failed", "tournament", degradation=True,
+                                failed=sum(m.winner is None for m in result.matches))
+        return result.winner.representative
+
+    # --- decisions -----------------------------------------------------------------------------
+
+    def _worth(self, step: str, run: TaskRun) -> bool:
+        """Whether an escalation step has anything to work on."""
+        buckets = self.bucketer.bucket(run.pool)
+        if step == "fix":
+            return any(b.error for b in buckets)
+        if step == "revise":
+            return bool(buckets) and not buckets[0].error and (buckets[0].empty or _null_only(buckets[0]))
+        return True
+
+    @staticmethod
+    def _answers(buckets: Sequence[Bucket]) -> int:
+        return sum(b.size for b in buckets if not b.error)
+
+    def _share(self, buckets: Sequence[Bucket]) -> float:
+        answers = self._answers(buckets)
+        return buckets[0].size / answers if answers and buckets else 0.0
+
+    def _clear_majority(self, buckets: Sequence[Bucket]) -> bool:
+        if not buckets or buckets[0].error or buckets[0].empty or _null_only(buckets[0]):
+            return False
+        top, a = buckets[0], self.adaptive
+        runner_up = buckets[1].size if len(buckets) > 1 and not buckets[1].error else 0
+        return top.size > runner_up and top.size >= a.stop_min_votes and self._share(buckets) >= a.stop_share
+
+    def _close(self, buckets: Sequence[Bucket]) -> bool:
+        """The two largest answers are within ``tournament_margin`` of all answers."""
+        answers = [b for b in buckets if not b.error]
+        if len(answers) < 2:
+            return False
+        return (answers[0].size - answers[1].size) <= self.adaptive.tournament_margin * self._answers(buckets)
+
+    def _vote(self, run: TaskRun, buckets: Sequence[Bucket]) -> CandidateSQL | None:
+        """Largest non-error bucket (empty ones last when another answer exists); ties: the greedy one."""
+        if not buckets:
+            return None
+        field = finalists(buckets, self.settings.tournament) or tuple(buckets)
+        greedy = f"{FIRST_WAVE}/greedy"
+        ranked = sorted(majority_vote(field), key=lambda b: (-b.size, greedy not in {c.producer for c in b.members}))
+        if not run.recorder.ranking:
+            run.recorder.ranking = tuple(b.hash for b in ranked)
+        return ranked[0].representative
+
+
+class _State:
+    """Which steps ran, what each cost, and which step's pool holds the answer."""
+
+    def __init__(self) -> None:
+        self.steps: list[StepCost] = []
+        self.answered_by = ""
+        self.retrieval: tuple[RetrievalSource, ...] = ()
+        self._open: tuple[str, Usage, float] | None = None
+
+    def open_step(self, name: str, runtime: AgentRuntime) -> None:
+        self._open = (name, runtime.usage, time.monotonic())
+
+    def close_step(self, runtime: AgentRuntime) -> None:
+        if self._open is None:
+            return
+        name, before, started = self._open
+        self._open = None
+        spent = runtime.usage
+        self.steps.append(StepCost(
+            step=name, calls=spent.calls - before.calls, prompt_tokens=spent.prompt_tokens - before.prompt_tokens,
+            completion_tokens=spent.completion_tokens - before.completion_tokens,
+            seconds=round(time.monotonic() - started, 3)))
