@@ -18,7 +18,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal, Self
 
@@ -40,6 +40,10 @@ class LocalServerConfig(Frozen):
     # Polling wins on an idle machine and collapses when cores are shared (docs/models.md).
     poll: int = Field(default=0, ge=0, le=100)
     n_batch: int = Field(default=512, ge=32)
+    # OMP_WAIT_POLICY of the server process (both runtimes use OpenMP). Spinning idle threads
+    # starve each other when cores are shared; null leaves the environment's (OpenMP's default
+    # when unset). Compared with poll and n_batch by `benchmarks/bench_models.py --settings`.
+    omp_wait_policy: Literal["passive", "active"] | None = "passive"
     startup_timeout_s: float = Field(default=180.0, gt=0)
 
 
@@ -99,15 +103,21 @@ class LocalServer:
             "--n-batch",
             str(cfg.n_batch),
         ]
-        # Both runtimes use OpenMP; its spinning idle threads starve each other (and everyone
-        # else) when cores are shared, so wait passively unless the caller chose otherwise.
-        env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
+        env = self.child_env()
         with self.log_path.open("ab") as log:
             self._proc = subprocess.Popen(
                 cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
             )
         self._wait_ready()
         return self.base_url
+
+    def child_env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The server's environment: ``base`` (default: this process's) with the configured
+        OpenMP wait policy, which wins over an inherited one."""
+        env = dict(os.environ if base is None else base)
+        if self.config.omp_wait_policy is not None:
+            env["OMP_WAIT_POLICY"] = self.config.omp_wait_policy.upper()
+        return env
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.config.startup_timeout_s
