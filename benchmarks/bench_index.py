@@ -36,6 +36,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
+from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 from pipelines.config import load_config
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.ngrams import question_ngrams
@@ -247,7 +248,9 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=None, help="limit Spider dev questions")
     parser.add_argument("--latency-queries", type=int, default=200)
     parser.add_argument("--executor", choices=("ray", "local"), default="ray")
+    add_load_arguments(parser)
     args = parser.parse_args()
+    guard = LoadGuard.from_args(args)
 
     cfg = load_config([])
     spider = Path(cfg.paths.benchmarks) / "spider"
@@ -259,6 +262,8 @@ def main() -> int:
         update={"root": root, "executor": args.executor}
     )
     print(f"machine: {os.cpu_count()} CPUs; index root {root}")
+    print("the sections below are figures only if the run ends without a NOT A FIGURE line")
+    guard.before()
     try:
         dbs = spider_databases(spider) + [demo_database(Path(cfg.paths.demo))]
         if not args.skip_build:
@@ -275,6 +280,8 @@ def main() -> int:
     finally:
         if not args.root and not args.keep:
             shutil.rmtree(root, ignore_errors=True)
+    guard.after()  # exit 3 when other processes loaded the machine
+    print(guard.banner or "load ok: the figures above count")
     return 0
 
 

@@ -16,6 +16,8 @@ import os
 import statistics
 import time
 
+from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
@@ -46,7 +48,9 @@ def main() -> None:
                         help="global timeout per question for every configuration (a busy machine needs more)")
     parser.add_argument("--pipeline", nargs="*", default=["scaling=cpu_small", "pipeline=cpu_small"],
                         help="Hydra overrides of the full pipeline's configuration")
+    add_load_arguments(parser)
     args = parser.parse_args()
+    guard = LoadGuard.from_args(args)
 
     import models
     from eval.loaders import load_benchmark
@@ -82,6 +86,7 @@ def main() -> None:
         return [greedy, vote, full]
 
     rows = []
+    guard.before()
     try:
         for name, predictions, wall in asyncio.run(measure()):
             report = score_predictions(benchmark, {p.task_id: p.sql for p in predictions})
@@ -93,6 +98,9 @@ def main() -> None:
                          sum(p.degraded for p in predictions) / n))
     finally:
         sandbox.close()
+    guard.after()  # exit 3 before the table when other processes loaded the machine
+    if guard.banner:
+        print(guard.banner)
     print(f"\nSpider dev sub9, first {len(tasks)} questions, model {args.model}, pipeline: {' '.join(args.pipeline)}")
     print(f"{'configuration':<24} {'EX(bird)':>8} {'EX(spider)':>10} {'calls/q':>8} {'tokens/q':>9} "
           f"{'latency/q':>9} {'wall s/q':>8} {'degraded':>8}")

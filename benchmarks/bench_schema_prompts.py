@@ -23,6 +23,7 @@ from types import SimpleNamespace
 import sqlglot
 from sqlglot import exp
 
+from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 from pipelines.config import load_config
 from pipelines.contracts import DatabaseRef
 from pipelines.schema import introspect, render_ddl, render_light, token_size
@@ -82,7 +83,10 @@ def main() -> None:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--spider", type=int, default=8, help="Spider databases drawn (seed 0)")
     parser.add_argument("--no-tokenizer", action="store_true", help="skip the real token counts")
+    add_load_arguments(parser)
     args = parser.parse_args()
+    guard = LoadGuard.from_args(args)
+    guard.before()
     cfg = load_config([])
     claims = claims_ref(cfg)
     dbs = [claims, *spider_refs(cfg, args.spider)]
@@ -100,6 +104,8 @@ def main() -> None:
             url = server.base_url.removesuffix("/v1") + "/tokenize"
             token_table(dbs, lambda text: len(httpx.post(url, json={"content": text}).json()["tokens"]))
     focus_table(cfg, claims)
+    guard.after()  # exit 3 when other processes loaded the machine
+    print(guard.banner or "load ok")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 from eval.loaders import load_benchmark
 from eval.scoring import ScoreReport, score_predictions
 from pipelines.config import load_config
@@ -29,7 +30,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. benchmark.stride=3")
+    add_load_arguments(parser)
     args = parser.parse_args(argv)
+    guard = LoadGuard.from_args(args)
 
     cfg = load_config(["benchmark=spider_dev", *args.overrides])
     bench = load_benchmark(cfg.benchmark)
@@ -56,6 +59,7 @@ def main(argv: list[str]) -> int:
         table.add_column(column, justify="right")
     baseline: float | None = None
     perfect = True
+    guard.before()
     for workers in args.workers:
         runs = [score_predictions(bench, gold, workers=workers) for _ in range(args.repeat)]
         best: ScoreReport = min(runs, key=lambda r: r.wall_s)
@@ -78,6 +82,9 @@ def main(argv: list[str]) -> int:
             f"{100 * best.overall.ex_spider:.1f}%",
             str(len(best.gold_failures)),
         )
+    guard.after()  # exit 3 before the table when other processes loaded the machine
+    if guard.banner:
+        console.print(guard.banner)
     console.print(table)
     console.print(
         "gold vs gold: 100% on every question whose database exists"

@@ -29,6 +29,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 from eval.loaders import load_benchmark
 from eval.sweep.config import SweepConfig
 from eval.sweep.driver import run_sweep
@@ -91,7 +92,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--limit", type=int, default=16)
     parser.add_argument("--in-flight", type=int, default=4, help="default: the model slot's n_parallel")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. model=qwen2.5-coder-1.5b")
+    add_load_arguments(parser)
     args = parser.parse_args(argv)
+    guard = LoadGuard.from_args(args)
 
     cfg = load_config([*DEFAULTS, *args.overrides, "++sweep.ves_iterations=1"])
     tasks = list(load_benchmark(cfg.benchmark).tasks[: args.limit])
@@ -102,11 +105,15 @@ def main(argv: list[str]) -> int:
         f"load average {os.getloadavg()[0]:.1f}"
     )
     modes: dict[str, tuple[float, list[QuestionRecord]]] = {}
+    guard.before()
     with tempfile.TemporaryDirectory() as scratch, ray_session(SweepConfig.from_cfg(cfg).ray):
         modes["ray, 1 in flight"] = ray_mode(cfg, tasks, 1, Path(scratch))
         modes[f"ray, {args.in_flight} in flight"] = ray_mode(cfg, tasks, args.in_flight, Path(scratch))
     modes[f"in-process, {args.in_flight} in flight"] = asyncio.run(in_process_mode(cfg, tasks, args.in_flight))
 
+    guard.after()  # exit 3 before the table when other processes loaded the machine
+    if guard.banner:
+        console.print(guard.banner)
     table = Table(title="sweep throughput")
     for column in ("mode", "seconds", "questions/min", "vs 1 in flight", "EX (BIRD)", "tokens/question", "degraded"):
         table.add_column(column, justify="left" if column == "mode" else "right")

@@ -6,8 +6,13 @@
 #
 # One question at a time: with several in flight, batch composition changes greedy decoding,
 # which is not what this checks. Prints the rows, unique ids and whether SQL and results match.
+# Runs under the load guard (benchmarks/_load.py): the load average before and after, and exit 3
+# with NOT A FIGURE when the machine was loaded; BENCH_IGNORE_LOAD=1 for a smoke run.
 set -u
 cd "$(dirname "$0")/.."
+if [ -z "${BENCH_LOAD_GUARDED:-}" ]; then
+  exec .venv/bin/python benchmarks/_load.py -- bash benchmarks/kill_and_resume.sh "$@"
+fi
 export HF_HUB_OFFLINE=1 RAY_AUTH_MODE=disabled RAY_USAGE_STATS_ENABLED=0 LANCEDB_LOG=error
 work=$(mktemp -d)
 common="scaling=single_pass benchmark=spider_dev_sub9 benchmark.limit=16 model=qwen2.5-coder-0.5b
