@@ -1,6 +1,7 @@
 """L0 offline indexes: per-database cell values, the global example index, schema views.
 
     scale-analytics index benchmark=... ──► build_all(dbs, settings)
+    ask / eval / demo                   ──► ensure_indexes(cfg, dbs): missing or stale ones only
         <index root>/databases/<db_id>/  schema.json + LanceDB cells (vector + BM25)
         <index root>/examples/spider_train/  LanceDB (question skeleton -> SQL)
 
@@ -27,10 +28,12 @@ _EXPORTS = {
     "IndexNotBuilt": "pipelines.indexing.errors",
     "IndexSettings": "pipelines.indexing.settings",
     "IndexingError": "pipelines.indexing.errors",
+    "RetrievalStatus": "pipelines.indexing.ensure",
     "SchemaWords": "pipelines.indexing.question_skeleton",
     "build_all": "pipelines.indexing.runner",
     "build_database": "pipelines.indexing.build",
     "build_examples": "pipelines.indexing.build",
+    "ensure_indexes": "pipelines.indexing.ensure",
     "load_schema_view": "pipelines.indexing.build",
     "skeletonise": "pipelines.indexing.question_skeleton",
     "sql_skeleton": "pipelines.indexing.sql_skeleton",
@@ -47,10 +50,12 @@ __all__ = [
     "IndexNotBuilt",
     "IndexSettings",
     "IndexingError",
+    "RetrievalStatus",
     "SchemaWords",
     "build_all",
     "build_database",
     "build_examples",
+    "ensure_indexes",
     "load_schema_view",
     "skeletonise",
     "sql_skeleton",

@@ -4,7 +4,7 @@
     ──unchanged_report (driver, cheap)──► "unchanged" without starting anything
     ──local──► build_* in turn
     ──ray────► ActorPool of IndexWorker (each loads the embedding model once)
-    ──► [BuildReport], with a rich progress bar
+    ──► [BuildReport], with a rich progress bar on stderr
 
 >>> reports = build_all(dbs, settings)            # settings.executor: "ray" | "local"
 >>> [r.status for r in reports]
@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pipelines.contracts import DatabaseRef
@@ -112,6 +113,7 @@ def build_all(
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        console=Console(stderr=True),  # stdout is for results (`ask --json` prints only JSON there)
         disable=not progress,
         transient=False,
     ) as bar:

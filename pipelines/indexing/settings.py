@@ -49,6 +49,9 @@ class IndexSettings(Frozen):
     embed_batch_size: int = Field(default=128, ge=1)
     lock_timeout_s: float = Field(default=600, gt=0)
     force: bool = False
+    # ask / eval / demo build the missing or stale indexes of the databases they touch on first
+    # use (pipelines/indexing/ensure.py); false: they use what is built and say what is missing.
+    auto_build: bool = True
 
     @classmethod
     def from_config(cls, cfg: DictConfig) -> IndexSettings:
