@@ -216,6 +216,7 @@ class Orchestrator:
             degradation_reasons=degradations,
             error=None if chosen else (failure or "no candidate SQL was produced"),
             trace_path=location(self.sinks, task.task_id),
+            retrieval=run.context.retrieval,
         )
         trace = recorder.freeze(prediction, gold_sql=task.gold_sql)
         for sink in self.sinks:

@@ -3,10 +3,12 @@ the schema focus used when a schema is too large for the prompt.
 
     question ──► KeywordSkeletonExtractor ──► Understanding(literals, skeleton, keywords)
               ──► CellRetriever(db, literal) per literal ║ ExampleRetriever(skeleton, exclude_db)
-              ──► Context(understanding, cell_hits, example_hits)
+              ──► Context(understanding, cell_hits, example_hits, retrieval)
 
 Failures degrade (empty Understanding, no hits) and are recorded as DecisionEvents; a database
-that was never indexed is noted, not counted as a failure.
+that was never indexed is noted, not counted as a failure. ``Context.retrieval`` names the
+retrievers that served (present, and neither ``*_unavailable`` nor ``*_failed``): it becomes
+``Prediction.retrieval``.
 """
 
 from __future__ import annotations
@@ -51,12 +53,14 @@ class Understander:
                     raise
                 record_failure(run, "extractor", "l1", exc)
         cells, examples = await asyncio.gather(self._cells(run, u), self._examples(run, u))
-        return Context(understanding=u, cell_hits=cells, example_hits=examples)
+        served = tuple(s for s, hits in (("cells", cells), ("examples", examples)) if hits is not None)
+        return Context(understanding=u, cell_hits=cells or (), example_hits=examples or (), retrieval=served)
 
-    async def _cells(self, run: TaskRun, u: Understanding) -> tuple[CellHit, ...]:
+    # Each retriever: its hits, or None when it did not serve (absent, off, not indexed, failed).
+    async def _cells(self, run: TaskRun, u: Understanding) -> tuple[CellHit, ...] | None:
         cfg = self.settings
         if self.cell_retriever is None or cfg.cell_k == 0:
-            return ()
+            return None
         queries = u.literals or (run.task.question,)
         search = self.cell_retriever.search
         kwargs = _supported(search, k=cfg.cell_k, mode=cfg.cell_mode, threshold=cfg.cell_threshold)
@@ -64,21 +68,23 @@ class Understander:
             run, "l1.cell_retriever",
             lambda: asyncio.gather(*(_call(search, run.task.db.db_id, q, **kwargs) for q in queries)),
         )
+        if found is None:
+            return None
         unique: dict[tuple[str, str, str], CellHit] = {}
-        for hit in sorted((h for hits in found or () for h in hits), key=lambda h: -h.score):
+        for hit in sorted((h for hits in found for h in hits), key=lambda h: -h.score):
             unique.setdefault((hit.table, hit.column, hit.value), hit)
         return tuple(unique.values())[: cfg.cell_k * len(queries)]
 
-    async def _examples(self, run: TaskRun, u: Understanding) -> tuple[ExampleHit, ...]:
+    async def _examples(self, run: TaskRun, u: Understanding) -> tuple[ExampleHit, ...] | None:
         cfg = self.settings
         if self.example_retriever is None or cfg.example_k == 0:
-            return ()
+            return None
         search = self.example_retriever.search
         kwargs = _supported(search, k=cfg.example_k, exclude_db=run.task.db.db_id, threshold=cfg.example_threshold)
         found = await self._retrieve(
             run, "l1.example_retriever", lambda: _call(search, u.skeleton or run.task.question, **kwargs)
         )
-        return tuple(found or ())
+        return None if found is None else tuple(found)
 
     async def _retrieve(self, run: TaskRun, name: str, search: Callable[[], Awaitable]) -> object | None:
         start_wall, start = time.time(), time.monotonic()

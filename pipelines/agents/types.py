@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from pipelines.contracts import CandidateSQL, CellHit, ErrorClass, ExampleHit, Frozen
+from pipelines.contracts import CandidateSQL, CellHit, ErrorClass, ExampleHit, Frozen, RetrievalSource
 
 Verdict = Literal["accept", "edit", "retry"]
 GeneratorFamily = Literal["reasoning", "icl/direct", "icl/cot", "icl/decompose"]
@@ -33,6 +33,8 @@ class Context(Frozen):
     understanding: Understanding = Understanding()
     cell_hits: tuple[CellHit, ...] = ()
     example_hits: tuple[ExampleHit, ...] = ()
+    # The retrievers that answered (their index existed and the search did not fail), hits or not.
+    retrieval: tuple[RetrievalSource, ...] = ()
 
 
 class Bucket(Frozen):

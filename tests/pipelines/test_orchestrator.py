@@ -305,6 +305,27 @@ async def test_retriever_failures_degrade_to_empty_hits(tiny_db, sandbox, script
     prediction, trace = await p.answer_with_trace(task(tiny_db))
     assert {"cell_retriever_failed", "example_retriever_failed"} <= set(prediction.degradation_reasons)
     assert trace.context.cell_hits == () and prediction.sql == RIGHT
+    assert prediction.retrieval == ()  # a failed retriever did not serve the question
+
+
+async def test_prediction_names_the_retrievers_that_served(tiny_db, sandbox, scripted):
+    from pipelines.indexing.errors import IndexNotBuilt
+
+    class NoHits:  # served: its index exists, it found nothing
+        def search(self, db_id, query, k=5):
+            return []
+
+    class NotIndexed:
+        def search(self, *a, **k):
+            raise IndexNotBuilt("the example index", "/indexes")
+
+    client = scripted(base_script())
+    prediction, trace = await pipeline(client, sandbox, cell_retriever=NoHits(),
+                                       example_retriever=NotIndexed()).answer_with_trace(task(tiny_db))
+    assert prediction.retrieval == ("cells",) and trace.context.retrieval == ("cells",)
+    assert "example_retriever_unavailable" in labels(trace) and not prediction.degraded
+    without = await pipeline(scripted(base_script()), sandbox).answer(task(tiny_db))
+    assert without.retrieval == ()
 
 
 async def test_every_generator_failing_is_the_only_hard_failure(tiny_db, sandbox, scripted):
