@@ -2,24 +2,44 @@
 
 Answers one question against one database with the configured pipeline and prints the chosen
 SQL, a preview of its result and a trace summary (candidates, buckets, LLM calls, tokens,
-seconds). Any other ``key=value`` is a Hydra override, e.g. ``scaling=cpu_small``,
+seconds, retrieval). Any other ``key=value`` is a Hydra override, e.g. ``scaling=cpu_small``,
 ``model=qwen2.5-coder-0.5b``, ``scaling.single_pass=true``.
 
     $ scale-analytics ask "How many singers are from France?" --db concert_singer.sqlite scaling=cpu_small
+    $ scale-analytics ask "How many singers?" --db concert_singer.sqlite --json | jq .sql
+
+Before answering, the database's L0 indexes (cell values; the example index) are built when
+missing or stale (``pipelines.indexing.ensure``; off with ``pipeline.index.auto_build=false``).
+``--json`` prints exactly one :class:`AskOutput` object on stdout; progress and logs go to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
-from pipelines.contracts import DatabaseRef, Prediction, Task
+from pipelines.contracts import (
+    CandidateSQL,
+    DatabaseRef,
+    ExecutionResult,
+    Frozen,
+    Prediction,
+    RetrievalSource,
+    StepCost,
+    Task,
+)
 from pipelines.trace import ReasoningTrace
+
+if TYPE_CHECKING:
+    from pipelines.indexing.ensure import RetrievalStatus
 
 DIALECTS = {".sqlite": "sqlite", ".sqlite3": "sqlite", ".db": "sqlite", ".duckdb": "duckdb"}
 
@@ -30,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--db", required=True, help="path of a SQLite (.sqlite/.db) or DuckDB (.duckdb) file")
     p.add_argument("--db-id", help="database id (default: the file name without suffix)")
     p.add_argument("--descriptions", help="folder of BIRD-style per-table description CSVs")
+    p.add_argument("--json", action="store_true", dest="as_json",
+                   help="print one JSON object on stdout (progress and logs on stderr)")
     p.add_argument("overrides", nargs="*", help="evidence=TEXT and Hydra key=value overrides")
     return p
 
@@ -76,7 +98,133 @@ async def _answer(cfg, task: Task) -> tuple[Prediction, ReasoningTrace]:
         client.close()
 
 
-def render(console: Console, prediction: Prediction, trace: ReasoningTrace, preview_rows: int) -> None:
+# --- ``--json``: one object for scripts ------------------------------------------------------
+
+JsonScalar = str | int | float | bool | None
+
+
+class ResultPreview(Frozen):
+    """The chosen SQL's result: columns and the first rows (values a script can read)."""
+
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple[JsonScalar, ...], ...] = ()
+    row_count: int = 0
+    truncated: bool = False  # more rows than shown (or than the sandbox's row cap kept)
+    error: str | None = None
+
+
+class AskCandidate(Frozen):
+    sql: str
+    producer: str
+    bucket: str | None  # result hash: candidates with the same bucket returned the same rows
+    error: str | None = None
+
+
+class AskUsage(Frozen):
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class AskRetrieval(Frozen):
+    used: tuple[RetrievalSource, ...] = ()  # the retrievers that served this question
+    available: tuple[RetrievalSource, ...] = ()  # indexes live when the run started
+    status: str = ""  # the printed summary line, e.g. "retrieval: off (examples: ...)"
+    built: tuple[str, ...] = ()  # indexes built by this run (first use or stale)
+
+
+class AskOutput(Frozen):
+    """What ``scale-analytics ask --json`` prints: the whole answer in one object."""
+
+    question: str
+    db_id: str
+    sql: str
+    error: str | None = None  # set when no candidate could be produced
+    result: ResultPreview | None = None
+    candidates: tuple[AskCandidate, ...] = ()
+    producer: str = ""
+    answered_by: str = ""  # the pipeline step whose pool gave the answer (Prediction.answered_by)
+    steps: tuple[StepCost, ...] = ()
+    usage: AskUsage = AskUsage()
+    seconds: float = 0.0
+    degraded: bool = False
+    degradation_reasons: tuple[str, ...] = ()
+    retrieval: AskRetrieval = AskRetrieval()
+    trace_path: str | None = None
+
+
+def _scalar(value: object) -> JsonScalar:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)  # Decimal, dates, DuckDB structs: their text, as the table shows them
+
+
+def _preview(result: ExecutionResult | None, rows: int) -> ResultPreview | None:
+    if result is None:
+        return None
+    if not result.ok:
+        return ResultPreview(error=result.error)
+    return ResultPreview(
+        columns=result.columns,
+        rows=tuple(tuple(_scalar(v) for v in row) for row in result.rows[:rows]),
+        row_count=result.row_count,
+        truncated=result.truncated or result.row_count > rows,
+    )
+
+
+def _candidate(c: CandidateSQL) -> AskCandidate:
+    r = c.exec_result
+    return AskCandidate(sql=c.sql, producer=c.producer, bucket=r.hash if r else None,
+                        error=r.error if r is not None and not r.ok else None)
+
+
+def ask_output(task: Task, prediction: Prediction, status: RetrievalStatus, preview_rows: int) -> AskOutput:
+    u = prediction.usage
+    return AskOutput(
+        question=task.question,
+        db_id=task.db.db_id,
+        sql=prediction.sql,
+        error=prediction.error,
+        result=_preview(prediction.exec_result, preview_rows),
+        candidates=tuple(_candidate(c) for c in prediction.candidates),
+        producer=prediction.producer,
+        answered_by=prediction.answered_by,
+        steps=prediction.steps,
+        usage=AskUsage(calls=u.calls, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
+                       cached_prompt_tokens=u.cached_prompt_tokens, cost_usd=u.cost_usd),
+        seconds=round(prediction.latency_s, 3),
+        degraded=prediction.degraded,
+        degradation_reasons=prediction.degradation_reasons,
+        retrieval=AskRetrieval(used=prediction.retrieval, available=status.sources,
+                               status=retrieval_line(prediction, status), built=status.built),
+        trace_path=prediction.trace_path,
+    )
+
+
+# --- the human summary ----------------------------------------------------------------------
+
+
+def retrieval_line(prediction: Prediction, status: RetrievalStatus) -> str:
+    """``retrieval: cells, examples``, or ``retrieval: off (why)`` — never silent."""
+    if not status.needed:
+        return status.summary()
+    if prediction.retrieval:
+        missing = status.reasons()
+        return f"retrieval: {', '.join(prediction.retrieval)}" + (f" ({'; '.join(missing)})" if missing else "")
+    if not status.sources:
+        return status.summary()
+    # The indexes existed but neither served this question: the trace says why (unavailable/failed).
+    return f"retrieval: off ({'; '.join(status.reasons()) or 'no retriever served this question'})"
+
+
+def render(console: Console, prediction: Prediction, trace: ReasoningTrace, preview_rows: int,
+           status: RetrievalStatus | None = None) -> None:
     if prediction.error:
         console.print(f"[red]no answer:[/] {prediction.error}")
     else:
@@ -95,6 +243,9 @@ def render(console: Console, prediction: Prediction, trace: ReasoningTrace, prev
         f"candidates {s['candidates']} · buckets {s['buckets']} · LLM calls {s['llm_calls']} · "
         f"tokens {s['tokens']} ({s['cached_prompt_tokens']} prompt tokens from cache) · {s['seconds']} s" + (f" · producer {prediction.producer}" if prediction.producer else "")
     )
+    if status is not None:
+        line = retrieval_line(prediction, status)
+        console.print(f"[yellow]{line}[/]" if not prediction.retrieval and status.needed else line, highlight=False)
     if prediction.degraded:
         console.print(f"[yellow]degraded:[/] {', '.join(prediction.degradation_reasons)}")
     if prediction.trace_path:
@@ -104,8 +255,9 @@ def render(console: Console, prediction: Prediction, trace: ReasoningTrace, prev
 def main(argv: list[str]) -> int:
     from pipelines.config import load_config
 
+    from pipelines.indexing.ensure import ensure_indexes
+
     args, evidence, overrides = parse_args(argv)
-    console = Console()
     try:
         db = database_ref(args.db, args.db_id, args.descriptions)
     except (FileNotFoundError, ValueError) as exc:
@@ -113,6 +265,14 @@ def main(argv: list[str]) -> int:
         return 2
     cfg = load_config(overrides)
     task = Task(task_id="ask", question=args.question, db=db, evidence=evidence)
-    prediction, trace = asyncio.run(_answer(cfg, task))
-    render(console, prediction, trace, cfg.pipeline.sandbox.preview_rows)
+    # --json: stdout carries the one object only; anything else printed meanwhile goes to stderr.
+    with redirect_stdout(sys.stderr) if args.as_json else nullcontext():
+        status = ensure_indexes(cfg, [db])
+        prediction, trace = asyncio.run(_answer(cfg, task))
+    preview_rows = int(cfg.pipeline.sandbox.preview_rows)
+    if args.as_json:
+        sys.stdout.write(ask_output(task, prediction, status, preview_rows).model_dump_json() + "\n")
+        sys.stdout.flush()
+    else:
+        render(Console(), prediction, trace, preview_rows, status)
     return 1 if prediction.error else 0

@@ -7,7 +7,7 @@ import json
 import models
 import pytest
 
-from pipelines.ask_cli import main, parse_args
+from pipelines.ask_cli import AskOutput, main, parse_args
 
 
 def test_evidence_is_split_from_hydra_overrides():
@@ -37,9 +37,82 @@ def test_prints_sql_preview_and_summary(tiny_db, scripted, monkeypatch, tmp_path
     monkeypatch.setattr(models, "build_client", lambda cfg: client)
     code = main(["Which singers are from France?", "--db", tiny_db.path, f"scaling={scaling}",
                  f"pipeline.trace.directory={tmp_path}", "pipeline.trace.mlflow=false",
-                 f"pipeline.index.root={tmp_path}/no-index"])
+                 f"pipeline.index.root={tmp_path}/no-index", "pipeline.index.auto_build=false"])
     out = capsys.readouterr().out
     assert code == 0
     assert right in out and "Joe" in out and "Ann" in out and "2 row(s)" in out
     assert "candidates" in out and "LLM calls" in out and "tokens" in out
+    assert "retrieval: off (" in out  # never silently off: auto_build=false, nothing built
     assert (tmp_path / "traces.jsonl").is_file()
+
+
+RIGHT = "SELECT name FROM singer WHERE country = 'France'"
+
+
+def scripted_ask(scripted, monkeypatch):
+    reply = lambda r: f"- filter\n```sql\n{RIGHT}\n```"
+    client = scripted({
+        "icl/direct": reply, "icl/cot": reply, "icl/decompose": reply,
+        "reasoning": lambda r: f"<sql>{RIGHT}</sql>",
+        "extractor": lambda r: json.dumps({"literals": ["France"], "skeleton": "", "keywords": []}),
+        "critic": lambda r: json.dumps({"error_class": "none", "suggested_fix": "", "generator_feedback": "",
+                                        "feedback_kind": "warning", "complexity": 2, "verdict": "accept"}),
+    })
+    client.close = lambda: None
+    monkeypatch.setattr(models, "build_client", lambda cfg: client)
+    return client
+
+
+def test_json_prints_exactly_one_object_with_the_answer(tiny_db, scripted, monkeypatch, tmp_path, capsys):
+    scripted_ask(scripted, monkeypatch)
+    code = main(["Which singers are from France?", "--db", tiny_db.path, "--json", "scaling=cpu_small",
+                 "pipeline.trace.mlflow=false", f"pipeline.index.root={tmp_path}/no-index",
+                 "pipeline.index.auto_build=false"])
+    captured = capsys.readouterr()
+    assert code == 0
+    data = json.loads(captured.out)  # the whole of stdout is one object
+    assert captured.out.count("\n") == 1
+    AskOutput.model_validate_json(captured.out)
+    assert data["sql"] == RIGHT and data["error"] is None and data["db_id"] == "concerts"
+    assert data["result"]["columns"] == ["name"] and sorted(data["result"]["rows"]) == [["Ann"], ["Joe"]]
+    assert data["result"]["row_count"] == 2
+    assert data["candidates"] and {"sql", "producer", "bucket", "error"} <= set(data["candidates"][0])
+    assert len({c["bucket"] for c in data["candidates"]}) == 1  # every candidate returned the same rows
+    assert {"answered_by", "steps", "seconds", "degraded", "degradation_reasons", "producer"} <= set(data)
+    assert data["usage"]["calls"] >= 2 and data["usage"]["prompt_tokens"] > 0
+    assert {"cached_prompt_tokens", "completion_tokens"} <= set(data["usage"])
+    assert data["retrieval"]["used"] == [] and data["retrieval"]["available"] == []
+    assert data["retrieval"]["status"].startswith("retrieval: off (")
+
+
+def test_ask_ensures_the_databases_indexes_and_reports_what_served(tiny_db, scripted, monkeypatch, tmp_path,
+                                                                    capsys):
+    from pipelines.indexing import ensure
+
+    scripted_ask(scripted, monkeypatch)
+    seen = []
+
+    def fake_ensure(cfg, dbs, **kw):
+        seen.append([db.db_id for db in dbs])
+        return ensure.RetrievalStatus(needed=("cells", "examples"), cells=("concerts",), examples=True,
+                                      built=("concerts",))
+
+    monkeypatch.setattr(ensure, "ensure_indexes", fake_ensure)
+    main(["Which singers are from France?", "--db", tiny_db.path, "--json", "scaling=cpu_small",
+          "pipeline.trace.mlflow=false", f"pipeline.index.root={tmp_path}/no-index"])
+    data = json.loads(capsys.readouterr().out)
+    assert seen == [["concerts"]]
+    assert data["retrieval"]["available"] == ["cells", "examples"] and data["retrieval"]["built"] == ["concerts"]
+    # the index root holds nothing, so neither retriever served this question: said, not hidden
+    assert data["retrieval"]["used"] == [] and data["retrieval"]["status"].startswith("retrieval: off (")
+
+
+def test_ask_output_keeps_values_json_safe():
+    from decimal import Decimal
+
+    from pipelines.ask_cli import _preview
+    from pipelines.contracts import ExecutionResult
+
+    preview = _preview(ExecutionResult(rows=((Decimal("1.5"), b"\x00\xff", float("nan"), None, True),),
+                                       columns=("a", "b", "c", "d", "e"), row_count=1, hash="h"), rows=5)
+    assert json.loads(preview.model_dump_json())["rows"] == [["1.5", "00ff", "nan", None, True]]
