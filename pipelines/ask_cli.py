@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pipelines.contracts import (
@@ -184,7 +185,8 @@ def _candidate(c: CandidateSQL) -> AskCandidate:
                         error=r.error if r is not None and not r.ok else None)
 
 
-def ask_output(task: Task, prediction: Prediction, status: RetrievalStatus, preview_rows: int) -> AskOutput:
+def ask_output(task: Task, prediction: Prediction, trace: ReasoningTrace, status: RetrievalStatus,
+               preview_rows: int) -> AskOutput:
     u = prediction.usage
     return AskOutput(
         question=task.question,
@@ -202,7 +204,7 @@ def ask_output(task: Task, prediction: Prediction, status: RetrievalStatus, prev
         degraded=prediction.degraded,
         degradation_reasons=prediction.degradation_reasons,
         retrieval=AskRetrieval(used=prediction.retrieval, available=status.sources,
-                               status=retrieval_line(prediction, status), built=status.built),
+                               status=retrieval_line(prediction, status, trace), built=status.built),
         trace_path=prediction.trace_path,
     )
 
@@ -210,17 +212,18 @@ def ask_output(task: Task, prediction: Prediction, status: RetrievalStatus, prev
 # --- the human summary ----------------------------------------------------------------------
 
 
-def retrieval_line(prediction: Prediction, status: RetrievalStatus) -> str:
+def retrieval_line(prediction: Prediction, status: RetrievalStatus, trace: ReasoningTrace | None = None) -> str:
     """``retrieval: cells, examples``, or ``retrieval: off (why)`` — never silent."""
     if not status.needed:
         return status.summary()
+    missing = status.reasons()
+    if trace is not None:  # at query time: a retriever whose index was missing or whose search failed
+        missing += [d.label for d in trace.decisions if d.label.endswith(("retriever_unavailable", "retriever_failed"))]
     if prediction.retrieval:
-        missing = status.reasons()
         return f"retrieval: {', '.join(prediction.retrieval)}" + (f" ({'; '.join(missing)})" if missing else "")
     if not status.sources:
         return status.summary()
-    # The indexes existed but neither served this question: the trace says why (unavailable/failed).
-    return f"retrieval: off ({'; '.join(status.reasons()) or 'no retriever served this question'})"
+    return f"retrieval: off ({'; '.join(missing) or 'no retriever served this question'})"
 
 
 def render(console: Console, prediction: Prediction, trace: ReasoningTrace, preview_rows: int,
@@ -244,7 +247,7 @@ def render(console: Console, prediction: Prediction, trace: ReasoningTrace, prev
         f"tokens {s['tokens']} ({s['cached_prompt_tokens']} prompt tokens from cache) · {s['seconds']} s" + (f" · producer {prediction.producer}" if prediction.producer else "")
     )
     if status is not None:
-        line = retrieval_line(prediction, status)
+        line = escape(retrieval_line(prediction, status, trace))
         console.print(f"[yellow]{line}[/]" if not prediction.retrieval and status.needed else line, highlight=False)
     if prediction.degraded:
         console.print(f"[yellow]degraded:[/] {', '.join(prediction.degradation_reasons)}")
@@ -271,7 +274,7 @@ def main(argv: list[str]) -> int:
         prediction, trace = asyncio.run(_answer(cfg, task))
     preview_rows = int(cfg.pipeline.sandbox.preview_rows)
     if args.as_json:
-        sys.stdout.write(ask_output(task, prediction, status, preview_rows).model_dump_json() + "\n")
+        sys.stdout.write(ask_output(task, prediction, trace, status, preview_rows).model_dump_json() + "\n")
         sys.stdout.flush()
     else:
         render(Console(), prediction, trace, preview_rows, status)
