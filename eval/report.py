@@ -5,8 +5,9 @@
                                                 cost_vs_accuracy.png
     MLflow runs of an experiment ──► ablation_table (polars) ──► write_experiment_report
 
-EX is the share of *scored* questions answered correctly: a question whose gold SQL failed, or
-that could not be graded, is counted apart (``gold_errors``, ``grading_errors``), never as wrong.
+EX is the share of *scored* questions answered correctly. A question whose gold SQL failed is
+counted apart (``gold_errors``); one that could not be graded (the sandbox failed) stays in the
+denominator as wrong and is counted in ``grading_errors`` (``sweep.retry=errors`` answers it again).
 pass@k uses the unbiased estimator over each question's candidate pool; a question with fewer
 than k candidates contributes pass@n (all its samples), one with none contributes 0.
 
@@ -35,7 +36,17 @@ DIFFICULTY_ORDER = ("simple", "moderate", "challenging", "easy", "medium", "hard
 
 
 def _scored(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.filter(pl.col("ex_bird").is_not_null())
+    """The questions EX counts: graded ones, and ungraded ones with gold SQL, as wrong (their
+    verdict is unknown, and leaving them out would raise EX by whatever made grading fail)."""
+    ungraded = (
+        pl.col("ex_bird").is_null()
+        & pl.col("grading_error").is_not_null()
+        & (pl.col("gold_sql").fill_null("") != "")
+        & pl.col("gold_error").is_null()
+    )
+    return frame.filter(pl.col("ex_bird").is_not_null() | ungraded).with_columns(
+        *(pl.when(ungraded).then(False).otherwise(pl.col(s)).alias(s) for s in SEMANTICS)
+    )
 
 
 def pool_counts(frame: pl.DataFrame, semantics: str = "ex_bird") -> list[tuple[int, int]]:

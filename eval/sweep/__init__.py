@@ -8,7 +8,7 @@
 
 from eval.sweep.config import RayInitConfig, SweepConfig
 from eval.sweep.driver import SweepResult, run_sweep
-from eval.sweep.errors import RunDirConflict, SweepError, SweepFailed, SweepInterrupted
+from eval.sweep.errors import RunDirConflict, RunDirLocked, SweepError, SweepFailed, SweepInterrupted
 from eval.sweep.records import CandidateRecord, QuestionRecord
 from eval.sweep.services import ConfiguredPipeline, sweep_services
 from eval.sweep.session import ray_session
@@ -16,7 +16,7 @@ from eval.sweep.store import RunStore
 from eval.sweep.worker import SweepWorker, WorkerSettings
 
 __all__ = [
-    "CandidateRecord", "ConfiguredPipeline", "QuestionRecord", "RayInitConfig", "RunDirConflict", "RunStore",
+    "CandidateRecord", "ConfiguredPipeline", "QuestionRecord", "RayInitConfig", "RunDirConflict", "RunDirLocked", "RunStore",
     "SweepConfig", "SweepError", "SweepFailed", "SweepInterrupted", "SweepResult", "SweepWorker", "WorkerSettings",
     "ray_session", "run_sweep", "sweep_services",
 ]

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
 from pydantic import Field
@@ -27,6 +27,14 @@ class RayInitConfig(Frozen):
 
 
 TIMEOUT_GRACE_S = 60.0
+
+# Which finished questions a resumed sweep answers again (``sweep.retry``):
+#   none      none: a finished row is final
+#   errors    rows without a verdict because something failed around the model: grading raised
+#             (``grading_error``) or the pipeline did (degradation reason ``pipeline_error``)
+#   degraded  those, and every degraded row: timed out (``question_timeout``, ``global_timeout``),
+#             over budget, or answered after a failed step
+Retry = Literal["none", "errors", "degraded"]
 
 
 class SweepConfig(Frozen):
@@ -50,6 +58,7 @@ class SweepConfig(Frozen):
     flush_every: int = Field(default=8, ge=1)
     run_dir: str | None = None
     progress: bool = True
+    retry: Retry = "none"
 
     @classmethod
     def from_cfg(cls, cfg: DictConfig | Mapping[str, Any]) -> "SweepConfig":

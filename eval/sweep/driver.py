@@ -8,6 +8,9 @@
 One block per question makes each finished question its own output, so rows reach the run
 directory as they finish, not when a batch does. Ray Data spreads the worker actors over the
 cluster's nodes (its default ``SPREAD`` strategy).
+
+With ``sweep.retry`` (``errors`` / ``degraded``), finished questions whose row that policy names
+are answered again; the new row replaces the old one (the run directory keeps the last row).
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 
+import polars as pl
 import ray
 import ray.data
 from ray.data.exceptions import UserCodeException
 
-from eval.sweep.config import SweepConfig
+from eval.sweep.config import Retry, SweepConfig
 from eval.sweep.errors import SweepFailed, SweepInterrupted
 from eval.sweep.grading import Executor
 from eval.sweep.progress import SweepProgress
@@ -35,6 +39,7 @@ class SweepResult(Frozen):
     total: int  # runnable questions of the subset
     resumed: int  # finished in an earlier session, not run again
     answered: int  # answered in this session
+    retried: int = 0  # finished earlier, answered again under ``sweep.retry``
     elapsed_s: float
 
 
@@ -55,13 +60,17 @@ def run_sweep(
     on (a worker crashing past its restarts) flushes likewise and raises :class:`SweepFailed`.
     """
     started = time.perf_counter()
-    finished = store.finished_ids()
+    done = store.read()
+    redo = to_retry(done, config.retry)
+    finished = set(done.get_column("task_id").to_list()) - redo
     pending = [(position, task) for position, task in enumerate(tasks) if task.task_id not in finished]
+    retried = sum(task.task_id in redo for _, task in pending)
     resumed = len(tasks) - len(pending)
     answered = 0
     if pending:
         rows = _dataset(pending, factory, sandbox, config).iter_rows()
-        progress = SweepProgress(len(tasks), label, previous=store.read(), enabled=config.progress)
+        previous = done.filter(~pl.col("task_id").is_in(list(redo)))
+        progress = SweepProgress(len(tasks), label, previous=previous, enabled=config.progress)
         try:
             with progress, store.writer(config.flush_every) as out:
                 for row in rows:
@@ -80,8 +89,19 @@ def run_sweep(
         total=len(tasks),
         resumed=resumed,
         answered=answered,
+        retried=retried,
         elapsed_s=time.perf_counter() - started,
     )
+
+
+def to_retry(done: pl.DataFrame, policy: Retry) -> set[str]:
+    """Task ids of finished rows that ``policy`` answers again (see ``eval.sweep.config.Retry``)."""
+    if policy == "none" or done.is_empty():
+        return set()
+    redo = pl.col("grading_error").is_not_null() | pl.col("degradation_reasons").list.contains("pipeline_error")
+    if policy == "degraded":
+        redo = redo | pl.col("degraded")
+    return set(done.filter(redo).get_column("task_id").to_list())
 
 
 def _dataset(

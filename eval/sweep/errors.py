@@ -3,6 +3,7 @@
     EvalError
     └── SweepError
         ├── RunDirConflict   the run directory holds a different configuration's results
+        ├── RunDirLocked     another process is writing the run directory
         ├── SweepInterrupted Ctrl-C: finished questions are saved, rerun to resume
         └── SweepFailed      Ray gave up (a worker crashed past its retries): rerun to resume
 """
@@ -18,6 +19,10 @@ class SweepError(EvalError):
 
 class RunDirConflict(SweepError):
     """Resuming into a run directory whose recorded configuration differs from this one."""
+
+
+class RunDirLocked(SweepError):
+    """Another process holds the run directory's lock (two runs of one configuration at once)."""
 
 
 class SweepInterrupted(SweepError):

@@ -29,7 +29,10 @@ class SweepProgress:
         if previous is not None and previous.height:
             done = previous.height
             verdicts = previous.get_column("ex_bird").drop_nulls()
-            self._graded, self._correct = verdicts.len(), int(verdicts.sum())
+            ungraded = previous.filter(
+                pl.col("ex_bird").is_null() & pl.col("grading_error").is_not_null() & pl.col("gold_sql").is_not_null()
+            )
+            self._graded, self._correct = verdicts.len() + ungraded.height, int(verdicts.sum())
         self._tokens = 0
         self._started = time.perf_counter()
         self._progress = Progress(
@@ -56,6 +59,8 @@ class SweepProgress:
         if record.ex_bird is not None:
             self._graded += 1
             self._correct += int(record.ex_bird)
+        elif record.grading_error is not None and record.gold_sql:  # counted wrong, as in the report
+            self._graded += 1
         self._tokens += record.prompt_tokens + record.completion_tokens
         elapsed = max(time.perf_counter() - self._started, 1e-9)
         self._progress.update(self._task, advance=1, ex=self._ex(), tok_s=f"{self._tokens / elapsed:.0f}")

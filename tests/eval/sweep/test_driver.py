@@ -52,7 +52,13 @@ def test_sweep_answers_every_question_once_in_order_and_times_out_hung_ones(loca
     assert frame.get_column("ex_bird").to_list() == [i % 2 == 0 for i in range(12)]
     assert set(frame.get_column("node_id")) == {ray.get_runtime_context().get_node_id()}
     again, _ = sweep(tmp_path, "run", tasks, fakes.ScriptedPipeline(), fakes)
-    assert (again.answered, again.resumed) == (0, 12)
+    assert (again.answered, again.resumed) == (0, 12)  # a timed-out row is final by default
+    retry = CONFIG.model_copy(update={"retry": "degraded"})
+    redone, store = sweep(tmp_path, "run", tasks, fakes.ScriptedPipeline(), fakes, config=retry)
+    assert (redone.answered, redone.retried, redone.resumed) == (1, 1, 11)
+    frame = store.compact()
+    assert frame.height == 12 and not frame.get_column("degraded").any()  # the new row replaced it
+    assert frame.filter(pl.col("task_id") == "fake:5").get_column("sql").to_list() == [fakes.WRONG]
 
 
 def test_ctrl_c_keeps_every_finished_question(local_ray, tmp_path, clinic_db, fakes):

@@ -1,11 +1,15 @@
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from eval.sweep.errors import RunDirConflict
-from eval.sweep.records import RECORD_SCHEMA, CandidateRecord, QuestionRecord
-from eval.sweep.store import RunStore
+from eval.sweep.errors import RunDirConflict, RunDirLocked
+from eval.sweep.records import RECORD_SCHEMA, CandidateRecord, QuestionRecord, records_to_table
+from eval.sweep.store import DamagedPart, RunStore
 from pipelines.contracts import SkippedTask
 
 
@@ -32,14 +36,37 @@ def test_parts_are_read_back_in_benchmark_order(tmp_path: Path):
     assert frame.get_column("candidates").to_list()[0][0]["producer"] == "p"
 
 
-def test_first_row_wins_when_a_question_appears_twice(tmp_path: Path):
+def test_the_last_row_written_wins_when_a_question_appears_more_than_once(tmp_path: Path):
     store = RunStore.open(tmp_path, identity={})
-    store.write_part([record(0, "SELECT 'first'")])
-    store.write_part([record(0, "SELECT 'second'"), record(1)])
+    for k in range(12):  # parts once sorted by a random uuid: any of the twelve could win
+        store.write_part([record(0, f"SELECT {k}"), record(k + 1)])
     frame = store.read()
-    assert frame.height == 2
-    # parts sort by name (random), so only assert one of them survived, once
-    assert frame.filter(frame["task_id"] == "t:0").height == 1
+    assert frame.height == 13
+    assert frame.filter(frame["task_id"] == "t:0").get_column("sql").to_list() == ["SELECT 11"]
+    assert [p.name.split("-")[1] for p in store.parts()] == [f"{k:08d}" for k in range(1, 13)]
+    assert store.compact().filter(pl.col("task_id") == "t:0").get_column("sql").to_list() == ["SELECT 11"]
+    store.write_part([record(0, "SELECT 'after compaction'")])  # parts are newer than predictions
+    assert store.read().get_column("sql").to_list()[0] == "SELECT 'after compaction'"
+
+
+def test_a_crash_between_compaction_and_part_removal_reads_the_same_rows(tmp_path: Path):
+    store = RunStore.open(tmp_path, identity={})
+    for k in range(4):
+        store.write_part([record(0, f"SELECT {k}"), record(k + 1, f"SELECT {k}")])
+    saved = {p.name: p.read_bytes() for p in store.parts()}
+    expected = store.compact()
+    for name in sorted(saved)[2:]:  # parts are removed oldest first: the newest two were left
+        (store.parts_dir / name).write_bytes(saved[name])
+    assert store.read().equals(expected)
+
+
+def test_parts_of_older_run_directories_count_as_written_first(tmp_path: Path):
+    store = RunStore.open(tmp_path, identity={})
+    store.write_part([record(0, "SELECT 'numbered'")])
+    legacy = store.parts_dir / "part-ffffffffffffffffffffffffffffffff.parquet"
+    pq.write_table(records_to_table([record(0, "SELECT 'legacy'")]), legacy)
+    assert store.parts()[0] == legacy
+    assert store.read().get_column("sql").to_list() == ["SELECT 'numbered'"]
 
 
 def test_compact_folds_parts_and_keeps_resume_information(tmp_path: Path):
@@ -76,3 +103,90 @@ def test_skipped_questions_round_trip(tmp_path: Path):
     skipped = [SkippedTask(task_id="s:1", db_id="wta_1", reason="database file missing")]
     store.write_skipped(skipped)
     assert store.read_skipped() == skipped
+
+
+# --- one writer, durable parts, damaged parts ---------------------------------------------------
+
+HOLD_LOCK = """
+import sys, time
+from eval.sweep.store import DamagedPart, RunStore
+store = RunStore.open(sys.argv[1], identity={})
+print("open", flush=True)
+sys.stdin.read()  # hold the run directory until the test closes stdin
+"""
+
+
+def test_a_second_process_writing_the_run_dir_gets_a_clear_error(tmp_path: Path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        with pytest.raises(RunDirLocked, match=rf"in use by another run \(pid {holder.pid} on .*\); wait"):
+            RunStore.open(tmp_path, identity={})
+    finally:
+        holder.communicate("", timeout=60)
+    with RunStore.open(tmp_path, identity={}) as store:  # the holder exited: the lock is free
+        store.write_part([record(0)])
+
+
+def test_stores_of_one_process_share_the_lock_and_closing_releases_it(tmp_path: Path):
+    import eval.sweep.store as store_module
+
+    first = RunStore.open(tmp_path, identity={})
+    second = RunStore.open(tmp_path, identity={})  # the driver and a reader in one process
+    key = str(tmp_path.resolve())
+    assert store_module._held[key][1] == 2
+    second.close()
+    second.close()  # closing twice counts once
+    assert store_module._held[key][1] == 1
+    with pytest.raises(RunDirConflict):
+        RunStore.open(tmp_path, identity={"config_hash": "other"})
+    assert store_module._held[key][1] == 1  # a refused open gives its share back
+    first.close()
+    assert key not in store_module._held
+
+
+def test_parts_and_their_directory_are_fsynced(tmp_path: Path, monkeypatch):
+    import eval.sweep.store as store_module
+
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def spy(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(store_module.os, "fsync", spy)
+    store = RunStore.open(tmp_path, identity={})
+    part = store.write_part([record(0)])
+    assert any(Path(s).name.endswith(part.name) and ".tmp-" in s for s in synced)  # the data, before the rename
+    assert synced[-1] == str(store.parts_dir.resolve())  # the rename itself
+    synced.clear()
+    store.compact()
+    assert str(tmp_path.resolve()) in synced and str(store.parts_dir.resolve()) in synced
+
+
+def test_a_truncated_part_is_set_aside_with_a_warning_and_its_questions_rerun(tmp_path: Path):
+    store = RunStore.open(tmp_path, identity={})
+    damaged = store.write_part([record(0), record(1)])
+    store.write_part([record(2)])
+    damaged.write_bytes(damaged.read_bytes()[: damaged.stat().st_size // 2])  # a copy cut short
+    with pytest.warns(DamagedPart, match="unreadable.*run again"):
+        assert store.finished_ids() == {"t:2"}
+    assert not damaged.exists()
+    assert [p.name.endswith(damaged.name) for p in (tmp_path / "damaged").iterdir()] == [True]
+    store.write_part([record(0), record(1)])  # the rerun answers them again
+    assert store.compact().get_column("task_id").to_list() == ["t:0", "t:1", "t:2"]
+
+
+def test_an_empty_predictions_file_does_not_block_a_resume(tmp_path: Path):
+    store = RunStore.open(tmp_path, identity={})
+    store.write_part([record(0)])
+    store.compact()
+    store.predictions_path.write_bytes(b"")
+    with pytest.warns(DamagedPart):
+        assert store.finished_ids() == set()
+    store.write_part([record(0)])
+    assert store.compact().height == 1
