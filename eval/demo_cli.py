@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0
     overrides = list(merge(["experiment=demo"], argv))
-    code = run_cli.main(overrides)
+    code = run_cli.main(overrides, prog="scale-analytics demo")
     if code == 0:
         uri = load_config(overrides).experiment.tracking_uri
         print(f"Browse the runs: mlflow ui --backend-store-uri {uri}")

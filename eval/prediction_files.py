@@ -7,14 +7,16 @@ position in the benchmark's question file, as in task ids ``<prefix>:<index>``.
 format     file
 =========  ================================================================================
 ``jsonl``  one ``{"task_id": "spider_dev:3", "sql": ...}`` or ``{"index": 3, "sql": ...}``
-           per line
+           per line, optionally with ``"db_id"``
 ``spider`` line i is the SQL for question i, optionally followed by ``<TAB>db_id``
 ``bird``   ``{"0": "SQL\\t----- bird -----\\tdb_id", ...}``, keys are question positions
 =========  ================================================================================
 
 The Spider and BIRD files are positional over the whole question file, as the official dev
 files are; use JSONL for subsets. A ``db_id`` given in the file must match the question's,
-which catches misaligned files.
+which catches misaligned files. ``check_complete`` refuses a file that does not answer every
+question scored (a Spider file whose line count is not the question file's, a JSONL or BIRD
+file missing some): a short or shifted file would otherwise score quietly wrong.
 
 Writing (``export_official``) produces what the official scripts take for the loaded tasks:
 predictions plus a gold file aligned line by line (and BIRD's difficulty file), so a subset
@@ -42,11 +44,16 @@ def read_predictions(
 ) -> dict[int, str]:
     """``{question index: sql}`` from a predictions file, checked against the benchmark."""
     if not path.is_file():
-        raise PredictionsFormatError(f"predictions file not found: {path}")
-    text = path.read_text(encoding="utf-8")
+        raise PredictionsFormatError(
+            f"predictions file not found: {path}" if not path.exists() else f"{path} is not a file"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise PredictionsFormatError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     db_ids = _db_ids_by_index(benchmark)
     if fmt == "jsonl":
-        return _read_jsonl(text, path, benchmark)
+        return _read_jsonl(text, path, benchmark, db_ids)
     if fmt == "spider":
         return _read_spider(text, path, benchmark, db_ids)
     if fmt == "bird":
@@ -90,7 +97,36 @@ def _put(out: dict[int, str], index: int, sql: str, where: str) -> None:
     out[index] = sql
 
 
-def _read_jsonl(text: str, path: Path, benchmark: LoadedBenchmark) -> dict[int, str]:
+def check_complete(
+    path: Path, fmt: PredictionsFormat, predictions: Mapping[int, str], benchmark: LoadedBenchmark
+) -> None:
+    """Refuse a predictions file that does not cover ``benchmark``'s questions.
+
+    Spider files are positional: one line per question of the question file, so a missing or
+    extra line (a shifted file) shows in the count. JSONL and BIRD files must name every loaded
+    task. ``score --partial`` skips this check and scores only the questions a file answers.
+    """
+    if fmt == "spider":
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines != benchmark.total_questions:
+            raise PredictionsFormatError(
+                f"{path}: {lines} lines for the {benchmark.total_questions} questions of "
+                f"{benchmark.questions_file} (one line per question; is a line missing?); "
+                "--partial scores it anyway"
+            )
+        return
+    missing = [t.task_id for t in benchmark.tasks if task_index(t.task_id) not in predictions]
+    if missing:
+        shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+        raise PredictionsFormatError(
+            f"{path}: no prediction for {len(missing)} of the {len(benchmark.tasks)} questions "
+            f"({shown}); --partial scores only the questions it answers"
+        )
+
+
+def _read_jsonl(
+    text: str, path: Path, benchmark: LoadedBenchmark, db_ids: dict[int, str]
+) -> dict[int, str]:
     out: dict[int, str] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -105,7 +141,12 @@ def _read_jsonl(text: str, path: Path, benchmark: LoadedBenchmark) -> dict[int, 
         key = record.get("task_id", record.get("index"))
         if key is None:
             raise PredictionsFormatError(f"{where}: needs 'task_id' or 'index'")
-        _put(out, resolve_key(key, benchmark), record["sql"], where)
+        index = resolve_key(key, benchmark)
+        db_id = record.get("db_id")
+        if db_id is not None and not isinstance(db_id, str):
+            raise PredictionsFormatError(f"{where}: 'db_id' is not a string")
+        _check_db(db_id, index, db_ids, where)
+        _put(out, index, record["sql"], where)
     return out
 
 

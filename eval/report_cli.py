@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hydra.errors import HydraException
+from mlflow.exceptions import MlflowException
 from omegaconf import OmegaConf
 from rich.console import Console
 from rich.table import Table
@@ -20,6 +20,7 @@ from rich.table import Table
 from eval.errors import EvalError
 from eval.report import ablation_table, write_experiment_report
 from eval.tracking import experiment_runs
+from pipelines.cli_errors import fail, user_errors
 from pipelines.config import load_config
 
 
@@ -35,14 +36,13 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config([a for a in argv if "=" in a])
         runs = experiment_runs(str(cfg.experiment.tracking_uri), experiment)
         if runs.is_empty():
-            console.print(f"[red]experiment {experiment!r} has no finished runs[/]")
+            print(f"scale-analytics report: experiment {experiment!r} has no finished runs", file=sys.stderr)
             return 2
         baseline = OmegaConf.select(cfg, "experiment.baseline") or "full"
         table = ablation_table(runs, baseline=baseline)
         files = write_experiment_report(table, Path(cfg.paths.runs) / experiment / "report", experiment)
-    except (EvalError, HydraException) as exc:
-        console.print(f"[red]scale-analytics report: {type(exc).__name__}: {exc}[/]")
-        return 2
+    except (EvalError, MlflowException, *user_errors()) as exc:  # e.g. a tracking URI that names no store
+        return fail("scale-analytics report", exc)
     shown = Table(title=f"{experiment}: {table.height} configurations")
     for column in table.columns:
         shown.add_column(column, justify="left" if column == "configuration" else "right")

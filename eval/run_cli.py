@@ -25,6 +25,7 @@ from eval.sweep.config import SweepConfig
 from eval.sweep.errors import SweepInterrupted
 from eval.sweep.session import ray_session
 from models.errors import ModelError
+from pipelines.cli_errors import fail, user_errors
 from pipelines.config import load_config
 
 EXIT_INTERRUPTED = 130
@@ -86,7 +87,7 @@ def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
         console.print(f"  MLflow  {o.tracked.tracking_uri}  run {o.tracked.run_id}  artifacts {o.tracked.artifact_uri}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "scale-analytics eval") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__)
@@ -98,14 +99,13 @@ def main(argv: list[str] | None = None) -> int:
         configurations = expand(overrides, load_config, multirun=multirun)
         outcomes = run_all(configurations, console)
     except SweepInterrupted as exc:
-        console.print(f"[yellow]{exc}[/]")
+        print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted; finished questions are saved; rerun the same command to resume[/]")
+        print(f"{prog}: interrupted; finished questions are saved; rerun the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except (EvalError, HydraException, ModelError) as exc:
-        console.print(f"[red]scale-analytics eval: {type(exc).__name__}: {exc}[/]")
-        return 2
+    except (EvalError, HydraException, ModelError, *user_errors()) as exc:  # bad input: one line on stderr
+        return fail(prog, exc)
     print_summary(outcomes, console)
     if len(outcomes) > 1:
         experiment = load_config(configurations[0].overrides).experiment.name

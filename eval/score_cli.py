@@ -2,10 +2,15 @@
 
     scale-analytics score --benchmark spider --data ../shared/benchmarks/spider \\
         --predictions preds.jsonl [--format jsonl|spider|bird] [--out report.json] [--workers N]
+        [--partial]
 
 Prints EX under BIRD (set) and Spider (bag, order if ORDER BY) semantics, overall and per
 difficulty, plus skipped questions and failing gold queries; ``--out`` gets the full report
-with one verdict per question. Exit code 0 on success, 2 on bad input.
+with one verdict per question. A predictions file must answer every question (a Spider file
+has one line per question; a database id it names must be the question's): a short, empty or
+shifted file is refused, and ``--partial`` scores only the questions it answers, saying so.
+``--out`` is checked before scoring. Exit code 0 on success, 2 on bad input (one line on
+stderr), 1 when the report could not be written.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from eval.errors import EvalError
+from eval.errors import EvalError, PredictionsFormatError
 from eval.loaders import BenchmarkSpec, load_benchmark
 from eval.metrics import DEFAULT_ITERATIONS
-from eval.prediction_files import read_predictions
+from eval.prediction_files import check_complete, read_predictions
 from eval.scoring import BIRD_TIMEOUT_S, ScoreReport, score_predictions
+from pipelines.cli_errors import fail, user_errors
 
 # --benchmark choice -> the conf/benchmark config it starts from
 BENCHMARK_CONFIGS = {"spider": "spider_dev", "bird": "bird_minidev", "demo": "demo"}
@@ -37,6 +43,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--predictions", type=Path, required=True)
     parser.add_argument("--format", choices=("jsonl", "spider", "bird"), default="jsonl")
     parser.add_argument("--out", type=Path, help="write the full report (JSON) here")
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help="score only the questions the file answers (default: refuse a file that misses some)",
+    )
     parser.add_argument("--split", help="question split, e.g. dev / train / mini_dev")
     parser.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1))
     parser.add_argument("--timeout", type=float, default=BIRD_TIMEOUT_S, help="seconds per query")
@@ -57,24 +68,54 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     console = Console(width=None if sys.stdout.isatty() else 200)  # logs and pipes: no 80-column wrap
     try:
+        if args.out:
+            _check_writable(args.out)
         benchmark = load_benchmark(_spec(args))
         predictions = read_predictions(args.predictions, args.format, benchmark)
+        if not predictions:
+            raise PredictionsFormatError(f"{args.predictions}: no predictions in the file")
+        if not args.partial:
+            check_complete(args.predictions, args.format, predictions, benchmark)
         report = score_predictions(
             benchmark,
             predictions,
             workers=args.workers,
             sandbox_timeout_s=args.timeout,
             ves_iterations=args.ves,
+            partial=args.partial,
         )
-    except (EvalError, ValueError) as exc:
-        print(f"scale-analytics score: {exc}", file=sys.stderr)
-        return 2
+    except (EvalError, ValueError, *user_errors()) as exc:
+        return fail("scale-analytics score", exc)
     _print(console, report)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        try:
+            _write_report(args.out, report)
+        except OSError as exc:
+            print(f"scale-analytics score: could not write --out {args.out}: {exc}", file=sys.stderr)
+            return 1
         console.print(f"report: {args.out}")
     return 0
+
+
+def _check_writable(out: Path) -> None:
+    """Fail before scoring (minutes on a full benchmark), not after it: open ``out`` for writing."""
+    try:
+        if out.is_dir():
+            raise IsADirectoryError(21, "is a directory")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        existed = out.exists()
+        with out.open("a", encoding="utf-8"):
+            pass
+        if not existed:
+            out.unlink()
+    except OSError as exc:
+        raise OSError(f"cannot write --out {out}: {exc.strerror or exc}") from None
+
+
+def _write_report(out: Path, report: ScoreReport) -> None:
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    os.replace(tmp, out)
 
 
 def _spec(args: argparse.Namespace) -> BenchmarkSpec:
@@ -109,6 +150,13 @@ def _print(console: Console, report: ScoreReport) -> None:
             *row, end_section=group is report.by_difficulty[-1] if report.by_difficulty else False
         )
     console.print(table)
+    if report.partial:
+        console.print(
+            f"PARTIAL: --partial scored the {len(report.verdicts)} questions the file answers; "
+            f"{report.left_out} without a prediction are in no EX above",
+            style="bold yellow",
+            highlight=False,
+        )
     errors = sum(
         v.error is not None and v.sql is not None and v.gold_error is None for v in report.verdicts
     )

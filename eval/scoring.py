@@ -6,7 +6,9 @@
         ──► ScoreReport: overall and per-difficulty EX under both semantics (+ R-VES)
 
 A question whose gold query fails is reported in ``gold_failures`` and left out of every
-EX denominator; a task with no prediction counts as wrong (``error="no prediction"``).
+EX denominator; a task with no prediction counts as wrong (``error="no prediction"``), unless
+``partial`` asks to score only the tasks that have one (the report says so: ``partial``,
+``left_out``).
 
     >>> preds = {"spider_dev:0": "SELECT count(*) FROM singer"}
     >>> report = score_predictions(bench, preds, workers=2)
@@ -75,8 +77,10 @@ class ScoreReport(Frozen):
     gold_failures: tuple[QuestionVerdict, ...]
     missing_predictions: int
     ignored_predictions: int  # predictions for questions outside the loaded tasks
+    partial: bool = False  # only the tasks with a prediction were scored
+    left_out: int = 0  # partial: loaded tasks without a prediction, in no EX denominator
     skipped: tuple[SkippedTask, ...]  # questions whose database is missing
-    verdicts: tuple[QuestionVerdict, ...]  # every loaded task, in task order
+    verdicts: tuple[QuestionVerdict, ...]  # every scored task (every loaded one unless partial), in task order
     workers: int
     wall_s: float = Field(ge=0)
 
@@ -107,12 +111,14 @@ def score_predictions(
     workers: int = 1,
     sandbox_timeout_s: float = BIRD_TIMEOUT_S,
     ves_iterations: int = 0,
+    partial: bool = False,
 ) -> ScoreReport:
     """Execute every task's gold and predicted SQL and score them under both EX semantics.
 
     ``predictions`` keys are task ids (``"spider_dev:3"``) or question indexes (``3`` / ``"3"``).
     ``workers > 1`` runs questions in a process pool, each worker with its own Sandbox;
-    ``ves_iterations > 0`` also times correct predictions for R-VES.
+    ``ves_iterations > 0`` also times correct predictions for R-VES; ``partial`` scores only
+    the tasks that have a prediction.
     """
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
@@ -120,6 +126,7 @@ def score_predictions(
         raise ValueError(f"ves_iterations must be >= 0, got {ves_iterations}")
     by_index = {resolve_key(key, benchmark): sql for key, sql in predictions.items()}
     task_indexes = {task_index(t.task_id) for t in benchmark.tasks}
+    tasks = [t for t in benchmark.tasks if not partial or task_index(t.task_id) in by_index]
     jobs = [
         _Job(
             task_id=t.task_id,
@@ -129,7 +136,7 @@ def score_predictions(
             timeout_s=sandbox_timeout_s,
             ves_iterations=ves_iterations,
         )
-        for t in benchmark.tasks
+        for t in tasks
     ]
     started = time.perf_counter()
     outcomes = _run(jobs, workers, sandbox_timeout_s)
@@ -144,7 +151,7 @@ def score_predictions(
             sql=job.pred_sql,
             **outcome.model_dump(exclude={"task_id"}),
         )
-        for task, job, outcome in zip(benchmark.tasks, jobs, outcomes, strict=True)
+        for task, job, outcome in zip(tasks, jobs, outcomes, strict=True)
     )
     counted = [v for v in verdicts if v.gold_error is None]
     groups: dict[str, list[QuestionVerdict]] = defaultdict(list)
@@ -164,6 +171,8 @@ def score_predictions(
         gold_failures=tuple(v for v in verdicts if v.gold_error is not None),
         missing_predictions=sum(job.pred_sql is None for job in jobs),
         ignored_predictions=len(set(by_index) - task_indexes),
+        partial=partial,
+        left_out=len(benchmark.tasks) - len(tasks),
         skipped=benchmark.skipped,
         verdicts=verdicts,
         workers=workers,

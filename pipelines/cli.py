@@ -3,6 +3,9 @@
 Subcommands take Hydra overrides as positional ``key=value`` arguments, e.g.
 ``scale-analytics eval benchmark=spider_dev benchmark.limit=50``. Each handler is imported
 lazily so ``scale-analytics models pull`` does not pay for Ray or torch.
+
+Bad input (an override Hydra rejects, a missing file, an unreadable one) ends any subcommand
+with one line on stderr and exit code 2 (``pipelines.cli_errors``); Ctrl-C with exit code 130.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import sys
 # Before any subcommand imports lancedb: 0.40 logs a deprecation warning from the Rust core for
 # every hybrid search (its sub-queries' score columns), dozens of lines per question.
 os.environ.setdefault("LANCEDB_LOG", "error")
+
+EXIT_INTERRUPTED = 130
 
 # subcommand -> ("module:function", one-line help). Handlers take argv (list[str]) -> int.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -52,7 +57,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"scale-analytics: subcommand {name!r} is not available yet", file=sys.stderr)
             return 2
         raise
-    return int(getattr(module, func_name)(rest) or 0)
+    from pipelines.cli_errors import fail, user_errors
+
+    try:
+        return int(getattr(module, func_name)(rest) or 0)
+    except KeyboardInterrupt:
+        print(f"scale-analytics {name}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except user_errors() as exc:
+        return fail(f"scale-analytics {name}", exc)
 
 
 if __name__ == "__main__":

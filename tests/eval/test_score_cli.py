@@ -17,6 +17,9 @@ SPIDER_LINES = [
     "SELECT age, name FROM singer WHERE age > 26",
 ]
 
+# One line per question of the file (6 on `music`, 1 on a missing database): blank = no prediction.
+FULL_SPIDER_LINES = SPIDER_LINES + ["", "", ""]
+
 
 def _run(capsys, *argv: str) -> tuple[int, str]:
     code = main(list(argv))
@@ -32,22 +35,15 @@ def test_jsonl_predictions_with_report(tiny_spider, tmp_path, capsys):
         + "\n\n"
     )
     out_file = tmp_path / "out" / "report.json"
-    code, out = _run(
-        capsys,
-        "--benchmark",
-        "spider",
-        "--data",
-        str(tiny_spider),
-        "--predictions",
-        str(preds),
-        "--out",
-        str(out_file),
-        "--workers",
-        "1",
-    )
+    argv = ["--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
+            "--out", str(out_file), "--workers", "1"]
+    assert main(argv) == 2 and not out_file.exists()  # 4 of the 6 questions have no prediction
+    assert "no prediction for 4 of the 6 questions" in capsys.readouterr().err
+    code, out = _run(capsys, *argv, "--partial")
     assert code == 0
     assert "EX (BIRD, set)" in out and "EX (Spider, bag)" in out
-    assert "skipped (no database) 1" in out and "gold failures 1" in out
+    assert "PARTIAL" in out and "4 without a prediction" in out
+    assert "skipped (no database) 1" in out and "gold failures 0" in out
     report = json.loads(out_file.read_text())
     verdicts = {v["index"]: v for v in report["verdicts"]}
     assert (
@@ -56,13 +52,13 @@ def test_jsonl_predictions_with_report(tiny_spider, tmp_path, capsys):
         and verdicts[0]["task_id"] == "spider_dev:0"
     )
     assert not verdicts[1]["ex_bird"] and "nme" in verdicts[1]["error"]
-    assert report["missing_predictions"] == 4
-    assert report["overall"]["ex_bird"] == pytest.approx(1 / 5)
+    assert (report["partial"], report["left_out"], report["missing_predictions"]) == (True, 4, 0)
+    assert report["overall"]["ex_bird"] == pytest.approx(1 / 2)
 
 
 def test_spider_format_is_positional(tiny_spider, tmp_path, capsys):
     preds = tmp_path / "pred.txt"
-    preds.write_text("\n".join(SPIDER_LINES) + "\n")
+    preds.write_text("\n".join(FULL_SPIDER_LINES) + "\n")
     out_file = tmp_path / "report.json"
     code, _ = _run(
         capsys,
@@ -99,7 +95,7 @@ def test_bird_format_through_the_dispatcher(tiny_bird, tmp_path, capsys):
         json.dumps(
             {
                 str(i): f"{line.split(chr(9))[0]}\t----- bird -----\tmusic"
-                for i, line in enumerate(SPIDER_LINES)
+                for i, line in enumerate(SPIDER_LINES + ["SELECT 0", "SELECT 0"])
             }
         )
     )
@@ -157,7 +153,7 @@ def test_misaligned_file_and_missing_data_exit_2(tiny_spider, tmp_path, capsys):
 
 def test_r_ves_column_on_request(tiny_spider, tmp_path, capsys):
     preds = tmp_path / "pred.txt"
-    preds.write_text("\n".join(SPIDER_LINES) + "\n")
+    preds.write_text("\n".join(FULL_SPIDER_LINES) + "\n")
     code, out = _run(
         capsys,
         "--benchmark",
@@ -174,3 +170,108 @@ def test_r_ves_column_on_request(tiny_spider, tmp_path, capsys):
         "2",
     )
     assert code == 0 and "R-VES" in out
+
+
+# --- refused inputs: one line on stderr, exit 2, nothing scored ---------------------------------
+
+
+def _refused(capsys, *argv: str) -> str:
+    code = dispatcher(["score", *argv])
+    printed = capsys.readouterr()
+    assert code == 2 and "Traceback" not in printed.err + printed.out
+    lines = printed.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("scale-analytics score: "), printed.err
+    return lines[0]
+
+
+@pytest.fixture
+def no_scoring(monkeypatch):
+    """Refusals happen before any query runs."""
+    import eval.score_cli
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("scored although the input was refused")
+
+    monkeypatch.setattr(eval.score_cli, "score_predictions", refuse)
+
+
+def test_a_short_or_shifted_spider_file_is_refused_unless_partial(tiny_spider, tmp_path, capsys, no_scoring):
+    preds = tmp_path / "pred.txt"
+    args = ["--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds), "--format", "spider"]
+    preds.write_text("\n".join(SPIDER_LINES) + "\n")  # 4 lines for 7 questions
+    assert "4 lines for the 7 questions" in _refused(capsys, *args)
+    preds.write_text("\n".join(FULL_SPIDER_LINES[1:]) + "\n")  # a line lost: every answer shifted
+    assert "6 lines for the 7 questions" in _refused(capsys, *args)
+    preds.write_text("\n".join(["SELECT 1", *FULL_SPIDER_LINES]) + "\n")  # a line too many
+    assert "8 lines for 7 questions" in _refused(capsys, *args, "--partial")
+
+
+def test_a_shifted_file_with_database_ids_is_refused(tiny_spider, tmp_path, capsys, no_scoring):
+    preds = tmp_path / "pred.txt"
+    lines = [f"SELECT {i}\t{'absent_db' if i == 6 else 'music'}" for i in range(7)]
+    preds.write_text("\n".join(["SELECT 1\tmusic", *lines[:-1]]) + "\n")  # same length, one down
+    line = _refused(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
+                    "--format", "spider")
+    assert "names database 'music' but question 6 is on 'absent_db'" in line
+
+
+def test_a_spider_file_naming_the_wrong_databases_is_refused(tiny_spider, tmp_path, capsys, no_scoring):
+    preds = tmp_path / "pred.txt"
+    preds.write_text("".join(f"SELECT 1\t{'absent_db' if i == 2 else 'music'}\n" for i in range(7)))
+    line = _refused(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
+                    "--format", "spider")
+    assert "names database 'absent_db' but question 2 is on 'music'" in line
+
+
+def test_an_empty_file_is_refused_even_with_partial(tiny_spider, tmp_path, capsys, no_scoring):
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("")
+    line = _refused(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
+                    "--partial")
+    assert "no predictions" in line
+
+
+def test_jsonl_database_ids_are_checked(tiny_spider, tmp_path, capsys, no_scoring):
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(json.dumps({"index": 0, "sql": "SELECT 1", "db_id": "concert_singer"}) + "\n")
+    line = _refused(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
+                    "--partial")
+    assert "names database 'concert_singer' but question 0 is on 'music'" in line
+
+
+@pytest.mark.parametrize("where", ["under_a_file", "a_directory"])
+def test_an_unwritable_out_is_refused_before_scoring(tiny_spider, tmp_path, capsys, no_scoring, where):
+    preds = tmp_path / "pred.txt"
+    preds.write_text("\n".join(FULL_SPIDER_LINES) + "\n")
+    (tmp_path / "a_file").write_text("x")
+    out = tmp_path / "a_file" / "report.json" if where == "under_a_file" else tmp_path
+    line = _refused(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
+                    "--format", "spider", "--out", str(out))
+    assert f"cannot write --out {out}" in line
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--predictions", "{tmp}/nope.jsonl"],  # a missing file
+        ["--predictions", "{tmp}"],  # a directory
+        ["--predictions", "{tmp}/binary.jsonl"],  # not text
+        ["--predictions", "{tmp}/pred.txt", "--data", "{tmp}/nowhere"],  # a missing benchmark
+        ["--predictions", "{tmp}/pred.txt", "--split", "no_such_split"],
+    ],
+)
+def test_bad_paths_and_files_are_one_line(tiny_spider, tmp_path, capsys, argv):
+    (tmp_path / "binary.jsonl").write_bytes(b"\xff\xfe\x00 not utf-8")
+    (tmp_path / "pred.txt").write_text("\n".join(FULL_SPIDER_LINES) + "\n")
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    if "--data" not in argv:
+        argv += ["--data", str(tiny_spider)]
+    _refused(capsys, "--benchmark", "spider", *argv)
+
+
+def test_partial_scores_a_short_spider_file_and_says_so(tiny_spider, tmp_path, capsys):
+    preds = tmp_path / "pred.txt"
+    preds.write_text("\n".join(SPIDER_LINES) + "\n")
+    code, out = _run(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
+                     "--format", "spider", "--partial", "--workers", "1")
+    assert code == 0 and "PARTIAL: --partial scored the 4 questions the file answers; 2 without" in out
