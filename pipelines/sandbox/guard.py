@@ -5,10 +5,14 @@
         ──► the parsed expression
 
 A string sqlglot cannot parse is screened token by token (statement head, second statement,
-write keywords, blocked function calls) and, if nothing is suspicious, handed back as a
-``sqlglot.errors.ParseError``: the caller lets the engine report it as an ordinary SQL error.
-The engine layer is read-only on its own (see ``sqlite.py`` / ``duckdb.py``), so the guard is
-the first wall, not the only one.
+write keywords, blocked function calls) so that a violation is named as such; otherwise it
+comes back as ``sqlglot.errors.ParseError``. The sandbox fails closed on that: it never runs
+a string the guard could not parse (it asks the engine's parser, without running anything,
+only to tell a syntax error from a refusal). The engines are read-only on their own and
+DuckDB re-checks the statement with its own parser (see ``sqlite.py`` / ``duckdb.py``), so
+the guard is the first wall, not the only one.
+
+``ApprovalCache`` remembers admitted strings, bounded in bytes, for the sandbox.
 
 Example::
 
@@ -23,7 +27,8 @@ Example::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
 
 import sqlglot
 from sqlglot import exp
@@ -33,6 +38,13 @@ from sqlglot.tokens import Token, TokenType
 
 from pipelines.sandbox.engine import statement_keyword
 from pipelines.sandbox.errors import ReadOnlyViolation
+from pipelines.sandbox.rules import (  # noqa: F401  (re-exported)
+    DIALECT_RULES,
+    DialectRules,
+    is_blocked_function,
+    is_blocked_name,
+    rules_for,
+)
 
 # Statement roots that are one read query.
 _READ_ROOTS = (exp.Select, exp.SetOperation, exp.Values)
@@ -79,51 +91,6 @@ _FORBIDDEN_NODES: tuple[tuple[type[exp.Expression], str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class DialectRules:
-    """What one engine can reach beyond its database file, by function name (lower case)."""
-
-    blocked_functions: frozenset[str]
-    blocked_prefixes: tuple[str, ...] = ()
-    blocked_suffixes: tuple[str, ...] = ()
-    # DuckDB "replacement scans" read a file named in FROM: ``FROM 'data.csv'``.
-    quoted_paths_are_files: bool = False
-
-
-# Functions that touch files, extensions, the environment, secrets or sequences, or run SQL
-# from a string (which would bypass this guard). Refused in every dialect: a name that does not
-# exist in an engine costs nothing to refuse.
-# fmt: off
-_COMMON_BLOCKED = frozenset(
-    {
-        "load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "fsdir", "lsdir",
-        "zipfile", "sqlite_dbpage", "sqlite_dbdata", "sqlite_dbptr", "sha3_query", "eval",
-        "read_csv", "read_csv_auto", "read_parquet", "read_json", "read_json_auto",
-        "read_json_objects", "read_json_objects_auto", "read_ndjson", "read_ndjson_auto",
-        "read_ndjson_objects", "read_text", "read_blob", "read_xlsx", "parquet_scan",
-        "parquet_metadata", "parquet_schema", "parquet_file_metadata", "parquet_kv_metadata",
-        "sniff_csv", "query", "query_table", "getenv", "duckdb_secrets", "which_secret",
-        "load_aws_credentials", "nextval", "setval", "sqlite_attach", "postgres_attach",
-        "mysql_attach", "checkpoint", "force_checkpoint", "st_read", "st_readosm",
-        "iceberg_metadata", "iceberg_snapshots", "delta_scan",
-    }
-)
-# fmt: on
-
-DIALECT_RULES: dict[str, DialectRules] = {
-    "sqlite": DialectRules(
-        blocked_functions=_COMMON_BLOCKED,
-        blocked_prefixes=("shell_", "sqlar_", "read_"),
-    ),
-    "duckdb": DialectRules(
-        # glob() lists files in DuckDB; in SQLite it is the harmless GLOB string match.
-        blocked_functions=_COMMON_BLOCKED | {"glob"},
-        blocked_prefixes=("read_",),
-        blocked_suffixes=("_scan", "_query"),
-        quoted_paths_are_files=True,
-    ),
-}
-
 _FILE_LIKE = re.compile(
     r"[/\\]|://|\.(csv|tsv|txt|json|jsonl|ndjson|parquet|arrow|xlsx|db|duckdb|sqlite|gz|zst)$",
     re.IGNORECASE,
@@ -149,21 +116,13 @@ _WRITE_TOKENS = {
 # fmt: on
 
 
-def rules_for(dialect: str) -> DialectRules:
-    try:
-        return DIALECT_RULES[dialect]
-    except KeyError:
-        raise ValueError(
-            f"no sandbox rules for dialect {dialect!r}; known: {sorted(DIALECT_RULES)}"
-        ) from None
-
-
 def check_read_only(sql: str, dialect: str) -> exp.Expression:
     """Return the parsed statement if ``sql`` is exactly one read query; else raise.
 
     Raises ``ReadOnlyViolation`` for anything that is not one read query, and
     ``sqlglot.errors.ParseError`` when sqlglot cannot parse a string that shows no sign of
-    being more than a read query (or contains no statement at all).
+    being more than a read query (or contains no statement at all). A string that raised
+    ``ParseError`` was not checked: never run it.
     """
     rules = rules_for(dialect)
     try:
@@ -190,7 +149,7 @@ def _check_node(node: exp.Expression, rules: DialectRules) -> None:
             raise ReadOnlyViolation(name or _command_name(node))
     if isinstance(node, exp.Func):
         for name in _function_names(node):
-            if _is_blocked_function(name, rules):
+            if is_blocked_name(name, rules):
                 raise ReadOnlyViolation(f"function {name}()", "it reaches outside the database")
     if rules.quoted_paths_are_files and isinstance(node, exp.Table):
         target = node.this
@@ -202,19 +161,6 @@ def _function_names(node: exp.Func) -> set[str]:
     if isinstance(node, exp.Anonymous):
         return {node.name.lower()}
     return {name.lower() for name in node.sql_names()}
-
-
-def is_blocked_function(name: str, dialect: str) -> bool:
-    """Whether the guard refuses a call to ``name`` (any case) in ``dialect``."""
-    return _is_blocked_function(name.lower(), rules_for(dialect))
-
-
-def _is_blocked_function(name: str, rules: DialectRules) -> bool:
-    return (
-        name in rules.blocked_functions
-        or name.startswith(rules.blocked_prefixes)
-        or name.endswith(rules.blocked_suffixes)
-    )
 
 
 def _command_name(node: exp.Expression) -> str:
@@ -233,7 +179,7 @@ def _screen_tokens(sql: str, dialect: str, rules: DialectRules) -> None:
     try:
         tokens: list[Token] = Dialect.get_or_raise(dialect).tokenize(sql)
     except (SqlglotError, RecursionError):
-        return  # not even tokens: the engine cannot run it either, and it is read-only anyway
+        return  # not even tokens: the caller refuses it (fail closed)
     if not tokens:
         return
     if tokens[0].text.upper() in _STATEMENT_HEADS:
@@ -247,8 +193,58 @@ def _screen_tokens(sql: str, dialect: str, rules: DialectRules) -> None:
         if (
             following is not None
             and following.token_type == TokenType.L_PAREN
-            and _is_blocked_function(token.text.lower(), rules)
+            and is_blocked_name(token.text.lower(), rules)
         ):
             raise ReadOnlyViolation(
                 f"function {token.text.lower()}()", "it reaches outside the database"
             )
+
+
+class ApprovalCache:
+    """Strings the guard admitted, per dialect, least recently used first out.
+
+    Bounded in bytes (the SQL text is what takes room): ``max_bytes`` in all, and a string
+    longer than ``max_entry_bytes`` is never kept. Only admissions are kept, so a refused
+    string is examined again every time. Thread-safe.
+    """
+
+    def __init__(self, max_bytes: int = 8 << 20, max_entry_bytes: int = 64 << 10) -> None:
+        self.max_bytes = max_bytes
+        self.max_entry_bytes = max_entry_bytes
+        self._entries: OrderedDict[tuple[str, str], int] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return True
+            return False
+
+    def add(self, sql: str, dialect: str) -> None:
+        size = len(sql) + len(dialect) + 64  # text plus the entry's own bookkeeping
+        if size > self.max_entry_bytes:
+            return
+        with self._lock:
+            if (sql, dialect) in self._entries:
+                return
+            self._entries[(sql, dialect)] = size
+            self._bytes += size
+            while self._bytes > self.max_bytes:
+                _, evicted = self._entries.popitem(last=False)
+                self._bytes -= evicted
+
+    @property
+    def size_bytes(self) -> int:
+        with self._lock:
+            return self._bytes
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
