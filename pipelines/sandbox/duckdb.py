@@ -7,12 +7,17 @@ Walls, each enough on its own to keep the file's bytes unchanged:
 - ``enable_external_access=False``: no file reads or writes outside the database (read_csv,
   ``FROM 'x.csv'``, COPY, EXPORT, ATTACH, INSTALL), no extension loading;
 - extension auto-install/auto-load off, no community or unsigned extensions, no persistent
-  secrets, no spilling to a temp directory next to the database;
-- ``lock_configuration=True`` last, so a query cannot ``SET`` any of this back.
+  secrets, no spilling to a temp directory (``temp_directory=''``, and a 0-byte cap);
+- ``lock_configuration=True`` last, so a query cannot ``SET`` any of this back;
+- DuckDB's own parser (``extract_statements``) must see exactly one statement, of type
+  SELECT, and only that parsed statement is executed: a string that the guard and DuckDB
+  read differently (comment nesting, say) cannot smuggle a second statement in. A SELECT
+  cannot create temp views, tables or macros, so no state outlives a query.
 
-Timeout: a watchdog timer calls ``connection.interrupt()`` at the deadline (a real interrupt).
-Results stream, so the row cap is applied while fetching (a huge cross join returns its first
-``row_cap + 1`` rows without materialising the rest).
+Timeout: the engine's watchdog thread calls ``connection.interrupt()`` at the deadline (a real
+interrupt, checked between vectors). Results stream, so the row cap and the byte budget are applied
+while fetching (a huge cross join returns its first ``row_cap + 1`` rows without
+materialising the rest).
 
     DuckDBEngine(path).run("SELECT count(*) FROM claims", timeout_s=30, row_cap=10_000)
     ──► RawResult(columns=("count_star()",), rows=((4812,),), truncated=False)
@@ -21,22 +26,30 @@ Results stream, so the row cap is applied while fetching (a huge cross join retu
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
-from typing import Self
 
 import duckdb
 
-from pipelines.sandbox.engine import RawResult, require_database_file, statement_keyword
+from pipelines.sandbox.engine import (
+    RawResult,
+    fetch_bounded,
+    require_database_file,
+    statement_keyword,
+)
 from pipelines.sandbox.errors import (
     DatabaseUnavailable,
     QueryTimeout,
     ReadOnlyViolation,
+    ResourceLimit,
     SandboxError,
     SQLExecutionError,
 )
+from pipelines.sandbox.limits import SandboxLimits
 
 # Every DuckDB connection to one file in a process shares one instance, which must be opened
-# with one configuration: sandbox engines and ``connect_readonly`` both use this one.
+# with one configuration: sandbox engines and ``connect_readonly`` both use this one. A worker
+# process lowers ``memory_limit`` for itself (``set_process_memory_limit``).
 READ_ONLY_CONFIG: dict[str, str | bool] = {
     "enable_external_access": False,
     "autoload_known_extensions": False,
@@ -45,6 +58,7 @@ READ_ONLY_CONFIG: dict[str, str | bool] = {
     "allow_unsigned_extensions": False,
     "allow_persistent_secrets": False,
     "temp_directory": "",  # spilling would write beside the database
+    "max_temp_directory_size": "0GB",
     "memory_limit": "4GB",  # a runaway join fails instead of starving the machine
     "lock_configuration": True,
 }
@@ -57,6 +71,11 @@ _READ_ONLY_MESSAGES = (
 )
 
 
+def set_process_memory_limit(megabytes: int) -> None:
+    """``memory_limit`` for every DuckDB database this process opens from now on."""
+    READ_ONLY_CONFIG["memory_limit"] = f"{int(megabytes)}MB"
+
+
 def connect(path: str) -> duckdb.DuckDBPyConnection:
     """A read-only, external-access-free connection to an existing DuckDB file."""
     file = require_database_file(path)
@@ -66,58 +85,118 @@ def connect(path: str) -> duckdb.DuckDBPyConnection:
         raise DatabaseUnavailable(path, f"not a readable DuckDB database ({error})") from error
 
 
-class _Watchdog:
-    """Calls ``interrupt`` once ``timeout_s`` passes, unless the block ended first.
+_parser = threading.local()
 
-    The lock makes "ended" and "fired" exclusive, so a late timer can never interrupt the
-    connection's next query.
+
+def syntax_error(sql: str) -> str | None:
+    """DuckDB's own complaint if ``sql`` is not valid syntax, else ``None``; nothing runs
+    (``extract_statements`` only parses, on an empty in-memory database)."""
+    connection = getattr(_parser, "connection", None)
+    if connection is None:
+        connection = _parser.connection = duckdb.connect(":memory:")
+    try:
+        statements = connection.extract_statements(sql)
+    except duckdb.Error as error:
+        return str(error)
+    return None if statements else "no SQL statement"
+
+
+class _Watchdog:
+    """One thread per engine that calls ``interrupt`` once an armed deadline passes.
+
+    ``arm`` / ``disarm`` bracket each query (a lock and a notify, where a timer thread per
+    query cost a thread start). Firing and disarming hold the same lock, so once ``disarm``
+    returns no interrupt for that query can come: a late one never hits the next query.
     """
 
-    def __init__(self, timeout_s: float, interrupt: Callable[[], None]) -> None:
+    def __init__(self, interrupt: Callable[[], None]) -> None:
         self._interrupt = interrupt
-        self._lock = threading.Lock()
-        self._ended = False
+        self._condition = threading.Condition()
+        self._deadline: float | None = None
+        self._closed = False
         self.fired = False
-        self._timer = threading.Timer(timeout_s, self._fire)
-        self._timer.daemon = True
+        self._thread = threading.Thread(target=self._watch, name="duckdb-watchdog", daemon=True)
+        self._thread.start()
 
-    def _fire(self) -> None:
-        with self._lock:
-            if not self._ended:
+    def _watch(self) -> None:
+        with self._condition:
+            while not self._closed:
+                if self._deadline is None:
+                    self._condition.wait()
+                    continue
+                left = self._deadline - time.monotonic()
+                if left > 0:
+                    self._condition.wait(left)
+                    continue
+                self._deadline = None
                 self.fired = True
                 self._interrupt()
 
-    def __enter__(self) -> Self:
-        self._timer.start()
-        return self
+    def arm(self, timeout_s: float) -> None:
+        with self._condition:
+            self.fired = False
+            self._deadline = time.monotonic() + timeout_s
+            self._condition.notify()
 
-    def __exit__(self, *_exc: object) -> None:
-        with self._lock:
-            self._ended = True
-        self._timer.cancel()
+    def disarm(self) -> None:
+        with self._condition:
+            self._deadline = None
+
+    def close(self) -> None:
+        with self._condition:
+            self._closed = True
+            self._deadline = None
+            self._condition.notify()
 
 
 class DuckDBEngine:
     """One sandboxed read-only DuckDB connection."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, limits: SandboxLimits | None = None) -> None:
         self._path = path
+        self._max_bytes = (limits or SandboxLimits()).max_result_bytes
         self._connection = connect(path)
+        self._watchdog = _Watchdog(self._connection.interrupt)
 
-    def run(self, sql: str, *, timeout_s: float, row_cap: int) -> RawResult:
-        watchdog = _Watchdog(timeout_s, self._connection.interrupt)
+    def _only_select(self, sql: str) -> duckdb.Statement:
+        """The one SELECT statement DuckDB's parser finds in ``sql``, or a violation."""
+        statements = self._connection.extract_statements(sql)
+        if not statements:
+            raise SQLExecutionError("no SQL statement")
+        if len(statements) > 1:
+            raise ReadOnlyViolation(
+                "multiple statements", f"DuckDB's parser reads {len(statements)} statements"
+            )
+        statement = statements[0]
+        if statement.type != duckdb.StatementType.SELECT:
+            raise ReadOnlyViolation(
+                statement_keyword(sql), f"DuckDB parses a {statement.type.name} statement"
+            )
+        return statement
+
+    def run(
+        self, sql: str, *, timeout_s: float, row_cap: int, max_bytes: int | None = None
+    ) -> RawResult:
+        budget = self._max_bytes if max_bytes is None else max_bytes
+        watchdog = self._watchdog
         try:
-            with watchdog:
-                result = self._connection.execute(sql)
-                if result is None or result.description is None:  # None: no statement at all
+            statement = self._only_select(sql)
+            watchdog.arm(timeout_s)
+            try:
+                result = self._connection.execute(statement)
+                if result is None or result.description is None:
                     raise SQLExecutionError("the statement returns no result set")
                 columns = tuple(column[0] for column in result.description)
-                rows = result.fetchmany(row_cap + 1)
+                rows, truncated = fetch_bounded(result.fetchmany, row_cap, budget)
+            finally:
+                watchdog.disarm()
         except duckdb.Error as error:
             raise self._translate(error, sql, timeout_s, watchdog.fired) from error
         except (ValueError, OverflowError) as error:  # a value Python cannot hold
             raise SQLExecutionError(f"cannot convert a result value: {error}") from error
-        return RawResult(columns=columns, rows=tuple(rows[:row_cap]), truncated=len(rows) > row_cap)
+        except MemoryError as error:
+            raise ResourceLimit("out of memory while fetching the result") from error
+        return RawResult(columns=columns, rows=tuple(rows), truncated=truncated)
 
     def _translate(
         self, error: duckdb.Error, sql: str, timeout_s: float, timed_out: bool
@@ -125,6 +204,8 @@ class DuckDBEngine:
         message = str(error)
         if timed_out or isinstance(error, duckdb.InterruptException):
             return QueryTimeout(timeout_s)
+        if isinstance(error, duckdb.OutOfMemoryException):
+            return ResourceLimit(f"DuckDB ran out of memory ({message.splitlines()[0]})")
         if isinstance(error, duckdb.PermissionException) or any(
             phrase in message for phrase in _READ_ONLY_MESSAGES
         ):
@@ -134,4 +215,5 @@ class DuckDBEngine:
         return SQLExecutionError(message)
 
     def close(self) -> None:
+        self._watchdog.close()
         self._connection.close()

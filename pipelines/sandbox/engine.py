@@ -1,20 +1,23 @@
 """What every engine file (``sqlite.py``, ``duckdb.py``) provides to the sandbox.
 
-    Engine(path) ──run(sql, timeout_s, row_cap)──► RawResult(columns, rows, truncated)
+    Engine(path, limits) ──run(sql, timeout_s, row_cap, max_bytes)──► RawResult(columns, rows, …)
 
 An engine owns one read-only connection. It raises only sandbox errors: ``DatabaseUnavailable``
-when opening, and ``QueryTimeout`` / ``ReadOnlyViolation`` / ``SQLExecutionError`` when running.
+when opening, and ``QueryTimeout`` / ``ReadOnlyViolation`` / ``ResourceLimit`` /
+``SQLExecutionError`` when running. Rows are fetched in batches against a byte budget
+(``fetch_bounded``), so a result never grows past ``max_bytes`` by more than one batch.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from pipelines.sandbox.errors import DatabaseUnavailable
+from pipelines.sandbox.errors import DatabaseUnavailable, ResultTooLarge
 
 
 class RawResult(BaseModel):
@@ -28,7 +31,9 @@ class RawResult(BaseModel):
 
 
 class Engine(Protocol):
-    def run(self, sql: str, *, timeout_s: float, row_cap: int) -> RawResult: ...
+    def run(
+        self, sql: str, *, timeout_s: float, row_cap: int, max_bytes: int | None = None
+    ) -> RawResult: ...
 
     def close(self) -> None: ...
 
@@ -52,3 +57,56 @@ def require_database_file(path: str) -> Path:
     if file.stat().st_size == 0:
         raise DatabaseUnavailable(path, "empty file, not a database")
     return file
+
+
+# Per cell: its slot in the row tuple and a small object's header, roughly what CPython keeps.
+CELL_OVERHEAD_BYTES = 32
+_SIZED = (str, bytes, bytearray, memoryview)
+
+
+def value_bytes(value: Any) -> int:
+    """Approximate memory of one fetched cell: its payload plus a fixed overhead."""
+    if isinstance(value, _SIZED):
+        return CELL_OVERHEAD_BYTES + len(value)
+    if isinstance(value, (list, tuple)):
+        return CELL_OVERHEAD_BYTES + sum(value_bytes(item) for item in value)
+    if isinstance(value, dict):
+        return CELL_OVERHEAD_BYTES + sum(
+            value_bytes(key) + value_bytes(item) for key, item in value.items()
+        )
+    return CELL_OVERHEAD_BYTES
+
+
+def rows_bytes(rows: Sequence[Sequence[Any]]) -> int:
+    total = 0
+    for row in rows:
+        total += CELL_OVERHEAD_BYTES * len(row)
+        for cell in row:
+            if isinstance(cell, (str, bytes, list, tuple, dict, bytearray, memoryview)):
+                total += value_bytes(cell) - CELL_OVERHEAD_BYTES
+    return total
+
+
+# Rows per fetch call: large enough that the per-call cost vanishes, small enough that one
+# batch of maximal values stays a small multiple of the budget.
+_FETCH_BATCH = 64
+
+
+def fetch_bounded(
+    fetchmany: Callable[[int], list[Any]], row_cap: int, max_bytes: int
+) -> tuple[list[tuple[Any, ...]], bool]:
+    """Up to ``row_cap`` rows and whether more existed; ``ResultTooLarge`` past ``max_bytes``."""
+    rows: list[tuple[Any, ...]] = []
+    total = 0
+    wanted = row_cap + 1  # one more than the cap tells "truncated" from "exactly row_cap"
+    while len(rows) < wanted:
+        size = min(_FETCH_BATCH, wanted - len(rows))
+        batch = fetchmany(size)
+        total += rows_bytes(batch)
+        if total > max_bytes:
+            raise ResultTooLarge(max_bytes)
+        rows.extend(batch)
+        if len(batch) < size:  # the cursor is exhausted: spare the call that would say so
+            break
+    truncated = len(rows) > row_cap
+    return rows[:row_cap] if truncated else rows, truncated

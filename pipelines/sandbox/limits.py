@@ -1,0 +1,64 @@
+"""The bounds every sandboxed query runs under, in one frozen model.
+
+=====================  =====================================================================
+``timeout_s``          wall clock for the whole query, guard included; held by the engine's
+                       own interrupt, and in ``process`` isolation by killing the worker
+                       ``kill_grace_s`` later if the engine does not stop
+``row_cap``            rows kept; more are cut and the result is marked ``truncated``
+``max_result_bytes``   approximate bytes of the fetched rows in Python; past it, fetching
+                       stops with ``ResultTooLarge``
+``max_value_bytes``    the longest string or blob SQLite may build (``SQLITE_LIMIT_LENGTH``)
+``max_sql_chars``      the longest SQL text the guard parses (its time grows with length)
+``memory_mb``          memory a query may use in its worker process: the process's data
+                       limit is its size at start plus this; DuckDB's ``memory_limit`` and
+                       SQLite's heap limit are half of it each
+``isolation``          ``process``: queries run in worker processes (every bound holds);
+                       ``inline``: in the calling thread (no memory bound, and a single
+                       expensive function call can overrun the deadline)
+=====================  =====================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MIB = 1 << 20
+
+
+class SandboxLimits(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    timeout_s: float = Field(default=30.0, gt=0)
+    row_cap: int = Field(default=10_000, ge=1)
+    max_result_bytes: int = Field(default=64 * MIB, ge=1024)
+    max_value_bytes: int = Field(default=16 * MIB, ge=1024)
+    max_sql_chars: int = Field(default=100_000, ge=16)
+    memory_mb: int = Field(default=4096, ge=128)
+    kill_grace_s: float = Field(default=0.5, gt=0)
+    isolation: Literal["process", "inline"] = "process"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _value_fits_the_result(cls, data: Any) -> Any:
+        # One value longer than the whole result budget could never be returned.
+        if isinstance(data, Mapping):
+            fields = cls.model_fields
+            result = data.get("max_result_bytes", fields["max_result_bytes"].default)
+            value = data.get("max_value_bytes", fields["max_value_bytes"].default)
+            if isinstance(result, int) and isinstance(value, int) and value > result:
+                data = {**data, "max_value_bytes": result}
+        return data
+
+    @property
+    def engine_memory_mb(self) -> int:
+        """DuckDB's ``memory_limit`` and SQLite's hard heap limit, each."""
+        return max(32, self.memory_mb // 2)
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any]) -> SandboxLimits:
+        """The limits named in a config section (``cfg.pipeline.sandbox``); other keys, such
+        as ``preview_rows``, are not limits and are left out."""
+        return cls(**{key: section[key] for key in cls.model_fields if key in section})
