@@ -1,15 +1,17 @@
 """Read-only SQL execution sandbox: every candidate SQL runs here, and only here.
 
-    sql, DatabaseRef ──guard (sqlglot)──► read-only engine (SQLite / DuckDB) with timeout and
-    row cap ──► canonical rows ──► ExecutionResult(rows, hash) | ExecutionResult(error, "ERR:…")
+    sql, DatabaseRef ──guard (sqlglot; fails closed)──► worker process ──► read-only engine
+    (SQLite / DuckDB) under SandboxLimits (deadline, row cap, byte budget, memory)
+    ──► canonical rows ──► ExecutionResult(rows, hash) | ExecutionResult(error, "ERR:…")
 
 Public API::
 
-    Sandbox(timeout_s=30.0, row_cap=10_000).execute(sql, db) -> ExecutionResult   # never raises
-    Sandbox(...).execute_strict(sql, db) -> ExecutionResult                     # raises SandboxError
+    Sandbox(timeout_s=30.0, row_cap=10_000, **bounds).execute(sql, db)  # never raises
+    Sandbox(...).execute_strict(sql, db) -> ExecutionResult        # raises SandboxError
     await Sandbox(...).aexecute(sql, db)
-    await LocalSandboxPool.create(size, timeout_s, row_cap).execute(sql, db)
-    await SandboxPool.create(size, timeout_s, row_cap).execute(sql, db)         # Ray actors
+    SandboxLimits(...)                                             # the bounds; see limits.py
+    await LocalSandboxPool.create(size, timeout_s, row_cap, **bounds).execute(sql, db)
+    await SandboxPool.create(size, timeout_s, row_cap, **bounds).execute(sql, db)  # Ray actors
     check_read_only(sql, dialect) -> sqlglot.Expression
     result_hash(rows, n_columns=None), error_hash(message, db_path=None), canonical_rows(rows)
     connect_readonly(db) -> DB-API-like read-only connection (trusted introspection only)
@@ -20,10 +22,15 @@ from pipelines.sandbox.errors import (
     DatabaseUnavailable,
     QueryTimeout,
     ReadOnlyViolation,
+    ResourceLimit,
+    ResultTooLarge,
     SandboxError,
     SQLExecutionError,
+    UncheckableSQL,
+    WorkerDied,
 )
 from pipelines.sandbox.guard import check_read_only
+from pipelines.sandbox.limits import SandboxLimits
 from pipelines.sandbox.pool import ExecutionPool, LocalSandboxPool, SandboxPool
 from pipelines.sandbox.sandbox import Sandbox, connect_readonly
 
@@ -33,10 +40,15 @@ __all__ = [
     "LocalSandboxPool",
     "QueryTimeout",
     "ReadOnlyViolation",
+    "ResourceLimit",
+    "ResultTooLarge",
     "SQLExecutionError",
     "Sandbox",
     "SandboxError",
+    "SandboxLimits",
     "SandboxPool",
+    "UncheckableSQL",
+    "WorkerDied",
     "canonical_rows",
     "canonical_value",
     "check_read_only",

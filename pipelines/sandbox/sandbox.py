@@ -1,9 +1,19 @@
-"""The in-process sandbox: guard, engine, canonical result, in one call that never raises.
+"""The sandbox: guard, engine, canonical result, in one call that never raises.
 
     Sandbox.execute(sql, db)
-        ──check_read_only (sqlglot)──► engine for db.dialect (one per database and thread)
-        ──► RawResult ──canonical_rows / result_hash──► ExecutionResult
+        ──length check──► guard (sqlglot; admissions cached, bounded in bytes)
+        ──► engine for db.dialect, in this thread's worker process (or inline)
+            with what is left of the deadline, the row cap and the byte budget
+        ──► ExecutionResult(rows, hash)
     any SandboxError ──► ExecutionResult(error, error_kind, hash="ERR:…")
+
+Fails closed: a string the guard cannot parse never runs. The engine's parser is asked,
+without running anything, only to tell a syntax error (``sql_error``, in the engine's words)
+from a string the engine would accept (refused: ``read_only_violation``).
+
+The deadline covers the whole call: the guard's time is taken from it, the engine is
+interrupted when it passes, and in ``process`` isolation the worker is killed
+``kill_grace_s`` later if the engine has not stopped (see ``worker.py``, ``limits.py``).
 
 ``rows`` keep the engine's order (ORDER BY stays visible) with canonical cells; ``hash`` is
 order-free. A result cut at ``row_cap`` is marked ``truncated`` and hashes its first
@@ -22,13 +32,10 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, Self
-
-from sqlglot.errors import ParseError
 
 from pipelines.contracts import DatabaseRef, ExecutionResult
 from pipelines.sandbox import duckdb as duckdb_engine
@@ -36,32 +43,35 @@ from pipelines.sandbox import sqlite as sqlite_engine
 from pipelines.sandbox.canonical import canonical_rows, error_hash, result_hash
 from pipelines.sandbox.engine import Engine
 from pipelines.sandbox.errors import (
-    DatabaseUnavailable,
     QueryTimeout,
     ReadOnlyViolation,
+    ResourceLimit,
     SandboxError,
+    SQLExecutionError,
+    UncheckableSQL,
 )
-from pipelines.sandbox.guard import check_read_only
+from pipelines.sandbox.guard import ApprovalCache, check_read_only
+from pipelines.sandbox.limits import SandboxLimits
+from pipelines.sandbox.worker import DISCARD_AFTER, RunResult, WorkerSet
 
 # dialect -> (sandboxed engine, plain read-only connector for trusted introspection)
-ENGINES: dict[str, tuple[Callable[[str], Engine], Callable[[str], Any]]] = {
+ENGINES: dict[str, tuple[Callable[..., Engine], Callable[[str], Any]]] = {
     "sqlite": (sqlite_engine.SQLiteEngine, sqlite_engine.connect),
     "duckdb": (duckdb_engine.DuckDBEngine, duckdb_engine.connect),
 }
 
-# After these the connection's state is suspect (or it never opened): drop it.
-_DISCARD_AFTER = (ReadOnlyViolation, QueryTimeout, DatabaseUnavailable)
+# dialect -> the engine's own parser: its syntax complaint, or None if the string parses
+SYNTAX_CHECKS: dict[str, Callable[[str], str | None]] = {
+    "sqlite": sqlite_engine.syntax_error,
+    "duckdb": duckdb_engine.syntax_error,
+}
+
+# Scoring runs each gold query once per prediction, and the sqlglot parse dominates a fast
+# query's cost: admissions are remembered process-wide.
+APPROVALS = ApprovalCache()
 
 
-@functools.lru_cache(maxsize=4096)
-def _admit(sql: str, dialect: str) -> None:
-    """The guard's verdict, cached: scoring runs each gold query once per prediction, and
-    the sqlglot parse dominates a fast query's cost. Only admissions are cached (a raise is
-    not), so a rejected statement is re-examined every time."""
-    check_read_only(sql, dialect)
-
-
-def _engine_table(dialect: str) -> tuple[Callable[[str], Engine], Callable[[str], Any]]:
+def _engine_table(dialect: str) -> tuple[Callable[..., Engine], Callable[[str], Any]]:
     try:
         return ENGINES[dialect]
     except KeyError:
@@ -81,88 +91,56 @@ def connect_readonly(db: DatabaseRef) -> Any:
     return connector(db.path)
 
 
-class Sandbox:
-    """Runs one read query against a database, read-only, with a timeout and a row cap.
+def admit(sql: str, dialect: str) -> None:
+    """Pass the guard or raise: ``ReadOnlyViolation``, or ``SQLExecutionError`` for a syntax
+    error, or ``UncheckableSQL`` for a string only the engine can parse. Never runs ``sql``."""
+    if (sql, dialect) in APPROVALS:
+        return
+    try:
+        check_read_only(sql, dialect)
+    except ReadOnlyViolation:
+        raise
+    except MemoryError as error:
+        raise ResourceLimit("out of memory while checking the SQL") from error
+    except Exception as error:  # ParseError, or sqlglot failing in any other way
+        _refuse_unparsed(sql, dialect, error)
+    APPROVALS.add(sql, dialect)
 
-    Thread-safe: each thread gets its own connection per database (created on first use).
-    ``execute`` never raises for bad SQL or a bad database; ``execute_strict`` raises the
-    typed ``SandboxError`` instead.
-    """
 
-    def __init__(self, timeout_s: float = 30.0, row_cap: int = 10_000) -> None:
-        if timeout_s <= 0:
-            raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
-        if row_cap < 1:
-            raise ValueError(f"row_cap must be >= 1, got {row_cap}")
-        self.timeout_s = float(timeout_s)
-        self.row_cap = int(row_cap)
+def _refuse_unparsed(sql: str, dialect: str, error: BaseException) -> None:
+    complaint = SYNTAX_CHECKS[dialect](sql)
+    if complaint is not None:
+        raise SQLExecutionError(complaint) from error
+    raise UncheckableSQL(f"sqlglot: {str(error).splitlines()[0][:200]}") from error
+
+
+class _Inline:
+    """Engines in the calling thread: one per database and thread."""
+
+    def __init__(self, limits: SandboxLimits) -> None:
+        self._limits = limits
         self._engines: dict[tuple[str, str, int], Engine] = {}
         self._lock = threading.Lock()
 
-    def execute(
-        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
-    ) -> ExecutionResult:
-        """Run ``sql``; every failure comes back as an error result, never an exception."""
-        started = time.perf_counter()
-        try:
-            return self.execute_strict(sql, db, timeout_s=timeout_s)
-        except SandboxError as error:
-            message = str(error)
-            return ExecutionResult(
-                error=message,
-                error_kind=error.kind,
-                hash=error_hash(message, db.path),
-                elapsed_ms=(time.perf_counter() - started) * 1000,
-            )
-
-    async def aexecute(
-        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
-    ) -> ExecutionResult:
-        """``execute`` on a worker thread, for asyncio callers."""
-        return await asyncio.to_thread(self.execute, sql, db, timeout_s=timeout_s)
-
-    def execute_strict(
-        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
-    ) -> ExecutionResult:
-        """Run ``sql``; raise ``ReadOnlyViolation``, ``QueryTimeout``, ``DatabaseUnavailable``
-        or ``SQLExecutionError`` on failure."""
-        limit = self.timeout_s if timeout_s is None else timeout_s
-        if limit <= 0:
-            raise ValueError(f"timeout_s must be > 0, got {limit}")
-        started = time.perf_counter()
+    def run(self, sql: str, db: DatabaseRef, timeout_s: float, row_cap: int) -> RunResult:
         key = (db.dialect, db.path, threading.get_ident())
-        try:
-            try:
-                _admit(sql, db.dialect)
-            except ParseError:
-                pass  # the engine reports it in its own words, and is read-only on its own
-            raw = self._engine(key, db).run(sql, timeout_s=limit, row_cap=self.row_cap)
-        except _DISCARD_AFTER:
-            self._discard(key)
-            raise
-        rows = canonical_rows(raw.rows, keep_order=True)
-        return ExecutionResult(
-            rows=tuple(rows),
-            columns=raw.columns,
-            row_count=len(rows),
-            hash=result_hash(rows, len(raw.columns)),
-            elapsed_ms=(time.perf_counter() - started) * 1000,
-            truncated=raw.truncated,
-        )
-
-    def _engine(self, key: tuple[str, str, int], db: DatabaseRef) -> Engine:
         with self._lock:
             engine = self._engines.get(key)
         if engine is None:
             factory, _ = _engine_table(db.dialect)
-            engine = factory(db.path)  # outside the lock: opening may take a while
+            engine = factory(db.path, self._limits)  # outside the lock: opening may take a while
             with self._lock:
                 self._engines[key] = engine
-        return engine
+        raw = engine.run(
+            sql, timeout_s=timeout_s, row_cap=row_cap, max_bytes=self._limits.max_result_bytes
+        )
+        rows = canonical_rows(raw.rows, keep_order=True)
+        digest = result_hash(rows, len(raw.columns))
+        return RunResult(raw.columns, tuple(rows), digest, raw.truncated)
 
-    def _discard(self, key: tuple[str, str, int]) -> None:
+    def discard(self, db: DatabaseRef) -> None:
         with self._lock:
-            engine = self._engines.pop(key, None)
+            engine = self._engines.pop((db.dialect, db.path, threading.get_ident()), None)
         if engine is not None:
             engine.close()
 
@@ -172,14 +150,160 @@ class Sandbox:
             return len(self._engines)
 
     def close(self) -> None:
-        """Close every cached connection (call when no query is running)."""
         with self._lock:
             engines, self._engines = list(self._engines.values()), {}
         for engine in engines:
             engine.close()
+
+
+class _InProcesses:
+    """Engines in worker processes: one worker per calling thread (``worker.WorkerSet``)."""
+
+    def __init__(self, limits: SandboxLimits) -> None:
+        self._limits = limits
+        self.workers = WorkerSet(limits)
+
+    def run(self, sql: str, db: DatabaseRef, timeout_s: float, row_cap: int) -> RunResult:
+        worker = self.workers.for_this_thread()
+        return worker.run(
+            db.dialect,
+            db.path,
+            sql,
+            timeout_s=timeout_s,
+            row_cap=row_cap,
+            max_bytes=self._limits.max_result_bytes,
+        )
+
+    def discard(self, db: DatabaseRef) -> None:
+        worker = self.workers.current()
+        if worker is not None:
+            worker.close_engine(db.dialect, db.path)
+
+    @property
+    def open_connections(self) -> int:
+        return self.workers.open_connections
+
+    def close(self) -> None:
+        self.workers.close()
+
+
+class Sandbox:
+    """Runs one read query against a database, read-only, within ``SandboxLimits``.
+
+    ``Sandbox(timeout_s, row_cap)`` keeps its old meaning; every other bound is a keyword
+    (``max_result_bytes=…``, ``memory_mb=…``, ``isolation="inline"``, …) or comes from
+    ``limits``. Thread-safe: each thread gets its own worker (or, inline, its own connection
+    per database). ``execute`` never raises for bad SQL, a bad database or an exhausted
+    resource; ``execute_strict`` raises the typed ``SandboxError`` instead.
+    """
+
+    def __init__(
+        self,
+        timeout_s: float | None = None,
+        row_cap: int | None = None,
+        *,
+        limits: SandboxLimits | None = None,
+        **bounds: Any,
+    ) -> None:
+        given = {"timeout_s": timeout_s, "row_cap": row_cap, **bounds}
+        base = (limits or SandboxLimits()).model_dump()
+        # A ValidationError is a ValueError: bad limits fail here, not at the first query.
+        self.limits = SandboxLimits(**{**base, **{k: v for k, v in given.items() if v is not None}})
+        self.timeout_s = self.limits.timeout_s
+        self.row_cap = self.limits.row_cap
+        self._runner: _Inline | _InProcesses = (
+            _Inline(self.limits) if self.limits.isolation == "inline" else _InProcesses(self.limits)
+        )
+
+    def execute(
+        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
+    ) -> ExecutionResult:
+        """Run ``sql``; every failure comes back as an error result, never an exception."""
+        started = time.perf_counter()
+        self._limit(timeout_s)  # a bad argument is the caller's bug: that one raises
+        try:
+            return self.execute_strict(sql, db, timeout_s=timeout_s)
+        except SandboxError as error:
+            return _error_result(error, db, started)
+        except MemoryError:
+            return _error_result(ResourceLimit("out of memory in the sandbox"), db, started)
+        except Exception as error:  # a bug must not take the caller down with it
+            internal = SandboxError(f"internal sandbox error: {type(error).__name__}: {error}")
+            return _error_result(internal, db, started)
+
+    async def aexecute(
+        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
+    ) -> ExecutionResult:
+        """``execute`` on a worker thread, for asyncio callers."""
+        return await asyncio.to_thread(self.execute, sql, db, timeout_s=timeout_s)
+
+    def _limit(self, timeout_s: float | None) -> float:
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        if limit <= 0:
+            raise ValueError(f"timeout_s must be > 0, got {limit}")
+        return float(limit)
+
+    def execute_strict(
+        self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
+    ) -> ExecutionResult:
+        """Run ``sql``; raise ``ReadOnlyViolation``, ``QueryTimeout``, ``ResourceLimit``,
+        ``DatabaseUnavailable`` or ``SQLExecutionError`` on failure."""
+        limit = self._limit(timeout_s)
+        _engine_table(db.dialect)
+        started = time.perf_counter()
+        try:
+            if len(sql) > self.limits.max_sql_chars:
+                raise ResourceLimit(
+                    f"the SQL text has {len(sql)} characters, more than {self.limits.max_sql_chars}"
+                )
+            admit(sql, db.dialect)
+            remaining = limit - (time.perf_counter() - started)
+            if remaining <= 0:
+                raise QueryTimeout(limit)
+            result = self._runner.run(sql, db, remaining, self.row_cap)
+        except QueryTimeout as error:
+            self._runner.discard(db)
+            raise QueryTimeout(limit) from error  # the caller's limit, not what was left of it
+        except DISCARD_AFTER:
+            self._runner.discard(db)
+            raise
+        return ExecutionResult(
+            rows=result.rows,
+            columns=result.columns,
+            row_count=len(result.rows),
+            hash=result.hash,
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+            truncated=result.truncated,
+        )
+
+    @property
+    def open_connections(self) -> int:
+        return self._runner.open_connections
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """Process ids of this sandbox's live workers (none inline)."""
+        if isinstance(self._runner, _InProcesses):
+            return [worker.pid for worker in self._runner.workers.workers]
+        return []
+
+    def close(self) -> None:
+        """Close every cached connection (call when no query is running); in ``process``
+        isolation the idle workers are kept for the next sandbox with the same limits."""
+        self._runner.close()
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _error_result(error: SandboxError, db: DatabaseRef, started: float) -> ExecutionResult:
+    message = str(error)
+    return ExecutionResult(
+        error=message,
+        error_kind=error.kind,
+        hash=error_hash(message, db.path),
+        elapsed_ms=(time.perf_counter() - started) * 1000,
+    )
