@@ -85,10 +85,10 @@ def database_ref(path: str, db_id: str | None, descriptions: str | None) -> Data
 async def _answer(cfg, task: Task) -> tuple[Prediction, ReasoningTrace]:
     import models
     from pipelines.factory import build_pipeline, build_retrievers
-    from pipelines.sandbox import Sandbox
+    from pipelines.sandbox import Sandbox, SandboxLimits
 
     client = models.build_client(cfg.model)
-    sandbox = Sandbox(timeout_s=cfg.pipeline.sandbox.timeout_s, row_cap=cfg.pipeline.sandbox.row_cap)
+    sandbox = Sandbox(limits=SandboxLimits.from_config(cfg.pipeline.sandbox))
     cells, examples = build_retrievers(cfg)
     pipeline = build_pipeline(cfg, client=client, sandbox=sandbox, cell_retriever=cells, example_retriever=examples)
     try:

@@ -50,7 +50,7 @@ class ConfiguredPipeline:
 def sweep_services(cfg: DictConfig, sweep: SweepConfig, trace_dir: str | None) -> Iterator[tuple[ConfiguredPipeline, Any]]:
     """Start the shared sandbox pool and model servers (Ray must be up); stop them after."""
     from models import build_client
-    from pipelines.sandbox import SandboxPool
+    from pipelines.sandbox import SandboxLimits, SandboxPool
 
     sandbox_cfg = cfg.pipeline.sandbox
     sandbox = SandboxPool.create(
@@ -58,6 +58,7 @@ def sweep_services(cfg: DictConfig, sweep: SweepConfig, trace_dir: str | None) -
         timeout_s=float(sandbox_cfg.timeout_s),
         row_cap=int(sandbox_cfg.row_cap),
         num_cpus=sweep.sandbox_num_cpus,
+        limits=SandboxLimits.from_config(sandbox_cfg),
     )
     try:
         client = build_client(cfg.model)  # owns the servers; workers only attach
