@@ -46,7 +46,8 @@ DIALECT_RULES: dict[str, DialectRules] = {
     ),
     "duckdb": DialectRules(
         # glob() lists files in DuckDB; in SQLite it is the harmless GLOB string match.
-        blocked_functions=_COMMON_BLOCKED | {"glob"},
+        # setseed() changes the connection's random sequence: state that outlives the query.
+        blocked_functions=_COMMON_BLOCKED | {"glob", "setseed"},
         blocked_prefixes=("read_",),
         blocked_suffixes=("_scan", "_query"),
         quoted_paths_are_files=True,

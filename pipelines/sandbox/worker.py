@@ -261,9 +261,10 @@ class WorkerProcess:
             raise SandboxError(f"cannot start a sandbox worker: {error}") from error
         os.close(requests_read)
         os.close(replies_write)
+        self._owner = os.getpid()
         self._requests = Connection(requests_write, readable=False)
         self._replies = Connection(replies_read, writable=False)
-        self.alive = True
+        self._running = True
         if not self._replies.poll(_START_TIMEOUT_S):
             self.kill()
             raise SandboxError(f"a sandbox worker did not start within {_START_TIMEOUT_S:g} s")
@@ -273,6 +274,12 @@ class WorkerProcess:
             self.kill()
             detail = self._exit_detail()
             raise SandboxError(f"a sandbox worker failed to start: {detail}") from error
+
+    @property
+    def alive(self) -> bool:
+        """Running, and started by this process: a forked child never shares its parent's
+        workers (their pipes would interleave)."""
+        return self._running and self._owner == os.getpid()
 
     @property
     def pid(self) -> int:
@@ -363,14 +370,16 @@ class WorkerProcess:
         self.kill()
 
     def kill(self) -> None:
-        self.alive = False
+        owned = self._owner == os.getpid()
+        self._running = False
         self.engines.clear()
-        if self._process.poll() is None:
-            self._process.kill()
-        try:
-            self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
-            pass
+        if owned:  # a forked child leaves its parent's worker alone
+            if self._process.poll() is None:
+                self._process.kill()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
+                pass
         for connection in (getattr(self, "_requests", None), getattr(self, "_replies", None)):
             if connection is not None:
                 connection.close()

@@ -170,6 +170,12 @@ def test_a_string_the_guard_cannot_parse_never_runs(db_ref, monkeypatch):
     assert ran == []
 
 
+def test_setseed_is_refused_on_duckdb(duckdb_ref):
+    with Sandbox(timeout_s=10, row_cap=10) as sandbox:
+        result = sandbox.execute("SELECT setseed(0.5)", duckdb_ref)
+    assert result.error_kind == "read_only_violation"
+
+
 def test_sqlglot_crashing_fails_closed(sqlite_ref, monkeypatch):
     def crash(sql, dialect):
         raise RecursionError("maximum recursion depth exceeded")
@@ -351,6 +357,29 @@ def test_python_memory_of_the_worker_is_bounded(sqlite_ref):
         result = sandbox.execute("SELECT randomblob(1000000) FROM numbers", sqlite_ref)
         assert result.error_kind == "resource_limit", result
         assert sandbox.execute("SELECT count(*) FROM singer", sqlite_ref).rows == ((6,),)
+
+
+def _forked_child_runs(sandbox: Sandbox, db, replies) -> None:
+    rows = sandbox.execute("SELECT 7", db).rows
+    replies.put((os.getpid(), sandbox.worker_pids, rows))
+
+
+def test_a_forked_child_never_uses_its_parents_workers(sqlite_ref):
+    import multiprocessing
+
+    with Sandbox(timeout_s=10, row_cap=10) as sandbox:
+        assert sandbox.execute("SELECT 1", sqlite_ref).ok
+        parent_workers = sandbox.worker_pids
+        context = multiprocessing.get_context("fork")
+        replies = context.Queue()
+        child = context.Process(target=_forked_child_runs, args=(sandbox, sqlite_ref, replies))
+        child.start()
+        _, child_workers, rows = replies.get(timeout=30)
+        child.join(timeout=30)
+        assert rows == ((7,),)
+        assert child_workers and set(child_workers).isdisjoint(parent_workers)
+        assert sandbox.worker_pids == parent_workers  # the parent's worker is untouched
+        assert sandbox.execute("SELECT 2", sqlite_ref).rows == ((2,),)
 
 
 def test_execute_never_raises_memory_error(sqlite_ref, monkeypatch):

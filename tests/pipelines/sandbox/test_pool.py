@@ -130,3 +130,25 @@ async def test_ray_pool_matches_the_sandbox(ray_cluster, sqlite_ref, duckdb_ref)
         pool.close()
     with pytest.raises(RuntimeError, match="closed"):
         await pool.execute("SELECT 1", sqlite_ref)
+
+
+@pytest.mark.ray
+async def test_ray_pool_routes_around_a_killed_actor_and_it_restarts(ray_cluster, sqlite_ref):
+    pool = SandboxPool.create(size=2, timeout_s=10, row_cap=100)
+    try:
+        assert (await pool.execute("SELECT 1", sqlite_ref)).rows == ((1,),)
+        ray_cluster.kill(pool._actors[0], no_restart=False)  # dies; max_restarts brings it back
+        results = [await pool.execute(f"SELECT {n}", sqlite_ref) for n in range(6)]
+        assert [r.rows for r in results] == [((n,),) for n in range(6)]
+        # Back once restarted: the actor answers its own calls again.
+        deadline = asyncio.get_running_loop().time() + 60
+        while True:
+            try:
+                answer = await pool._actors[0].execute.remote("SELECT 42", sqlite_ref, None)
+                break
+            except ray_cluster.exceptions.RayActorError:
+                assert asyncio.get_running_loop().time() < deadline, "actor 0 never restarted"
+                await asyncio.sleep(0.5)
+        assert answer.rows == ((42,),)
+    finally:
+        pool.close()
