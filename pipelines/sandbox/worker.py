@@ -136,7 +136,7 @@ class _Server:
             self.close(key)
 
     def run(self, request: tuple[Any, ...]) -> tuple[Any, ...]:
-        _, dialect, path, sql, timeout_s, row_cap, max_bytes = request
+        _, _sequence, dialect, path, sql, timeout_s, row_cap, max_bytes = request
         key = (dialect, path)
         evicted: tuple[tuple[str, str], ...] = ()
         try:
@@ -169,13 +169,14 @@ def serve(requests: Connection, replies: Connection, limits: SandboxLimits) -> N
             return
         command = request[0]
         if command == "run":
+            sequence = request[1]
             reply = server.run(request)
             try:
-                payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+                payload = pickle.dumps((sequence, *reply), protocol=pickle.HIGHEST_PROTOCOL)
             except MemoryError:
                 del reply
                 payload = pickle.dumps(
-                    ("error", *to_wire(ResourceLimit("out of memory")), False, ())
+                    (sequence, "error", *to_wire(ResourceLimit("out of memory")), False, ())
                 )
             replies.send_bytes(payload)
         elif command == "close":
@@ -237,6 +238,7 @@ class WorkerProcess:
         self.limits = limits
         self.key = process_key(limits)
         self.engines: set[tuple[str, str]] = set()  # databases it holds open, as it reported
+        self._sequence = 0  # of the last request; each answer carries its request's
         requests_read, requests_write = os.pipe()
         replies_read, replies_write = os.pipe()
         try:
@@ -304,10 +306,43 @@ class WorkerProcess:
         """Run one query; raise its ``SandboxError``. Kills the worker at
         ``timeout_s + kill_grace_s`` (``QueryTimeout``), and if it dies (``WorkerDied``)."""
         key = (dialect, path)
+        self._sequence += 1
+        request = ("run", self._sequence, dialect, path, sql, timeout_s, row_cap, max_bytes)
         try:
-            self._requests.send_bytes(
-                pickle.dumps(("run", dialect, path, sql, timeout_s, row_cap, max_bytes))
-            )
+            data = self._exchange(request, timeout_s, max_bytes)
+        except SandboxError:
+            raise
+        except BaseException:
+            # Interrupted between request and answer (a bug, KeyboardInterrupt, MemoryError):
+            # the answer would be read as the next query's. The worker goes.
+            self.kill()
+            raise
+        try:
+            reply = _load(data)
+            sequence, status = reply[0], reply[1]
+        except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError) as error:
+            self.kill()
+            raise SandboxError(f"a sandbox worker sent an unreadable answer: {error}") from error
+        if sequence != self._sequence:
+            self.kill()
+            raise SandboxError("a sandbox worker answered another request")
+        if status == "ok":
+            _, _, columns, rows, digest, truncated, evicted = reply
+            self.engines.difference_update(evicted)
+            self.engines.add(key)
+            return RunResult(tuple(columns), rows, digest, truncated)
+        _, _, name, message, attributes, kept, evicted = reply
+        self.engines.difference_update(evicted)
+        if kept:
+            self.engines.add(key)
+        else:
+            self.engines.discard(key)
+        raise from_wire(name, message, attributes)
+
+    def _exchange(self, request: tuple[Any, ...], timeout_s: float, max_bytes: int) -> bytes:
+        """Send ``request`` and wait for the answer's bytes; kill the worker on any failure."""
+        try:
+            self._requests.send_bytes(pickle.dumps(request))
         except OSError as error:  # the pipe is gone: the worker is dead
             self.kill()
             raise WorkerDied(self._exit_detail()) from error
@@ -317,30 +352,13 @@ class WorkerProcess:
         # Rows reach at most max_bytes by the engine's estimate; canonical text (a blob as
         # hex) can be about twice that, plus pickle framing.
         try:
-            data = self._replies.recv_bytes(3 * max_bytes + MIB)
+            return self._replies.recv_bytes(3 * max_bytes + MIB)
         except EOFError as error:
             self.kill()
             raise WorkerDied(self._exit_detail()) from error
         except OSError as error:  # longer than allowed: the stream cannot be resynchronised
             self.kill()
             raise ResultTooLarge(max_bytes) from error
-        try:
-            reply = _load(data)
-        except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as error:
-            self.kill()
-            raise SandboxError(f"a sandbox worker sent an unreadable answer: {error}") from error
-        if reply[0] == "ok":
-            _, columns, rows, digest, truncated, evicted = reply
-            self.engines.difference_update(evicted)
-            self.engines.add(key)
-            return RunResult(tuple(columns), rows, digest, truncated)
-        _, name, message, attributes, kept, evicted = reply
-        self.engines.difference_update(evicted)
-        if kept:
-            self.engines.add(key)
-        else:
-            self.engines.discard(key)
-        raise from_wire(name, message, attributes)
 
     def _send(self, message: tuple[Any, ...]) -> None:
         if not self.alive:

@@ -382,6 +382,19 @@ def test_a_forked_child_never_uses_its_parents_workers(sqlite_ref):
         assert sandbox.execute("SELECT 2", sqlite_ref).rows == ((2,),)
 
 
+def test_an_interrupted_exchange_never_hands_over_a_stale_answer(sqlite_ref):
+    with Sandbox(timeout_s=10, row_cap=10) as sandbox:
+        assert sandbox.execute("SELECT 1", sqlite_ref).ok
+        worker = sandbox._runner.workers.current()
+
+        def interrupted(_timeout):
+            raise RuntimeError("interrupted while waiting for the answer")
+
+        worker._replies.poll = interrupted  # the answer to 'first' stays in the pipe
+        assert sandbox.execute("SELECT 'first'", sqlite_ref).error_kind == "sandbox_error"
+        assert sandbox.execute("SELECT 'second'", sqlite_ref).rows == (("second",),)
+
+
 def test_execute_never_raises_memory_error(sqlite_ref, monkeypatch):
     def exhausted(*_args, **_kwargs):
         raise MemoryError
