@@ -37,6 +37,9 @@ class ChatRequest(Frozen):
     seed: int | None = None
     json_schema: dict[str, Any] | None = None
     grammar: str | None = None
+    # True: a server that takes no grammar (OpenAI's API) gets the request without it, and the
+    # stop sequences alone end the output. For grammars that only save tokens, not shape JSON.
+    grammar_optional: bool = False
 
     @model_validator(mode="after")
     def _one_constraint(self) -> ChatRequest:

@@ -33,7 +33,7 @@ from models.budget import TokenBudget
 from models.errors import BudgetExceeded, InvalidModelOutput
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
-from pipelines.agents.base import END_OF_SQL_BLOCK, is_fatal
+from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
 from pipelines.agents.critique_agent import CritiqueAgent
 from pipelines.agents.errors import CallCapExceeded
 from pipelines.agents.reasoning_selector import ReasoningSelector
@@ -321,7 +321,7 @@ class AdaptivePipeline:
         )
         request = ChatRequest(
             messages=messages, n=n, temperature=temperature, max_tokens=self.settings.single_pass.max_tokens,
-            stop=(END_OF_SQL_BLOCK,), seed=self.settings.single_pass.seed if temperature == 0.0 else None,
+            stop=(END_OF_SQL_BLOCK,), grammar=SQL_BLOCK_GRAMMAR, grammar_optional=True, seed=self.settings.single_pass.seed if temperature == 0.0 else None,
         )
         try:
             response = await run.runtime.chat(request, role="generator", agent=producer.rsplit("/T=", 1)[0])
@@ -345,7 +345,8 @@ class AdaptivePipeline:
             if not c.exec_result.ok and c.exec_result.error_kind not in UNFIXABLE_ERRORS and "fix" not in str(c.lineage):
                 counts.setdefault(c.sql, []).append(c)
         chosen = sorted(counts.values(), key=len, reverse=True)[: self.adaptive.fix_max]
-        await self.refiner.fix_all(run, [c for group in chosen for c in group], max_passes=1)
+        await self.refiner.fix_all(run, [c for group in chosen for c in group], max_passes=1,
+                                   siblings_in_sequence=False)
 
     async def _revise(self, run: TaskRun) -> None:
         buckets = self.bucketer.bucket(run.pool)

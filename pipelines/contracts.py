@@ -94,7 +94,7 @@ class WidenStep(Frozen):
     """One widening request of the adaptive pipeline: ``n`` more samples of the first-wave prompt,
     with or without the retrieved examples and cell values (another prompt variant)."""
 
-    n: int = Field(default=8, ge=1, le=64)
+    n: int = Field(default=4, ge=1, le=64)
     temperature: float = Field(default=1.0, ge=0.0, le=2.0)
     examples: bool = True
     cells: bool = True
@@ -117,13 +117,13 @@ class AdaptiveScaling(Frozen):
     """
 
     greedy: bool = True
-    samples: int = Field(default=8, ge=0, le=64)
+    samples: int = Field(default=4, ge=0, le=64)
     temperature: float = Field(default=0.8, ge=0.0, le=2.0)
     stop_share: float = Field(default=0.6, gt=0.0, le=1.0)
     stop_min_votes: int = Field(default=4, ge=1)
     early_stop: bool = True  # False: every enabled step runs (the −early-stop ablation)
     fix_max: int = Field(default=3, ge=0)
-    widen: tuple[WidenStep, ...] = (WidenStep(examples=False),)
+    widen: tuple[WidenStep, ...] = (WidenStep(n=4, temperature=0.8), WidenStep(n=4, examples=False))
     revise: bool = True
     tournament: bool = True
     tournament_margin: float = Field(default=0.25, ge=0.0, le=1.0)

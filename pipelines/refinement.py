@@ -44,8 +44,10 @@ class Refiner:
         self.revisor = revisor
         self.preview_rows = preview_rows
 
-    async def fix_all(self, run: TaskRun, errored: Sequence[CandidateSQL], *, max_passes: int) -> None:
-        """Repair errored candidates; the repaired ones join the pool."""
+    async def fix_all(self, run: TaskRun, errored: Sequence[CandidateSQL], *, max_passes: int,
+                      siblings_in_sequence: bool = True) -> None:
+        """Repair errored candidates; the repaired ones join the pool. ``siblings_in_sequence=False``
+        repairs every distinct SQL at once (decoded together: faster on a CPU, no shared memory)."""
         if max_passes == 0 or not errored:
             return
         # One repair per distinct SQL; duplicates inherit it (they keep their vote).
@@ -53,8 +55,9 @@ class Refiner:
         for c in errored:
             distinct.setdefault(c.sql, []).append(c)
         by_family: dict[str, list[list[CandidateSQL]]] = {}
-        for group in distinct.values():
-            by_family.setdefault(family_of(group[0].producer), []).append(group)
+        for i, group in enumerate(distinct.values()):
+            key = family_of(group[0].producer) if siblings_in_sequence else str(i)
+            by_family.setdefault(key, []).append(group)
 
         async def fix_family(groups: list[list[CandidateSQL]]) -> list[CandidateSQL]:
             # Siblings of one generator go one after another so each sees the earlier repairs.

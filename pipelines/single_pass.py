@@ -19,7 +19,7 @@ from models.budget import TokenBudget
 from models.errors import InvalidModelOutput, ModelError
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
-from pipelines.agents.base import END_OF_SQL_BLOCK
+from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
 from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingConfig, Task
 from pipelines.prompts import PromptTemplate, load_prompt
@@ -142,6 +142,8 @@ class SinglePassPipeline:
             temperature=self.temperature,
             max_tokens=self.settings.max_tokens,
             stop=(END_OF_SQL_BLOCK,),  # generation ends with the SQL's code block
+            grammar=SQL_BLOCK_GRAMMAR,
+            grammar_optional=True,
             seed=self.settings.seed if self.samples == 1 else None,
         )
         response = await runtime.chat(request, role="generator", agent="single_pass")

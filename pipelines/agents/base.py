@@ -24,6 +24,10 @@ _THINK_TAG = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.IGNORECASE | re.DOTAL
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 # The closing fence of a ```sql block (the opening one is "```sql", so it never matches early).
 END_OF_SQL_BLOCK = "\n```\n"
+# GBNF for a reply that is one ```sql block and nothing else: the reply opens with the fence (no
+# prose first: sampled replies of the 1.5B often spent 150+ tokens explaining before the SQL)
+# and generation ends at the closing fence.
+SQL_BLOCK_GRAMMAR = 'root ::= "```sql\\n" [^`]+ "```"'
 
 
 class GenerationInput(Frozen):

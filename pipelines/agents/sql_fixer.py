@@ -10,7 +10,7 @@ generator so it does not repeat them.
 from __future__ import annotations
 
 from models.types import ChatRequest
-from pipelines.agents.base import END_OF_SQL_BLOCK, parse_sql_reply
+from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, parse_sql_reply
 from pipelines.agents.render import DIALECT_NAME, clip, evidence_line
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import FixAttempt
@@ -60,6 +60,8 @@ class SQLFixer:
             temperature=self.settings.temperature or 0.0,
             max_tokens=self.settings.max_tokens,
             stop=(END_OF_SQL_BLOCK,),
+            grammar=SQL_BLOCK_GRAMMAR,  # the corrected query only: no prose before or after it
+            grammar_optional=True,
         )
         response = await runtime.chat(request, role="fixer", agent=self.agent_name, surface="operational")
         return parse_sql_reply(response.texts[0])

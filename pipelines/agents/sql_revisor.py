@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from models.types import ChatRequest
-from pipelines.agents.base import END_OF_SQL_BLOCK, parse_sql_reply
+from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, parse_sql_reply
 from pipelines.agents.render import DIALECT_NAME, evidence_line
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Critique
@@ -52,6 +52,8 @@ class SQLRevisor:
             temperature=self.settings.temperature or 0.0,
             max_tokens=self.settings.max_tokens,
             stop=(END_OF_SQL_BLOCK,),
+            grammar=SQL_BLOCK_GRAMMAR,  # the revised query only: no prose before or after it
+            grammar_optional=True,
         )
         response = await runtime.chat(request, role="generator", agent=self.agent_name)
         return parse_sql_reply(response.texts[0])

@@ -61,7 +61,8 @@ async def test_clear_majority_stops_after_the_first_wave(tiny_db, sandbox, scrip
     assert [s.step for s in prediction.steps] == ["first_wave"]
     assert prediction.steps[0].calls == 2 and prediction.usage.calls == 2
     greedy, samples = (r for _, r in client.requests)
-    assert (greedy.n, greedy.temperature) == (1, 0.0) and (samples.n, samples.temperature) == (8, 0.8)
+    assert (greedy.n, greedy.temperature) == (1, 0.0) and (samples.n, samples.temperature) == (4, 0.8)
+    assert greedy.grammar and greedy.grammar_optional  # the reply is one sql block, nothing else
     assert greedy.messages == samples.messages  # one prompt: the samples reuse the greedy's KV cache
     assert greedy.stop == ("\n```\n",)  # generation ends where the SQL ends
     assert "CREATE TABLE singer" in greedy.messages[0].content and greedy.messages[0].role == "system"
@@ -137,7 +138,7 @@ async def test_without_early_stop_every_enabled_step_runs(tiny_db, sandbox, scri
                        "fixer": lambda r: sql(RIGHT)})
     prediction = await pipeline(client, sandbox, scaling(early_stop=False, revise=False)).answer(task(tiny_db))
 
-    assert [s.step for s in prediction.steps] == ["first_wave", "fix", "widen"]
+    assert [s.step for s in prediction.steps] == ["first_wave", "fix", "widen", "widen"]
     assert prediction.exec_result.rows == ((2,),)
 
 
@@ -208,7 +209,7 @@ def test_build_pipeline_picks_the_adaptive_pipeline_from_config(sandbox, scripte
     cfg = load_config(["scaling=adaptive", "pipeline.trace.directory=null", "pipeline.trace.mlflow=false"])
     built = build_pipeline(cfg, client=scripted({}), sandbox=sandbox)
     assert isinstance(built, AdaptivePipeline)
-    assert built.adaptive.samples == 8 and built.adaptive.widen[0].examples is False
+    assert built.adaptive.samples == 4 and [w.examples for w in built.adaptive.widen] == [True, False]
 
 
 def test_the_first_wave_needs_a_candidate():

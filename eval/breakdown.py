@@ -1,0 +1,114 @@
+"""Where a run's answers come from and where its right answers were lost.
+
+    predictions.parquet ──► step_shares        share of questions answered at each pipeline step
+                        ──► step_costs         per step: questions that ran it, mean calls / tokens / seconds
+                        ──► family_accuracy    per candidate family: samples, share right (a family that
+                                               generates worse than the single-pass prompt shows here)
+                        ──► losses             wrong answers by hardness: never generated, generated but
+                                               not selected, errored and not repaired
+
+A candidate's family is its producer without the sampling temperature
+(``first_wave/T=0.8`` → ``first_wave``, ``widen/cells/T=1`` → ``widen/cells``).
+
+    >>> frame = RunStore.open(run_dir, identity).read()     # doctest: +SKIP
+    >>> step_shares(frame)                                   # doctest: +SKIP
+    {'first_wave': 0.71, 'fix': 0.08, 'widen': 0.14, 'tournament': 0.07}
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+_TEMPERATURE = re.compile(r"/T=[0-9.]+$")
+LOSSES = ("never_generated", "not_selected", "error_not_repaired")
+
+
+def family(producer: str) -> str:
+    return _TEMPERATURE.sub("", producer or "")
+
+
+def _graded(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.filter(pl.col("ex_bird").is_not_null())
+
+
+def step_shares(frame: pl.DataFrame) -> dict[str, float]:
+    """``{step: share of graded questions whose answer came from that step's pool}``."""
+    graded = _graded(frame)
+    if graded.is_empty() or "answered_by" not in graded.columns:
+        return {}
+    counts = graded.get_column("answered_by").fill_null("").replace("", "(none)").value_counts(sort=True)
+    return {row["answered_by"]: row["count"] / graded.height for row in counts.iter_rows(named=True)}
+
+
+def step_costs(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per step: questions that ran it and its mean calls, tokens and seconds there."""
+    if "steps" not in frame.columns:
+        return pl.DataFrame()
+    steps = frame.select(pl.col("steps").explode()).drop_nulls().unnest("steps")
+    if steps.is_empty():
+        return pl.DataFrame()
+    return (
+        steps.group_by("step", maintain_order=True)
+        .agg(pl.len().alias("questions"), pl.col("calls").mean(), pl.col("prompt_tokens").mean(),
+             pl.col("completion_tokens").mean(), pl.col("seconds").mean())
+    )
+
+
+def family_accuracy(frame: pl.DataFrame, semantics: str = "correct_bird") -> pl.DataFrame:
+    """One row per candidate family: samples judged and the share of them that are right."""
+    rows = [
+        {"family": family(c["producer"]), "right": bool(c[semantics])}
+        for pool in _graded(frame).get_column("candidates").to_list()
+        for c in pool or ()
+        if c[semantics] is not None
+    ]
+    if not rows:
+        return pl.DataFrame(schema={"family": pl.String, "samples": pl.UInt32, "right_share": pl.Float64})
+    return (
+        pl.DataFrame(rows)
+        .group_by("family")
+        .agg(pl.len().alias("samples"), pl.col("right").cast(pl.Float64).mean().alias("right_share"))
+        .sort("samples", descending=True)
+    )
+
+
+def loss_of(record: dict, semantics: str = "bird") -> str | None:
+    """Why a graded question is wrong (None when it is right)."""
+    if record[f"ex_{semantics}"]:
+        return None
+    pool = record["candidates"] or []
+    if any(c[f"correct_{semantics}"] for c in pool):
+        return "not_selected"
+    if any(c["error"] for c in pool):
+        return "error_not_repaired"
+    return "never_generated"
+
+
+def losses(frame: pl.DataFrame, semantics: str = "bird") -> pl.DataFrame:
+    """Wrong answers per hardness level by where the right answer was lost, and pass@pool."""
+    graded = _graded(frame)
+    if graded.is_empty():
+        return pl.DataFrame()
+    records = graded.select("difficulty", f"ex_{semantics}", "candidates").to_dicts()
+    table = pl.DataFrame(
+        {
+            "difficulty": [r["difficulty"] or "unlabelled" for r in records],
+            "right": [bool(r[f"ex_{semantics}"]) for r in records],
+            "in_pool": [any(c[f"correct_{semantics}"] for c in r["candidates"] or []) for r in records],
+            "loss": [loss_of(r, semantics) or "" for r in records],
+        }
+    )
+    by = table.group_by("difficulty", maintain_order=True).agg(
+        pl.len().alias("questions"),
+        pl.col("right").sum().alias("right"),
+        pl.col("in_pool").cast(pl.Float64).mean().alias("pass_at_pool"),
+        *(pl.col("loss").eq(name).sum().alias(name) for name in LOSSES),
+    )
+    total = table.select(
+        pl.lit("all").alias("difficulty"), pl.len().alias("questions"), pl.col("right").sum().alias("right"),
+        pl.col("in_pool").cast(pl.Float64).mean().alias("pass_at_pool"),
+        *(pl.col("loss").eq(name).sum().alias(name) for name in LOSSES),
+    )
+    return pl.concat([by, total], how="vertical_relaxed")
