@@ -112,3 +112,22 @@ def losses(frame: pl.DataFrame, semantics: str = "bird") -> pl.DataFrame:
         *(pl.col("loss").eq(name).sum().alias(name) for name in LOSSES),
     )
     return pl.concat([by, total], how="vertical_relaxed")
+
+
+def breakdown_metrics(frame: pl.DataFrame) -> dict[str, float]:
+    """MLflow-safe figures of the above: ``answered_by/<step>``, ``family_right/<family>``,
+    ``loss/<kind>`` (counts, BIRD semantics), ``pass_at_pool`` and tokens per question by kind."""
+    metrics: dict[str, float] = {}
+    if frame.height == 0:
+        return metrics
+    metrics["prompt_tokens_per_question"] = float(frame.get_column("prompt_tokens").mean())
+    metrics["completion_tokens_per_question"] = float(frame.get_column("completion_tokens").mean())
+    metrics.update({f"answered_by/{step}": share for step, share in step_shares(frame).items()})
+    for row in family_accuracy(frame).iter_rows(named=True):
+        metrics[f"family_right/{row['family']}"] = row["right_share"]
+    table = losses(frame)
+    if not table.is_empty():
+        total = table.filter(pl.col("difficulty") == "all").row(0, named=True)
+        metrics["pass_at_pool"] = total["pass_at_pool"]
+        metrics.update({f"loss/{name}": float(total[name]) for name in LOSSES})
+    return metrics
