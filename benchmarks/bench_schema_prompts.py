@@ -102,7 +102,8 @@ def main() -> None:
         path = ModelStore(cfg.paths.models).path_for(get_spec(args.model))
         with LocalServer(path, LocalServerConfig(n_parallel=1, ctx_per_slot=4096), alias=args.model) as server:
             url = server.base_url.removesuffix("/v1") + "/tokenize"
-            token_table(dbs, lambda text: len(httpx.post(url, json={"content": text}).json()["tokens"]))
+            token_table(dbs, lambda text: len(httpx.post(url, json={"content": text}, headers=server.auth_headers)
+                                              .json()["tokens"]))
     focus_table(cfg, claims)
     guard.after()  # exit 3 when other processes loaded the machine
     print(guard.banner or "load ok")

@@ -3,7 +3,7 @@
     build_client(load_config(["model=qwen2.5-coder-0.5b"]).model)
       local slot      ──► ModelStore.resolve(model) ──► shared server: LocalModelServer Ray actor when
                           Ray is initialised (placement auto|ray), else a child process of this one
-                          ──► OpenAICompatBackend(flavor="llama.cpp")
+                          ──► OpenAICompatBackend(flavor="llama.cpp", the server's per-start API key)
       openai slot     ──► OpenAICompatBackend(base_url, api key from env)
       vllm_serve slot ──► OpenAICompatBackend(flavor="vllm") to the deployed Ray Serve LLM app
       replay slot     ──► ReplayBackend(cassette[, the record_with backend when recording])
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
+from pydantic import SecretStr
 
 from models.backends.base import ChatBackend
 from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
@@ -47,14 +48,15 @@ def _local_backend(slot: LocalSlot, config: ModelConfig, closers: list[Closer]) 
     if placement == "ray":
         from models.local.actor import attach_or_start
 
-        url, close = attach_or_start(path, server_config, alias=alias, num_cpus=slot.ray_num_cpus)
+        endpoint, close = attach_or_start(path, server_config, alias=alias, num_cpus=slot.ray_num_cpus)
     else:
         server, close = shared_server(path, server_config, alias=alias)
-        url = server.base_url
+        endpoint = server.endpoint
     closers.append(close)
     return OpenAICompatBackend(
         OpenAICompatConfig(
-            base_url=url,
+            base_url=endpoint.base_url,
+            api_key=SecretStr(endpoint.api_key),
             model=alias,
             flavor="llama.cpp",
             max_connections=4 * slot.n_parallel,

@@ -135,3 +135,33 @@ def test_the_cluster_launcher_config_is_valid_for_ray_and_matches_the_cluster_sw
     cpus = sum(n["resources"]["CPU"] * n.get("min_workers", 1) for n in nodes.values())
     assert sweep.ray.address == "auto"
     assert sweep.workers * sweep.worker_num_cpus + sweep.sandbox_actors * sweep.sandbox_num_cpus <= cpus
+
+
+def test_the_cluster_keeps_its_dashboard_private_and_requires_a_token():
+    import yaml
+
+    from pipelines.config import REPO_ROOT
+
+    text = (REPO_ROOT / "ray_cluster.yaml").read_text()
+    config = yaml.safe_load(text)
+    head = " ".join(config["head_start_ray_commands"])
+    assert "0.0.0.0" not in head and "--dashboard-host=127.0.0.1" in head  # reached through an SSH tunnel
+    for command in (head, " ".join(config["worker_start_ray_commands"])):
+        assert "RAY_AUTH_MODE=token" in command
+    assert "--env RAY_AUTH_MODE=token" in config["docker"]["run_options"]  # drivers run by `ray exec` too
+    assert config["file_mounts"]["~/.ray/auth_token"] == "~/.ray/auth_token"  # one token on every node
+    assert "ray get-auth-token --generate" in text and "ray dashboard ray_cluster.yaml" in text
+    assert "RAY_AUTH_MODE=disabled" not in text
+
+
+def test_joining_a_cluster_keeps_its_auth_mode(monkeypatch):
+    from eval.sweep.config import RayInitConfig
+    from eval.sweep.session import ray_session
+
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)  # no Ray is started: only the env is set
+    monkeypatch.setattr("eval.sweep.session._quiet_ray_data", lambda: None)
+    with ray_session(RayInitConfig(address="auto")):
+        assert "RAY_AUTH_MODE" not in os.environ
+    with ray_session(RayInitConfig()):
+        assert os.environ["RAY_AUTH_MODE"] == "disabled"

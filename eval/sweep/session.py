@@ -3,6 +3,9 @@
     with ray_session(SweepConfig().ray):      # local Ray: 2 CPUs, no dashboard, auth off
         run_sweep(...)
 
+Joining a cluster (``sweep.ray.address``) keeps the cluster's authentication: ``ray_cluster.yaml``
+runs every node and driver with ``RAY_AUTH_MODE=token``.
+
 An already-initialised Ray (a test fixture, a notebook) is used as is and left running.
 """
 
@@ -18,13 +21,15 @@ import ray.data
 
 from eval.sweep.config import RayInitConfig
 
-# Local runs need neither token auth nor usage reporting; a cluster's own env wins.
+# Local runs need neither token auth nor usage reporting; an environment that sets them wins.
 LOCAL_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 @contextmanager
 def ray_session(config: RayInitConfig) -> Iterator[None]:
     for name, value in LOCAL_ENV.items():
+        if name == "RAY_AUTH_MODE" and config.address is not None:
+            continue  # a cluster's auth mode, or Ray's default (token when ~/.ray/auth_token exists)
         os.environ.setdefault(name, value)
     started_here = not ray.is_initialized()
     if started_here:

@@ -29,7 +29,7 @@ import time
 from typing import Any, Literal
 
 import httpx
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from models.backends.slot_router import SlotRouter
 from models.errors import (
@@ -70,6 +70,7 @@ class OpenAICompatConfig(Frozen):
     model: str  # the model id sent in the request body
     name: str | None = None  # the name responses are attributed to; defaults to ``model``
     api_key_env: str | None = None  # name of the environment variable holding the API key
+    api_key: SecretStr | None = None  # the key itself (a local server's, generated at its start)
     flavor: Flavor = "openai"
     max_connections: int = Field(default=64, ge=1)
     max_n: int | None = Field(default=None, ge=1)  # most samples one request may ask for
@@ -84,7 +85,9 @@ class OpenAICompatBackend:
         self._url = config.base_url.rstrip("/") + "/chat/completions"
         self._tokenize_url = config.base_url.rstrip("/").removesuffix("/v1") + "/tokenize"
         self._headers = {"Content-Type": "application/json"}
-        if config.api_key_env:
+        if config.api_key is not None:
+            self._headers["Authorization"] = f"Bearer {config.api_key.get_secret_value()}"
+        elif config.api_key_env:
             key = os.environ.get(config.api_key_env)
             if not key:
                 raise ModelUnavailable(
@@ -131,8 +134,8 @@ class OpenAICompatBackend:
                 "type": "json_schema",
                 "json_schema": {"name": "reply", "schema": request.json_schema, "strict": True},
             }
-        if request.grammar is not None:
-            field = _GRAMMAR_FIELDS[self.config.flavor]
+        field = _GRAMMAR_FIELDS[self.config.flavor]
+        if request.grammar is not None and (field is not None or not request.grammar_optional):
             if field is None:
                 raise ValueError(
                     f"{self.config.flavor} servers take no grammar; use json_schema instead"
@@ -218,7 +221,7 @@ class OpenAICompatBackend:
     async def _count_tokens(self, text: str) -> int:
         try:
             resp = await self._client().post(
-                self._tokenize_url, json={"content": text, "add_special": False}
+                self._tokenize_url, json={"content": text, "add_special": False}, headers=self._headers
             )
             resp.raise_for_status()
             return len(resp.json()["tokens"])

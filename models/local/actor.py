@@ -2,7 +2,8 @@
 
     driver:  attach_or_start(name, model_path, config)  ──►  named actor "llm:<name>:<digest>"
              (created once, found by every later caller on the cluster)
-    actor:   LocalServer.start()  ──►  base_url  ──►  workers talk OpenAI-compatible HTTP to it
+    actor:   LocalServer.start()  ──►  endpoint (base_url, API key)  ──►  workers talk
+             OpenAI-compatible HTTP to it, sending the key
 
 The actor itself needs little CPU (``num_cpus`` from config, fractional by default); the
 llama.cpp threads it starts are the model's. The server process dies with the actor.
@@ -17,7 +18,7 @@ from pathlib import Path
 import ray
 
 from models.errors import ModelUnavailable
-from models.local.server import LocalServer, LocalServerConfig
+from models.local.server import LocalEndpoint, LocalServer, LocalServerConfig
 
 NAMESPACE = "scale-analytics"
 
@@ -28,9 +29,9 @@ class LocalModelServer:
         self._server = LocalServer(model_path, LocalServerConfig(**config), alias=alias)
         self._server.start()
 
-    def base_url(self) -> str:
+    def endpoint(self) -> LocalEndpoint:
         # The server listens on 127.0.0.1 of the actor's node; callers on that node reach it.
-        return self._server.base_url
+        return self._server.endpoint
 
     def alive(self) -> bool:
         return self._server.alive()
@@ -48,8 +49,8 @@ def actor_name(alias: str, model_path: Path, config: LocalServerConfig) -> str:
 
 def attach_or_start(
     model_path: Path, config: LocalServerConfig, *, alias: str, num_cpus: float
-) -> tuple[str, Callable[[], None]]:
-    """The URL of the shared server for this model, and a close function.
+) -> tuple[LocalEndpoint, Callable[[], None]]:
+    """The endpoint (URL and API key) of the shared server for this model, and a close function.
 
     Only the caller that created the actor stops it on close; attachers leave it running.
     """
@@ -63,7 +64,7 @@ def attach_or_start(
         ).remote(str(model_path), config.model_dump(), alias)
         created = True
     try:
-        url = ray.get(handle.base_url.remote())
+        endpoint = ray.get(handle.endpoint.remote())
     except ray.exceptions.RayError as exc:
         raise ModelUnavailable(f"the LocalModelServer actor {name} could not start: {exc}") from exc
 
@@ -74,4 +75,4 @@ def attach_or_start(
             finally:
                 ray.kill(handle)
 
-    return url, close
+    return endpoint, close

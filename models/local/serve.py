@@ -11,6 +11,8 @@ Runtimes (see docs/models.md for the measurements that chose the default):
                        at a time, reuses the KV cache of the previous prompt's common prefix
 
 The process exits when its parent dies, so a crashed owner never leaves a model in memory.
+It serves only requests with ``Authorization: Bearer <key>``, the key taken (and removed) from
+``SCALE_ANALYTICS_LLM_API_KEY``; ``LocalServer`` generates one per start.
 """
 
 from __future__ import annotations
@@ -35,6 +37,16 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+API_KEY_ENV = "SCALE_ANALYTICS_LLM_API_KEY"  # set by models.local.server.LocalServer
+
+
+def _take_api_key() -> str:
+    key = os.environ.pop(API_KEY_ENV, "")
+    if not key:
+        raise SystemExit(f"{API_KEY_ENV} is not set: the server takes no request without a key")
+    return key
+
+
 def _exit_with_parent(stop: threading.Event) -> None:
     parent = os.getppid()
     while not stop.wait(1.0):
@@ -42,10 +54,11 @@ def _exit_with_parent(stop: threading.Event) -> None:
             os._exit(0)
 
 
-def _run_xllamacpp(args: argparse.Namespace, stop: threading.Event) -> None:
+def _run_xllamacpp(args: argparse.Namespace, api_key: str, stop: threading.Event) -> None:
     import xllamacpp as xlc
 
     params = xlc.CommonParams()
+    params.api_keys = [api_key]  # llama.cpp's server answers 401 to any other request
     params.model.path = args.model
     params.model_alias = {args.alias}
     params.n_parallel = args.n_parallel
@@ -63,7 +76,7 @@ def _run_xllamacpp(args: argparse.Namespace, stop: threading.Event) -> None:
     del server
 
 
-def _run_llama_cpp_python(args: argparse.Namespace, stop: threading.Event) -> None:
+def _run_llama_cpp_python(args: argparse.Namespace, api_key: str, stop: threading.Event) -> None:
     import uvicorn
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
@@ -78,21 +91,23 @@ def _run_llama_cpp_python(args: argparse.Namespace, stop: threading.Event) -> No
         verbose=False,
     )
     app = create_app(
-        server_settings=ServerSettings(host="127.0.0.1", port=args.port), model_settings=[model]
+        server_settings=ServerSettings(host="127.0.0.1", port=args.port, api_key=api_key),
+        model_settings=[model],
     )
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
+    api_key = _take_api_key()
     stop = threading.Event()
     threading.Thread(target=_exit_with_parent, args=(stop,), daemon=True).start()
     if args.runtime == "llama-cpp-python":
-        _run_llama_cpp_python(args, stop)  # uvicorn handles SIGTERM itself
+        _run_llama_cpp_python(args, api_key, stop)  # uvicorn handles SIGTERM itself
         return 0
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    _run_xllamacpp(args, stop)
+    _run_xllamacpp(args, api_key, stop)
     return 0
 
 

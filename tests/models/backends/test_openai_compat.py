@@ -10,6 +10,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from pydantic import SecretStr
 
 from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
 from models.client import ModelClient, RetryPolicy, Slot
@@ -45,6 +46,7 @@ class ScriptedServer:
         self.script = list(script)
         self.received: list[dict] = []
         self.paths: list[str] = []
+        self.authorization: list[str | None] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -53,6 +55,7 @@ class ScriptedServer:
                     json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 )
                 outer.paths.append(self.path)
+                outer.authorization.append(self.headers.get("Authorization"))
                 status, body, delay = (
                     outer.script.pop(0) if outer.script else (200, _completion("SELECT 1"), 0)
                 )
@@ -246,6 +249,17 @@ async def test_api_key_comes_from_the_named_variable(scripted, monkeypatch) -> N
     assert captured == ["Bearer sk-test"]
 
 
+async def test_a_given_api_key_is_sent_with_every_request(scripted) -> None:
+    # A local llama.cpp server's key: completions and the /tokenize calls counting extra samples.
+    server = scripted((200, _completion("a", "b"), 0), (200, {"tokens": [1]}, 0), (200, {"tokens": [1, 2]}, 0))
+    backend = _backend(server.url, flavor="llama.cpp", api_key=SecretStr("sk-local"))
+    assert "sk-local" not in repr(backend.config)
+    resp = await backend.chat(_req(n=2))
+    assert resp.texts == ("a", "b") and server.paths == ["/v1/chat/completions", "/tokenize", "/tokenize"]
+    assert server.authorization == ["Bearer sk-local"] * 3
+    await backend.aclose()
+
+
 def test_constrained_output_fields_per_flavor() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
     llama = _backend("http://x/v1", flavor="llama.cpp")
@@ -270,7 +284,7 @@ def test_constrained_output_fields_per_flavor() -> None:
 
 @pytest.mark.real_model
 async def test_real_server_samples_n_completions(server_05b) -> None:
-    backend = _backend(server_05b.base_url, flavor="llama.cpp")
+    backend = _backend(server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp")
     resp = await backend.chat(
         _req(
             "Write an SQL query counting the rows of table singer.",
@@ -289,7 +303,7 @@ async def test_real_server_samples_n_completions(server_05b) -> None:
 
 @pytest.mark.real_model
 async def test_real_server_json_schema_and_grammar(server_05b) -> None:
-    backend = _backend(server_05b.base_url, flavor="llama.cpp")
+    backend = _backend(server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp")
     schema = {
         "type": "object",
         "properties": {"winner": {"enum": ["A", "B"]}},
@@ -309,7 +323,7 @@ async def test_real_server_json_schema_and_grammar(server_05b) -> None:
 async def test_real_server_reuses_a_shared_system_prefix(server_05b) -> None:
     # What the shared schema_context system message is for: a second agent's call on the same
     # slot evaluates only its own part.
-    backend = _backend(server_05b.base_url, flavor="llama.cpp", slot_affinity=4)
+    backend = _backend(server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp", slot_affinity=4)
     system = ChatMessage(role="system", content="CREATE TABLE singer (id INTEGER, name TEXT);\n" * 40)
     first, second = [
         await backend.chat(ChatRequest(messages=(system, ChatMessage(role="user", content=task)), max_tokens=4))
@@ -321,7 +335,7 @@ async def test_real_server_reuses_a_shared_system_prefix(server_05b) -> None:
 
 @pytest.mark.real_model
 async def test_real_server_context_overflow(server_05b) -> None:
-    backend = _backend(server_05b.base_url, flavor="llama.cpp")
+    backend = _backend(server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp")
     with pytest.raises(ContextTooLong, match="context"):
         await backend.chat(_req("SELECT * FROM t; " * 3000, max_tokens=8))
     await backend.aclose()

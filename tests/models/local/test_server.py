@@ -33,7 +33,7 @@ def test_shared_server_is_reused_and_stopped_by_the_last_user(model_05b_path: Pa
     first, release_first = shared_server(model_05b_path, config, alias="qwen2.5-coder-0.5b")
     second, release_second = shared_server(model_05b_path, config, alias="qwen2.5-coder-0.5b")
     assert first is second and first.alive()
-    models = httpx.get(first.base_url + "/models", timeout=10).json()
+    models = httpx.get(first.base_url + "/models", headers=first.auth_headers, timeout=10).json()
     assert "qwen2.5-coder-0.5b" in str(models)
     release_first()
     release_first()  # releasing twice counts once
