@@ -121,7 +121,41 @@ def run_metrics(frame: pl.DataFrame, skipped: int = 0) -> dict[str, float]:
         part = scored.filter(pl.col("degraded") == degraded)
         if part.height:
             metrics[name] = float(part.get_column("ex_bird").cast(pl.Float64).mean())
+    metrics.update(retrieval_shares(frame))
     return metrics
+
+
+RETRIEVAL_SOURCES = ("cells", "examples")
+NO_RETRIEVAL = "No question was answered with retrieved cell values or examples: retrieval was off."
+
+
+def retrieval_shares(frame: pl.DataFrame) -> dict[str, float]:
+    """Share of questions answered with each L0 source (``retrieval_cells_share``, ...) and with
+    none (``retrieval_none_share``); a record without the column counts as answered without."""
+    if frame.height == 0:
+        return {}
+    if "retrieval" in frame.columns:
+        served = frame.get_column("retrieval").fill_null([]).to_list()
+    else:
+        served = [[]] * frame.height
+    shares = {f"retrieval_{s}_share": sum(s in r for r in served) / frame.height for s in RETRIEVAL_SOURCES}
+    shares["retrieval_none_share"] = sum(not r for r in served) / frame.height
+    return shares
+
+
+def retrieval_lines(metrics: dict[str, float], status: str = "", expected: bool = True) -> list[str]:
+    """The report's retrieval section: the run's status line, the shares, and a loud line when no
+    question was answered with retrieval although the pipeline retrieves."""
+    lines = [status] if status else []
+    if "retrieval_none_share" not in metrics:
+        return lines
+    lines.append(
+        ", ".join(f"{s} {metrics[f'retrieval_{s}_share']:.0%}" for s in RETRIEVAL_SOURCES)
+        + f" of questions answered with them; none {metrics['retrieval_none_share']:.0%}"
+    )
+    if expected and metrics["retrieval_none_share"] == 1.0:
+        lines.append(NO_RETRIEVAL)
+    return lines
 
 
 def _spend(frame: pl.DataFrame, correct: int) -> dict[str, float]:
@@ -204,8 +238,19 @@ def plot_cost_vs_accuracy(points: pl.DataFrame, path: Path, title: str) -> Path:
     return _save(fig, path)
 
 
-def write_run_report(frame: pl.DataFrame, out_dir: Path, title: str, skipped: int = 0) -> list[Path]:
-    """``report.md`` and its three plots for one run; returns the files written."""
+def write_run_report(
+    frame: pl.DataFrame,
+    out_dir: Path,
+    title: str,
+    skipped: int = 0,
+    retrieval: str = "",
+    retrieval_expected: bool = True,
+) -> list[Path]:
+    """``report.md`` and its three plots for one run; returns the files written.
+
+    ``retrieval``: the run's retrieval status line (``pipelines.indexing.ensure``); with
+    ``retrieval_expected``, a run where no question used retrieval says so in bold.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     metrics = run_metrics(frame, skipped)
     table = ex_by_difficulty(frame)
@@ -233,6 +278,11 @@ def write_run_report(frame: pl.DataFrame, out_dir: Path, title: str, skipped: in
         "## Execution accuracy",
         "",
         markdown_table(table),
+        "",
+        "## Retrieval",
+        "",
+        *(f"**{line}**" if line == NO_RETRIEVAL else f"- {line}"
+          for line in retrieval_lines(metrics, retrieval, retrieval_expected)),
         "",
         "## Metrics",
         "",
@@ -266,6 +316,7 @@ def _fmt(value: object) -> str:
 ABLATION_COLUMNS = (
     "ex_bird", "ex_spider", "r_ves", "calls_per_question", "tokens_per_question",
     "cost_usd_per_question", "latency_p50_s", "latency_p95_s", "degraded_rate", "questions_scored",
+    "retrieval_cells_share", "retrieval_examples_share",
 )
 
 

@@ -1,6 +1,7 @@
 """One configuration, end to end: sweep, then predictions, report and MLflow run.
 
     cfg ──► run dir (runs/<experiment>/<label>-<config hash>)   resumes whatever is there
+        ──► ensure_indexes (L0 indexes of the databases this invocation runs, built when missing)
         ──► run_sweep (Ray Data over the benchmark's tasks)    ──► predictions.parquet
         ──► exports/ (JSONL, official BIRD / Spider files), report/ (report.md + plots)
         ──► MLflow: params = flattened config, metrics, artifacts   ──► RunOutcome
@@ -38,7 +39,8 @@ from eval.sweep.services import sweep_services
 from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory
 from eval.tracking import RunLog, TrackedRun, flatten, log_run
-from pipelines.contracts import Frozen
+from pipelines.contracts import DatabaseRef, Frozen
+from pipelines.indexing.ensure import RetrievalStatus, ensure_indexes
 
 _NOT_IDENTITY = ("paths", "sweep", "experiment", "serve", "log_level")
 # Not part of a run's identity, so they may change when it resumes: tags, not (immutable) params.
@@ -54,6 +56,8 @@ class RunOutcome(Frozen):
     ex_table: tuple[dict[str, Any], ...]  # EX by difficulty, last row "all"
     report: str
     tracked: TrackedRun
+    retrieval: str = ""  # the retrieval status line, e.g. "retrieval: off (examples: ...)"
+    retrieval_expected: bool = False  # the configured pipeline retrieves (not single pass)
 
 
 def config_identity(cfg: DictConfig) -> str:
@@ -76,9 +80,19 @@ def run_dir_for(cfg: DictConfig, label: str, identity: str) -> Path:
 
 
 def run_configuration(
-    cfg: DictConfig, label: str, benchmark: LoadedBenchmark, *, services: Services = sweep_services
+    cfg: DictConfig,
+    label: str,
+    benchmark: LoadedBenchmark,
+    *,
+    services: Services = sweep_services,
+    ensure: Callable[[DictConfig, list[DatabaseRef]], RetrievalStatus] = ensure_indexes,
 ) -> RunOutcome:
-    """Run (or resume) ``cfg`` on ``benchmark``'s tasks and log it; Ray must be up."""
+    """Run (or resume) ``cfg`` on ``benchmark``'s tasks and log it; Ray must be up.
+
+    The L0 indexes of the databases of ``benchmark.tasks`` (the subset this invocation runs) are
+    built first when missing or stale (``ensure``); what is off is said in the report and MLflow.
+    """
+    retrieval = ensure(cfg, [task.db for task in benchmark.tasks])
     sweep = SweepConfig.from_cfg(cfg)
     identity = config_identity(cfg)
     run_dir = run_dir_for(cfg, label, identity)
@@ -93,7 +107,8 @@ def run_configuration(
     if result.answered:
         metrics["questions_per_minute"] = 60 * result.answered / result.elapsed_s
     exports = export_predictions(frame, benchmark, run_dir / "exports")
-    report_files = write_run_report(frame, run_dir / "report", title=label, skipped=len(benchmark.skipped))
+    report_files = write_run_report(frame, run_dir / "report", title=label, skipped=len(benchmark.skipped),
+                                    retrieval=retrieval.summary(), retrieval_expected=bool(retrieval.needed))
     tracked = log_run(
         RunLog(
             tracking_uri=str(cfg.experiment.tracking_uri),
@@ -104,6 +119,8 @@ def run_configuration(
                     if k not in _MUTABLE_PARAMS},
             metrics=metrics,
             tags={"benchmark": str(cfg.benchmark.name), "run_dir": str(run_dir),
+                  # tags, not params: an index built later changes them when the run resumes
+                  "retrieval": retrieval.label, "retrieval.status": retrieval.summary(),
                   **{k: str(OmegaConf.select(cfg, k)) for k in _MUTABLE_PARAMS}},
             artifacts={
                 "predictions": (str(store.predictions_path), *map(str, exports)),
@@ -121,6 +138,8 @@ def run_configuration(
         ex_table=tuple(ex_by_difficulty(frame).to_dicts()),
         report=str(report_files[0]),
         tracked=tracked,
+        retrieval=retrieval.summary(),
+        retrieval_expected=bool(retrieval.needed),
     )
 
 

@@ -15,11 +15,13 @@ from collections.abc import Sequence
 
 from hydra.errors import HydraException
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from eval.errors import EvalError
 from eval.experiments import Configuration, expand
 from eval.loaders import LoadedBenchmark, load_benchmark
+from eval.report import NO_RETRIEVAL
 from eval.run import RunOutcome, run_configuration
 from eval.sweep.config import SweepConfig
 from eval.sweep.errors import SweepInterrupted
@@ -71,6 +73,18 @@ def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
+def retrieval_summary(outcome: RunOutcome) -> list[str]:
+    """The run's retrieval status and the share of questions each source served; loud when none."""
+    m = outcome.metrics
+    lines = [escape(outcome.retrieval or "retrieval: unknown")]
+    if "retrieval_none_share" in m:
+        lines.append(f"answered with cells {m['retrieval_cells_share']:.0%}, "
+                     f"with examples {m['retrieval_examples_share']:.0%} of questions")
+        if outcome.retrieval_expected and m["retrieval_none_share"] == 1.0:
+            lines.append(f"[bold red]{NO_RETRIEVAL}[/]")
+    return lines
+
+
 def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
     console.print(summary_table(outcomes))
     for o in outcomes:
@@ -83,6 +97,8 @@ def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
             + (f", pass@{largest_k} {m[f'pass_at_{largest_k}']:.3f}" if largest_k else "")
             + (f", {m['questions_per_minute']:.1f} questions/min this session" if "questions_per_minute" in m else "")
         )
+        for line in retrieval_summary(o):
+            console.print(f"  {line}", highlight=False)
         console.print(f"  run dir {o.run_dir}\n  report  {o.report}")
         console.print(f"  MLflow  {o.tracked.tracking_uri}  run {o.tracked.run_id}  artifacts {o.tracked.artifact_uri}")
 

@@ -5,13 +5,16 @@ import pytest
 
 from eval.metrics import pass_at_k
 from eval.report import (
-    ablation_table, ex_by_difficulty, pass_at_k_curve, run_metrics, write_experiment_report, write_run_report,
+    NO_RETRIEVAL, ablation_table, ex_by_difficulty, pass_at_k_curve, run_metrics, write_experiment_report,
+    write_run_report,
 )
 from eval.sweep.records import CandidateRecord, QuestionRecord, records_to_table
 
 
-def rec(i, ex, difficulty, pool, *, spider=None, tokens=100, degraded=False, gold_error=None, latency=1.0):
+def rec(i, ex, difficulty, pool, *, spider=None, tokens=100, degraded=False, gold_error=None, latency=1.0,
+        retrieval=()):
     return QuestionRecord(
+        retrieval=retrieval,
         task_id=f"t:{i}", position=i, benchmark="b", db_id="db", question="q", sql="s", difficulty=difficulty,
         ex_bird=ex, ex_spider=ex if spider is None else spider, ves_reward=1.0 if ex else 0.0,
         gold_error=gold_error,
@@ -23,8 +26,8 @@ def rec(i, ex, difficulty, pool, *, spider=None, tokens=100, degraded=False, gol
 @pytest.fixture
 def frame():
     records = [
-        rec(0, True, "simple", [True, True, False, False], latency=1.0),
-        rec(1, False, "simple", [False, False, False, True], spider=False, latency=2.0),
+        rec(0, True, "simple", [True, True, False, False], latency=1.0, retrieval=("cells", "examples")),
+        rec(1, False, "simple", [False, False, False, True], spider=False, latency=2.0, retrieval=("examples",)),
         rec(2, True, "challenging", [True, False], spider=False, tokens=300, latency=3.0),
         rec(3, False, "challenging", [], degraded=True, latency=10.0),
         rec(4, None, "simple", [True], gold_error="no such table", latency=1.0),  # reported, not scored
@@ -69,6 +72,20 @@ def test_run_report_writes_markdown_and_three_plots(frame, tmp_path):
     assert all(f.stat().st_size > 1000 for f in files[1:])
     text = files[0].read_text()
     assert "| challenging | 2 | 0.500 | 0.000 |" in text and "pass_at_4" in text
+    assert "cells 20%, examples 40% of questions answered with them; none 60%" in text
+    assert NO_RETRIEVAL not in text
+
+
+def test_retrieval_shares_and_a_loud_line_when_no_question_used_retrieval(frame, tmp_path):
+    m = run_metrics(frame)
+    assert (m["retrieval_cells_share"], m["retrieval_examples_share"], m["retrieval_none_share"]) == (0.2, 0.4, 0.6)
+    without = frame.with_columns(pl.lit([], dtype=pl.List(pl.String)).alias("retrieval"))
+    assert run_metrics(without)["retrieval_none_share"] == 1.0
+    status = "retrieval: off (examples: example source missing: /x/train_spider.json)"
+    text = write_run_report(without, tmp_path, "off", retrieval=status)[0].read_text()
+    assert f"- {status}" in text and f"**{NO_RETRIEVAL}**" in text
+    single = write_run_report(without, tmp_path / "single", "sp", retrieval_expected=False)[0].read_text()
+    assert NO_RETRIEVAL not in single  # single pass retrieves nothing by design: no alarm
 
 
 def test_ablation_table_keeps_the_latest_run_and_measures_against_full(tmp_path):

@@ -68,7 +68,8 @@ def local_ray():
 def configure(tiny_spider, tmp_path, *extra):
     return load_config([
         "benchmark=spider_dev", f"benchmark.data_dir={tiny_spider}", f"paths.runs={tmp_path / 'runs'}",
-        "experiment.name=unit", "++sweep.progress=false", "++sweep.ves_iterations=1", *extra,
+        "experiment.name=unit", "++sweep.progress=false", "++sweep.ves_iterations=1",
+        f"pipeline.index.root={tmp_path / 'indexes'}", "pipeline.index.auto_build=false", *extra,
     ])
 
 
@@ -96,11 +97,34 @@ def test_a_configuration_runs_exports_reports_logs_and_resumes(local_ray, tiny_s
     logged = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert {"predictions", "report", "config"} <= logged
     assert "predictions/pred.txt" in {a.path for a in client.list_artifacts(run.info.run_id, "predictions")}
+    # retrieval is never silently off: status in the outcome, the report and MLflow
+    assert outcome.retrieval.startswith("retrieval: off (") and "auto_build=false" in outcome.retrieval
+    assert run.data.tags["retrieval"] == "off" and run.data.tags["retrieval.status"] == outcome.retrieval
+    assert run.data.metrics["retrieval_none_share"] == 1.0 and run.data.metrics["retrieval_cells_share"] == 0.0
+    assert outcome.retrieval in (run_dir / "report" / "report.md").read_text()
 
     again = run_configuration(cfg, "scripted", benchmark, services=scripted_services)
     assert (again.sweep.resumed, again.sweep.answered) == (6, 0)
     assert again.tracked.run_id == outcome.tracked.run_id
     assert again.metrics["ex_bird"] == outcome.metrics["ex_bird"]
+
+
+def test_indexes_are_ensured_for_the_databases_of_the_subset_run(local_ray, tiny_spider, tmp_path):
+    from pipelines.indexing.ensure import RetrievalStatus
+
+    calls = []
+
+    def ensure(cfg, dbs):
+        calls.append(sorted({db.db_id for db in dbs}))
+        return RetrievalStatus(needed=("cells", "examples"), cells=("music",), examples=True, built=("music",))
+
+    cfg = configure(tiny_spider, tmp_path, "benchmark.limit=2")
+    outcome = run_configuration(cfg, "scripted", load_benchmark(cfg.benchmark), services=scripted_services,
+                                ensure=ensure)
+    assert calls == [["music"]]  # the skipped absent_db is not indexed
+    assert outcome.retrieval == "retrieval: cells (1/1 databases), examples; built now: music"
+    run = MlflowClient(str(cfg.experiment.tracking_uri)).get_run(outcome.tracked.run_id)
+    assert run.data.tags["retrieval"] == "cells+examples"
 
 
 def test_the_run_directory_follows_what_is_computed_not_the_resources(tiny_spider, tmp_path):

@@ -18,12 +18,15 @@ def test_multirun_eval_then_report(tiny_spider, tmp_path, capsys):
     overrides = [
         "benchmark=spider_dev", f"benchmark.data_dir={tiny_spider}", f"paths.runs={runs}", "experiment.name=cli",
         "model=replay", f"model.slots.default.cassette={tmp_path / 'empty.jsonl'}", "model.slots.default.record=false",
-        f"pipeline.index.root={tmp_path / 'no-index'}", "++sweep.progress=false", "++sweep.ves_iterations=1",
+        f"pipeline.index.root={tmp_path / 'no-index'}", "pipeline.index.auto_build=false",
+        "++sweep.progress=false", "++sweep.ves_iterations=1",
         "--multirun", "scaling=single_pass,cpu_small",
     ]
     assert eval_main(overrides) == 0
     printed = capsys.readouterr().out
     assert "Execution accuracy" in printed and "scale-analytics report cli" in printed
+    assert "retrieval: off (the single-pass pipeline retrieves nothing)" in printed
+    assert "retrieval: off (cells: music: not built" in printed and "No question was answered with" in printed
 
     client = MlflowClient(f"sqlite:///{runs}/mlflow.db")
     experiment = client.get_experiment_by_name("cli")
