@@ -52,7 +52,7 @@ RIGHT = "SELECT name FROM singer WHERE country = 'France'"
 def scripted_ask(scripted, monkeypatch):
     reply = lambda r: f"- filter\n```sql\n{RIGHT}\n```"
     client = scripted({
-        "icl/direct": reply, "icl/cot": reply, "icl/decompose": reply,
+        "single_pass": reply, "icl/direct": reply, "icl/cot": reply, "icl/decompose": reply,
         "reasoning": lambda r: f"<sql>{RIGHT}</sql>",
         "extractor": lambda r: json.dumps({"literals": ["France"], "skeleton": "", "keywords": []}),
         "critic": lambda r: json.dumps({"error_class": "none", "suggested_fix": "", "generator_feedback": "",
@@ -63,9 +63,10 @@ def scripted_ask(scripted, monkeypatch):
     return client
 
 
-def test_json_prints_exactly_one_object_with_the_answer(tiny_db, scripted, monkeypatch, tmp_path, capsys):
+@pytest.mark.parametrize("scaling", ["cpu_small", "adaptive"])
+def test_json_prints_exactly_one_object_with_the_answer(tiny_db, scripted, monkeypatch, tmp_path, capsys, scaling):
     scripted_ask(scripted, monkeypatch)
-    code = main(["Which singers are from France?", "--db", tiny_db.path, "--json", "scaling=cpu_small",
+    code = main(["Which singers are from France?", "--db", tiny_db.path, "--json", f"scaling={scaling}",
                  "pipeline.trace.mlflow=false", f"pipeline.index.root={tmp_path}/no-index",
                  "pipeline.index.auto_build=false"])
     captured = capsys.readouterr()
@@ -79,7 +80,9 @@ def test_json_prints_exactly_one_object_with_the_answer(tiny_db, scripted, monke
     assert data["candidates"] and {"sql", "producer", "bucket", "error"} <= set(data["candidates"][0])
     assert len({c["bucket"] for c in data["candidates"]}) == 1  # every candidate returned the same rows
     assert {"answered_by", "steps", "seconds", "degraded", "degradation_reasons", "producer"} <= set(data)
-    assert data["usage"]["calls"] >= 2 and data["usage"]["prompt_tokens"] > 0
+    assert data["usage"]["calls"] >= 1 and data["usage"]["prompt_tokens"] > 0
+    if scaling == "adaptive":  # the adaptive pipeline names the step that answered, with each step's cost
+        assert data["answered_by"] and data["steps"] and {"step", "calls", "seconds"} <= set(data["steps"][0])
     assert {"cached_prompt_tokens", "completion_tokens"} <= set(data["usage"])
     assert data["retrieval"]["used"] == [] and data["retrieval"]["available"] == []
     assert data["retrieval"]["status"].startswith("retrieval: off (")
