@@ -2,6 +2,8 @@
 
     python benchmarks/bench_models.py [--models qwen2.5-coder-0.5b qwen2.5-coder-1.5b]
                                       [--runtimes xllamacpp llama-cpp-python]
+    python benchmarks/bench_models.py --settings [--model qwen2.5-coder-1.5b]   # runtime settings
+    python benchmarks/bench_models.py --settings --quick [--ignore-load]        # 0.5B smoke run
 
 Every phase starts a fresh server (no cache carried between phases) and prints, per
 (model, runtime):
@@ -13,6 +15,24 @@ Every phase starts a fresh server (no cache carried between phases) and prints, 
   (c) the runtimes side by side: single-request prompt tok/s and decode tok/s
 Prompts: a Spider database's CREATE TABLE statements with 3 example rows per table, plus the
 question. Needs the models pulled and Spider under paths.benchmarks.
+
+``--settings``: the server's runtime settings side by side for one model (xllamacpp), each on a
+fresh server, on one fixed workload — the reference schema prompt of Spider's concert_singer
+(pipelines/schema_text.py, about 660 tokens) with a question:
+  prompt t/s   the schema prompt evaluated from scratch (llama.cpp's timings)
+  decode t/s   the same prompt again (cached), greedy, exactly --decode-tokens tokens, twice
+  n=8 s        another question on the same schema, n=8 samples at T=0.8 of --n8-tokens tokens
+               each, as the client sends it (split into requests of at most n_parallel)
+  workload s   prompt + decode + n=8 seconds: one of each; the grid keeps the lowest
+Grid: the model config's current settings first (the baseline every ratio is relative to), then
+OMP_WAIT_POLICY passive/OpenMP default x poll 0/50, then n_batch 256/128 at the best so far,
+then n_parallel 1 and 8 and a halved ctx_per_slot at the best, then the baseline again (drift).
+Every generated sequence runs to its full length (llama.cpp's ignore_eos), so every setting
+generates the same tokens. About 5-6 min for the 1.5B on 2 quiet cores; ``--quick``: the 0.5B,
+4 settings, about 1 min.
+
+Every run prints the load average before and after and prints no figures when the machine was
+loaded (benchmarks/_load.py; ``--ignore-load`` for smoke runs).
 """
 
 from __future__ import annotations
@@ -24,10 +44,11 @@ import os
 import platform
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from models import ChatMessage, ChatRequest, ModelClient, build_client
+from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from models import ChatMessage, ChatRequest, ChatResponse, ModelClient, build_client
 from pipelines.config import load_config
 
 SYSTEM = "You are a SQLite expert. Answer with one SQL query in a ```sql block."
@@ -229,6 +250,264 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
         )
 
 
+# ---------------------------------------------------------------------------------------------
+# --settings: runtime settings of one model's server, side by side on one fixed workload
+
+WAIT_POLL = (("passive", 0), (None, 0), (None, 50), ("passive", 50))  # (OMP_WAIT_POLICY, poll)
+
+
+@dataclass(frozen=True)
+class Setting:
+    omp_wait_policy: str | None  # None: the variable unset, OpenMP's own default
+    poll: int
+    n_batch: int
+    n_parallel: int
+    ctx_per_slot: int
+
+    @property
+    def wait(self) -> str:
+        return self.omp_wait_policy.upper() if self.omp_wait_policy else "default"
+
+    def overrides(self, slot: str) -> list[str]:
+        wait = "null" if self.omp_wait_policy is None else self.omp_wait_policy
+        return [
+            f"++model.slots.{slot}.omp_wait_policy={wait}",
+            f"++model.slots.{slot}.poll={self.poll}",
+            f"++model.slots.{slot}.n_batch={self.n_batch}",
+            f"++model.slots.{slot}.n_parallel={self.n_parallel}",
+            f"++model.slots.{slot}.ctx_per_slot={self.ctx_per_slot}",
+        ]
+
+
+@dataclass
+class SettingRun:
+    setting: Setting
+    start_s: float
+    prompt_tokens: int
+    prompt_tps: float
+    decode_tps: float
+    n8_s: float
+    n8_tokens: int
+    workload_s: float
+    others: float | None  # other processes' load while it ran
+
+
+def _fixed_length(backend: object) -> None:
+    """Every request through this backend generates exactly max_tokens: llama.cpp's ignore_eos
+    (so every setting decodes the same number of tokens whatever the samples say)."""
+    payload = backend.payload  # type: ignore[attr-defined]
+    backend.payload = lambda request, *, n, seed: {  # type: ignore[attr-defined]
+        **payload(request, n=n, seed=seed),
+        "ignore_eos": True,
+    }
+
+
+async def _raw(backend: object, req: ChatRequest) -> tuple[dict, float]:
+    """One request, its raw response (with llama.cpp's ``timings``) and wall seconds."""
+    start = time.perf_counter()
+    body = await backend._post(backend.payload(req, n=1, seed=None), req)  # type: ignore[attr-defined]
+    return body, time.perf_counter() - start
+
+
+class SettingsBench:
+    def __init__(
+        self, model: str, args: argparse.Namespace, schema: str, questions: list[str], guard: LoadGuard
+    ) -> None:
+        self.model, self.args, self.guard = model, args, guard
+        from omegaconf import OmegaConf
+
+        from models.config import LocalSlot, ModelConfig
+
+        config = ModelConfig.model_validate(
+            OmegaConf.to_container(load_config([f"model={model}"]).model, resolve=True)
+        )
+        self.slot = config.roles["generator"]
+        s = config.slots[self.slot]
+        if not isinstance(s, LocalSlot):
+            raise SystemExit(f"--settings needs a local model slot; {model}'s {self.slot} is {s.backend}")
+        # the model config's current settings: the baseline
+        self.baseline = Setting(s.omp_wait_policy, s.poll, s.n_batch, s.n_parallel, s.ctx_per_slot)
+        self.first = [
+            ChatMessage(role="system", content=SYSTEM),
+            ChatMessage(role="user", content=f"{schema}\n\nQuestion: {questions[0]}"),
+        ]
+        self.second = [self.first[0], ChatMessage(role="user", content=f"{schema}\n\nQuestion: {questions[1]}")]
+
+    async def measure(self, setting: Setting) -> SettingRun:
+        a = self.args
+        cfg = load_config(
+            [
+                f"model={self.model}",
+                f"++model.slots.{self.slot}.runtime=xllamacpp",
+                f"++model.slots.{self.slot}.placement=process",
+                f"++model.slots.{self.slot}.threads={a.threads}",
+                f"++model.slots.{self.slot}.timeout_s=3600",
+                "++model.response_cache=null",
+                *setting.overrides(self.slot),
+            ]
+        )
+        start = time.perf_counter()
+        client = build_client(cfg.model)  # a fresh server (process placement), started here
+        start_s = time.perf_counter() - start
+        backend = client.slot_for("generator").backend
+        _fixed_length(backend)
+        mark = self.guard.mark()
+        try:
+            async with asyncio.timeout(a.setting_timeout):
+                await backend.chat(request("SELECT 1", max_tokens=2))  # warm-up: threads, pages
+                # the schema prompt from scratch; one token generated
+                body, wall = await _raw(backend, ChatRequest(messages=tuple(self.first), max_tokens=1))
+                prompt_tokens = int(body["usage"]["prompt_tokens"])
+                timings = body.get("timings") or {}
+                prompt_tps = float(timings.get("prompt_per_second") or prompt_tokens / wall)
+                # greedy decode on the cached prompt, a fixed number of tokens
+                decode_tokens, decode_s = 0, 0.0
+                for _ in range(a.decode_reps):
+                    req = ChatRequest(messages=tuple(self.first), max_tokens=a.decode_tokens)
+                    body, wall = await _raw(backend, req)
+                    timings = body.get("timings") or {}
+                    n = int(timings.get("predicted_n") or body["usage"]["completion_tokens"])
+                    decode_tokens += n
+                    decode_s += float(timings["predicted_ms"]) / 1000 if timings.get("predicted_ms") else wall
+                decode_tps = decode_tokens / decode_s
+                # n=8 samples of another question on the same schema, as the client sends them
+                req = ChatRequest(
+                    messages=tuple(self.second), n=a.samples, temperature=0.8,
+                    max_tokens=a.n8_tokens, seed=1234,
+                )
+                start = time.perf_counter()
+                resp: ChatResponse = await backend.chat(req)
+                n8_s = time.perf_counter() - start
+        finally:
+            await client.aclose()
+        n8_tokens = (
+            a.samples * a.n8_tokens
+            if resp.finish_reasons and all(r == "length" for r in resp.finish_reasons)
+            else resp.usage.completion_tokens
+        )
+        workload = prompt_tokens / prompt_tps + a.decode_tokens / decode_tps + n8_s
+        run = SettingRun(
+            setting, start_s, prompt_tokens, prompt_tps, decode_tps, n8_s, n8_tokens, workload,
+            self.guard.others_since(mark),
+        )
+        others = "-" if run.others is None else f"{run.others:.2f}"
+        print(
+            f"   {_describe(setting)}: prompt {prompt_tps:.1f} t/s, decode {decode_tps:.1f} t/s, "
+            f"n={a.samples} {n8_s:.1f} s ({n8_tokens} tokens), workload {workload:.1f} s, "
+            f"others' load {others}",
+            flush=True,
+        )
+        return run
+
+    async def run(self) -> list[SettingRun]:
+        """The grid, stage by stage; each stage varies the best setting so far."""
+        a = self.args
+        runs: list[SettingRun] = []
+        done: dict[Setting, SettingRun] = {}
+
+        async def measure(setting: Setting, *, again: bool = False) -> None:
+            if setting in done and not again:
+                return
+            print(f"== [{len(runs) + 1}] {_describe(setting)}", flush=True)
+            run = await self.measure(setting)
+            runs.append(run)
+            done.setdefault(setting, run)
+
+        def best() -> Setting:
+            return min(done.values(), key=lambda r: r.workload_s).setting
+
+        base = self.baseline
+        await measure(base)
+        pairs = WAIT_POLL[2:3] if a.quick else WAIT_POLL
+        for wait, poll in pairs:
+            await measure(replace(base, omp_wait_policy=wait, poll=poll))
+        for n_batch in (256,) if a.quick else (256, 128):
+            await measure(replace(best(), n_batch=n_batch))
+        top = best()
+        await measure(replace(top, n_parallel=1))
+        if not a.quick:
+            total_ctx = top.n_parallel * top.ctx_per_slot
+            await measure(replace(top, n_parallel=8, ctx_per_slot=max(2048, total_ctx // 8)))
+            await measure(replace(top, ctx_per_slot=max(2048, top.ctx_per_slot // 2)))
+            await measure(base, again=True)  # drift: the baseline once more, at the end
+        return runs
+
+
+def _describe(s: Setting) -> str:
+    return (
+        f"OMP_WAIT_POLICY={s.wait} poll={s.poll} n_batch={s.n_batch} "
+        f"n_parallel={s.n_parallel} ctx_per_slot={s.ctx_per_slot}"
+    )
+
+
+def settings_report(bench: SettingsBench, runs: list[SettingRun], guard: LoadGuard) -> None:
+    a = bench.args
+    base = runs[0]
+    print(
+        f"\nruntime settings of {bench.model} on xllamacpp, {a.threads} threads, {os.cpu_count()} CPUs; "
+        f"workload: concert_singer schema prompt ({base.prompt_tokens} tokens) from scratch, "
+        f"greedy decode of {a.decode_tokens} tokens x{a.decode_reps} on it, one n={a.samples} request "
+        f"at T=0.8 of {a.n8_tokens} tokens each on another question"
+    )
+    if guard.banner:
+        print(guard.banner)
+    print("x: speed relative to the current default (row 1): >1 is faster")
+    print(
+        f"{'#':>2} {'OMP wait':<8}{'poll':>5}{'batch':>6}{'par':>4}{'ctx':>6}{'start s':>8}"
+        f"{'prompt t/s':>11}{'x':>6}{'decode t/s':>11}{'x':>6}{f'n={a.samples} s':>8}{'x':>6}"
+        f"{'workload s':>11}{'x':>6}{'others':>7}"
+    )
+    for i, r in enumerate(runs, 1):
+        s = r.setting
+        others = "-" if r.others is None else f"{r.others:.2f}"
+        print(
+            f"{i:>2} {s.wait:<8}{s.poll:>5}{s.n_batch:>6}{s.n_parallel:>4}{s.ctx_per_slot:>6}"
+            f"{r.start_s:>8.1f}{r.prompt_tps:>11.1f}{r.prompt_tps / base.prompt_tps:>6.2f}"
+            f"{r.decode_tps:>11.1f}{r.decode_tps / base.decode_tps:>6.2f}"
+            f"{r.n8_s:>8.1f}{base.n8_s / r.n8_s:>6.2f}"
+            f"{r.workload_s:>11.1f}{base.workload_s / r.workload_s:>6.2f}{others:>7}"
+        )
+    repeats = [r for r in runs[1:] if r.setting == base.setting]
+    if repeats:
+        drift = repeats[-1].workload_s / base.workload_s - 1
+        steady = "steady" if abs(drift) <= 0.1 else "NOT steady: compare rows with care"
+        print(f"drift: the current default measured again at the end: workload {drift:+.0%} ({steady})")
+    top = min(runs, key=lambda r: r.workload_s)
+    print(f"lowest workload: row {runs.index(top) + 1}, {_describe(top.setting)} "
+          f"({base.workload_s / top.workload_s:.2f}x the current default)")
+    s = top.setting
+    print(
+        "as model config overrides: "
+        + " ".join(o.removeprefix("++") for o in s.overrides(bench.slot))
+    )
+
+
+async def settings_main(args: argparse.Namespace, guard: LoadGuard) -> None:
+    from pipelines.agents.runtime import as_executor
+    from pipelines.contracts import DatabaseRef
+    from pipelines.sandbox import Sandbox
+    from pipelines.schema_text import reference_schema
+
+    spider = Path(load_config().paths.benchmarks) / "spider"
+    db_file = spider / "database" / "concert_singer" / "concert_singer.sqlite"
+    if not db_file.exists():
+        raise SystemExit(f"Spider's concert_singer not found at {db_file}")
+    questions = [
+        q["question"] for q in json.loads((spider / "dev.json").read_text()) if q["db_id"] == "concert_singer"
+    ]
+    with Sandbox(timeout_s=30, row_cap=100) as sandbox:
+        schema = await reference_schema(
+            as_executor(sandbox),
+            DatabaseRef(db_id="concert_singer", dialect="sqlite", path=str(db_file)),
+        )
+    if os.environ.pop("OMP_WAIT_POLICY", None) is not None:
+        print("OMP_WAIT_POLICY unset for this run: 'default' rows get OpenMP's own default")
+    bench = SettingsBench(args.model, args, schema, questions[:2], guard)
+    runs = await bench.run()
+    guard.after()  # refuses (exit 3) before any figure is printed when the machine was loaded
+    settings_report(bench, runs, guard)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"])
@@ -238,17 +517,41 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=48)
-    parser.add_argument("--decode-tokens", type=int, default=96)
+    parser.add_argument("--decode-tokens", type=int, default=None,
+                        help="tokens per decode measurement (default 96; --settings: 64)")
+    settings = parser.add_argument_group("runtime settings (--settings)")
+    settings.add_argument("--settings", action="store_true",
+                          help="compare the server's runtime settings for one model")
+    settings.add_argument("--model", default=None,
+                          help="model config (default qwen2.5-coder-1.5b; --quick: qwen2.5-coder-0.5b)")
+    settings.add_argument("--quick", action="store_true", help="smoke run: the 0.5B, 4 settings")
+    settings.add_argument("--n8-tokens", type=int, default=64, help="tokens per sample of the n=8 request")
+    settings.add_argument("--decode-reps", type=int, default=None, help="decode measurements (2; --quick: 1)")
+    settings.add_argument("--setting-timeout", type=float, default=300.0, help="seconds per setting")
+    add_load_arguments(parser)
     args = parser.parse_args()
+    guard = LoadGuard.from_args(args)
+    if args.settings or args.quick:
+        args.model = args.model or ("qwen2.5-coder-0.5b" if args.quick else "qwen2.5-coder-1.5b")
+        args.decode_tokens = args.decode_tokens or 64
+        args.decode_reps = args.decode_reps or (1 if args.quick else 2)
+        guard.before()
+        asyncio.run(settings_main(args, guard))
+        return
+    args.decode_tokens = args.decode_tokens or 96
     spider = Path(load_config().paths.benchmarks) / "spider"
     if not (spider / "dev.json").exists():
         raise SystemExit(f"Spider not found at {spider}")
     prompts = load_prompts(spider, max(args.requests, args.samples + 1))
+    guard.before()
     rows = []
     for model in args.models:
         for runtime in args.runtimes:
             print(f"== {model} on {runtime} (load avg {os.getloadavg()[0]:.1f})", flush=True)
             rows.append(asyncio.run(Bench(model, runtime, args).run(prompts)))
+    guard.after()  # refuses (exit 3) before any figure is printed when the machine was loaded
+    if guard.banner:
+        print(guard.banner)
     report(rows, args)
 
 

@@ -40,3 +40,32 @@ def test_shared_server_is_reused_and_stopped_by_the_last_user(model_05b_path: Pa
     assert first.alive()
     release_second()
     assert not first.alive()
+
+
+@pytest.mark.parametrize(
+    ("policy", "inherited", "expected"),
+    [
+        ("passive", {}, "PASSIVE"),
+        ("active", {"OMP_WAIT_POLICY": "PASSIVE"}, "ACTIVE"),  # the configured policy wins
+        (None, {}, None),  # left unset: OpenMP's own default
+        (None, {"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE"),  # null keeps the environment's
+    ],
+)
+def test_wait_policy_reaches_the_server_environment(
+    tmp_path: Path, policy: str | None, inherited: dict[str, str], expected: str | None
+) -> None:
+    server = LocalServer(tmp_path / "m.gguf", LocalServerConfig(omp_wait_policy=policy))
+    env = server.child_env({"PATH": "/bin", **inherited})
+    assert env.get("OMP_WAIT_POLICY") == expected
+    assert env["PATH"] == "/bin"
+
+
+def test_wait_policy_default_and_model_config(tmp_path: Path) -> None:
+    from models.config import LocalSlot
+
+    assert LocalServerConfig().omp_wait_policy == "passive"  # unchanged behaviour
+    slot = LocalSlot(backend="local", model="m", omp_wait_policy=None, poll=50, n_batch=256)
+    server_config = LocalServerConfig(**slot.model_dump(include=set(LocalServerConfig.model_fields)))
+    assert (server_config.omp_wait_policy, server_config.poll, server_config.n_batch) == (None, 50, 256)
+    with pytest.raises(ValueError):
+        LocalServerConfig(omp_wait_policy="spin")
