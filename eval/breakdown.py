@@ -38,7 +38,7 @@ def step_shares(frame: pl.DataFrame) -> dict[str, float]:
     graded = _graded(frame)
     if graded.is_empty() or "answered_by" not in graded.columns:
         return {}
-    counts = graded.get_column("answered_by").fill_null("").replace("", "(none)").value_counts(sort=True)
+    counts = graded.get_column("answered_by").fill_null("").replace("", "none").value_counts(sort=True)
     return {row["answered_by"]: row["count"] / graded.height for row in counts.iter_rows(named=True)}
 
 

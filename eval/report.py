@@ -29,6 +29,7 @@ matplotlib.use("Agg")  # reports are files; never open a window
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
+from eval.breakdown import breakdown_metrics, family_accuracy, losses, step_costs, step_shares  # noqa: E402
 from eval.metrics import pass_at_k, r_ves  # noqa: E402
 
 SEMANTICS = ("ex_bird", "ex_spider")
@@ -122,6 +123,7 @@ def run_metrics(frame: pl.DataFrame, skipped: int = 0) -> dict[str, float]:
         if part.height:
             metrics[name] = float(part.get_column("ex_bird").cast(pl.Float64).mean())
     metrics.update(retrieval_shares(frame))
+    metrics.update(breakdown_metrics(frame))
     return metrics
 
 
@@ -284,6 +286,7 @@ def write_run_report(
         *(f"**{line}**" if line == NO_RETRIEVAL else f"- {line}"
           for line in retrieval_lines(metrics, retrieval, retrieval_expected)),
         "",
+        *_breakdown_lines(frame),
         "## Metrics",
         "",
         "| metric | value |",
@@ -296,6 +299,23 @@ def write_run_report(
     report = out_dir / "report.md"
     report.write_text("\n".join(lines), encoding="utf-8")
     return [report, *plots]
+
+
+def _breakdown_lines(frame: pl.DataFrame) -> list[str]:
+    """Where the answers come from (pipeline step, candidate family) and where right ones were lost."""
+    shares = step_shares(frame)
+    sections = [
+        ("Answered at each step", pl.DataFrame({"step": list(shares), "share": list(shares.values())})
+         if shares else pl.DataFrame()),
+        ("Cost of each step (questions that ran it)", step_costs(frame)),
+        ("Share of each candidate family's samples that are right", family_accuracy(frame)),
+        ("Wrong answers by where the right one was lost (BIRD semantics)", losses(frame)),
+    ]
+    lines: list[str] = []
+    for heading, table in sections:
+        if not table.is_empty():
+            lines += [f"## {heading}", "", markdown_table(table), ""]
+    return lines
 
 
 def markdown_table(frame: pl.DataFrame) -> str:
@@ -315,7 +335,9 @@ def _fmt(value: object) -> str:
 
 ABLATION_COLUMNS = (
     "ex_bird", "ex_spider", "r_ves", "calls_per_question", "tokens_per_question",
-    "cost_usd_per_question", "latency_p50_s", "latency_p95_s", "degraded_rate", "questions_scored",
+    "prompt_tokens_per_question", "completion_tokens_per_question", "cost_usd_per_question",
+    "latency_mean_s", "latency_p50_s", "latency_p95_s", "pass_at_pool", "answered_by/first_wave",
+    "degraded_rate", "questions_scored",
     "retrieval_cells_share", "retrieval_examples_share",
 )
 

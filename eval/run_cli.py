@@ -85,8 +85,26 @@ def retrieval_summary(outcome: RunOutcome) -> list[str]:
     return lines
 
 
+def comparison_table(outcomes: Sequence[RunOutcome]) -> Table:
+    """The configurations side by side on the same questions: what the compute buys, and its price."""
+    table = Table(title="Side by side")
+    columns = ("configuration", "questions", "EX (BIRD)", "EX (Spider)", "s/question", "p95 s", "calls/question",
+               "answered by the first wave")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "configuration" else "right")
+    for o in outcomes:
+        m = o.metrics
+        first = m.get("answered_by/first_wave")
+        table.add_row(o.label, f"{m.get('questions_scored', 0):.0f}", _fmt(m.get("ex_bird")), _fmt(m.get("ex_spider")),
+                      f"{m.get('latency_mean_s', 0):.1f}", f"{m.get('latency_p95_s', 0):.1f}",
+                      f"{m.get('calls_per_question', 0):.1f}", "–" if first is None else f"{first:.0%}")
+    return table
+
+
 def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
     console.print(summary_table(outcomes))
+    if len(outcomes) > 1:
+        console.print(comparison_table(outcomes))
     for o in outcomes:
         m = o.metrics
         largest_k = max((int(k[8:]) for k in m if k.startswith("pass_at_") and k[8:].isdigit()), default=0)
