@@ -9,7 +9,7 @@ import pytest
 from pipelines.prompts import PROMPT_DIR, SHARED_SYSTEM, PromptError, load_prompt
 
 EXPECTED = {
-    "single_pass": {"dialect", "schema", "question", "evidence"},
+    "single_pass": {"dialect", "schema", "cells", "examples", "question", "evidence"},
     "keyword_extractor": {"question", "evidence"},
     "reasoning_generator": {"dialect", "schema", "lessons", "question", "evidence"},
     "icl_direct": {"dialect", "schema", "cells", "examples", "lessons", "question", "evidence"},
