@@ -4,7 +4,7 @@ and self-consistency (as many samples as the pipeline generated), side by side i
     python benchmarks/bench_pipeline_vs_baselines.py --limit 12                 # CPU, 1.5B, cpu_small
     python benchmarks/bench_pipeline_vs_baselines.py --limit 108 --pipeline scaling=default pipeline=default
 
-Questions: the Spider dev subset of the model issue (every 9th question whose database exists),
+Questions: the fixed Spider dev subset (every 9th question whose database exists),
 first ``--limit`` of them. One model server is shared by every configuration.
 """
 

@@ -67,7 +67,7 @@ from pipelines.settings import PipelineSettings
 from pipelines.single_pass import render_evidence
 from pipelines.task_run import TaskRun, describe, record_failure
 from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
-from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, location, safe_sinks
+from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, conclude, safe_sinks
 from pipelines.understanding import _call, _index_missing, _supported
 
 FIRST_WAVE = "first_wave"
@@ -165,28 +165,12 @@ class AdaptivePipeline:
         state.close_step(runtime)
         if chosen is None and run.pool:
             chosen = self._vote(run, self.bucketer.bucket(run.pool))
-            state.answered_by = state.answered_by or (state.steps[-1].step if state.steps else "")
-        degradations = tuple(d.label for d in recorder.decisions if d.degradation)
-        prediction = Prediction(
-            task_id=task.task_id,
-            sql=chosen.sql if chosen else "",
-            producer=chosen.producer if chosen else "",
-            exec_result=chosen.exec_result if chosen else None,
-            candidates=tuple(run.pool),
-            usage=runtime.usage,
-            latency_s=time.monotonic() - started,
-            degraded=bool(degradations),
-            degradation_reasons=degradations,
-            error=None if chosen else (failure or "no candidate SQL was produced"),
-            trace_path=location(self.sinks, task.task_id),
-            answered_by=state.answered_by if chosen else "",
-            steps=tuple(state.steps),
-            retrieval=state.retrieval,
+            state.settle()
+        return conclude(
+            task.task_id, recorder, self.sinks, chosen=chosen, candidates=run.pool, usage=runtime.usage,
+            started=started, failure=failure or "no candidate SQL was produced", gold_sql=task.gold_sql,
+            answered_by=state.answered_by if chosen else "", steps=tuple(state.steps), retrieval=state.retrieval,
         )
-        trace = recorder.freeze(prediction, gold_sql=task.gold_sql)
-        for sink in self.sinks:
-            sink.write(trace)
-        return prediction, trace
 
     async def aclose(self) -> None:
         for sink in self.sinks:
@@ -230,7 +214,7 @@ class AdaptivePipeline:
             if winner is not None:
                 state.answered_by = state.answered_by or "tournament"
                 return winner
-        state.answered_by = state.answered_by or (state.steps[-1].step if state.steps else FIRST_WAVE)
+        state.settle()
         return self._vote(run, buckets)
 
     async def _schema(self, db: DatabaseRef) -> tuple[str, SchemaWords]:
@@ -426,6 +410,10 @@ class _State:
         self.answered_by = ""
         self.retrieval: tuple[RetrievalSource, ...] = ()
         self._open: tuple[str, Usage, float] | None = None
+
+    def settle(self) -> None:
+        """Without a step that reached a majority, the answer comes from the last step's pool."""
+        self.answered_by = self.answered_by or (self.steps[-1].step if self.steps else "")
 
     def open_step(self, name: str, runtime: AgentRuntime) -> None:
         self._open = (name, runtime.usage, time.monotonic())

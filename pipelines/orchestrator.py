@@ -50,7 +50,7 @@ from pipelines.router import DifficultyRouter
 from pipelines.schema import introspect, render_ddl, render_light
 from pipelines.settings import PipelineSettings
 from pipelines.task_run import TaskRun, gather_all, record_failure
-from pipelines.trace import ReasoningTrace, RouteRecord, SafeSink, TraceRecorder, TraceSink, location, safe_sinks
+from pipelines.trace import ReasoningTrace, RouteRecord, SafeSink, TraceRecorder, TraceSink, conclude, safe_sinks
 from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
 from pipelines.understanding import Understander
 
@@ -203,25 +203,11 @@ class Orchestrator:
         if chosen is None:
             run.salvage()
             chosen = self._best_so_far(run)
-        degradations = tuple(d.label for d in recorder.decisions if d.degradation)
-        prediction = Prediction(
-            task_id=task.task_id,
-            sql=chosen.sql if chosen else "",
-            producer=chosen.producer if chosen else "",
-            exec_result=chosen.exec_result if chosen else None,
-            candidates=tuple(run.pool),
-            usage=runtime.usage,
-            latency_s=time.monotonic() - started,
-            degraded=bool(degradations),
-            degradation_reasons=degradations,
-            error=None if chosen else (failure or "no candidate SQL was produced"),
-            trace_path=location(self.sinks, task.task_id),
+        return conclude(
+            task.task_id, recorder, self.sinks, chosen=chosen, candidates=run.pool, usage=runtime.usage,
+            started=started, failure=failure or "no candidate SQL was produced", gold_sql=task.gold_sql,
             retrieval=run.context.retrieval,
         )
-        trace = recorder.freeze(prediction, gold_sql=task.gold_sql)
-        for sink in self.sinks:
-            sink.write(trace)
-        return prediction, trace
 
     async def aclose(self) -> None:
         for sink in self.sinks:

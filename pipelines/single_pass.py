@@ -27,7 +27,7 @@ from pipelines.schema_text import SchemaReadError, reference_schema
 from pipelines.settings import SinglePassSettings
 from pipelines.bucketing import ExecutionBucketer
 from pipelines.tournament import majority_vote
-from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, location, safe_sinks
+from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, conclude, safe_sinks
 
 _DIALECT_NAME = {"sqlite": "SQLite", "duckdb": "DuckDB"}
 
@@ -99,24 +99,10 @@ class SinglePassPipeline:
             recorder.decide("global_timeout", "single_pass", degradation=True)
         recorder.candidates += candidates
         chosen = self._vote(candidates, recorder)
-        degradations = tuple(d.label for d in recorder.decisions if d.degradation)
-        prediction = Prediction(
-            task_id=task.task_id,
-            sql=chosen.sql if chosen else "",
-            producer=chosen.producer if chosen else "",
-            exec_result=chosen.exec_result if chosen else None,
-            candidates=tuple(candidates),
-            usage=runtime.usage,
-            latency_s=time.monotonic() - started,
-            degraded=bool(degradations),
-            degradation_reasons=degradations,
-            error=None if chosen else (error or "no SQL produced"),
-            trace_path=location(self.sinks, task.task_id),
+        return conclude(
+            task.task_id, recorder, self.sinks, chosen=chosen, candidates=candidates, usage=runtime.usage,
+            started=started, failure=error or "no SQL produced", gold_sql=task.gold_sql,
         )
-        trace = recorder.freeze(prediction, gold_sql=task.gold_sql)
-        for sink in self.sinks:
-            sink.write(trace)
-        return prediction, trace
 
     @property
     def samples(self) -> int:

@@ -403,3 +403,40 @@ __all__ = [
     "location",
     "read_traces",
 ]
+
+
+def conclude(
+    task_id: str,
+    recorder: TraceRecorder,
+    sinks: Sequence[SafeSink],
+    *,
+    chosen: CandidateSQL | None,
+    candidates: Sequence[CandidateSQL],
+    usage: Usage,
+    started: float,
+    failure: str,
+    gold_sql: str | None,
+    **fields: Any,
+) -> tuple[Prediction, ReasoningTrace]:
+    """The Prediction for ``chosen`` (degradations read from the recorder's decisions; ``failure``
+    is the error when nothing was chosen), its frozen trace, written to every sink. ``fields``:
+    pipeline-specific Prediction fields (``answered_by``, ``steps``, ``retrieval``)."""
+    degradations = tuple(d.label for d in recorder.decisions if d.degradation)
+    prediction = Prediction(
+        task_id=task_id,
+        sql=chosen.sql if chosen else "",
+        producer=chosen.producer if chosen else "",
+        exec_result=chosen.exec_result if chosen else None,
+        candidates=tuple(candidates),
+        usage=usage,
+        latency_s=time.monotonic() - started,
+        degraded=bool(degradations),
+        degradation_reasons=degradations,
+        error=None if chosen else failure,
+        trace_path=location(sinks, task_id),
+        **fields,
+    )
+    trace = recorder.freeze(prediction, gold_sql=gold_sql)
+    for sink in sinks:
+        sink.write(trace)
+    return prediction, trace
