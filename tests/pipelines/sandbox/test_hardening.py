@@ -182,7 +182,8 @@ def test_sqlglot_crashing_fails_closed(sqlite_ref, monkeypatch):
 
     monkeypatch.setattr(sandbox_module, "check_read_only", crash)
     with Sandbox(timeout_s=10, row_cap=10) as sandbox:
-        assert sandbox.execute("SELECT 1", sqlite_ref).error_kind == "read_only_violation"
+        # a string no other test runs: the guard's approval cache is process-wide
+        assert sandbox.execute("SELECT 1 AS crash_probe", sqlite_ref).error_kind == "read_only_violation"
 
 
 # --- 2. bounds that hold -------------------------------------------------------------------------
