@@ -3,7 +3,8 @@
     Task ──► reference schema (CREATE TABLE + example rows), the shared system message of every call
          ──► L0 retrieval without an LLM: cell values for the question's n-grams ║ examples for its skeleton
          ──► first wave: greedy + n samples of one prompt (schema, cells, examples, question),
-             every candidate executed and bucketed by result
+             every candidate executed; "no such column" rewritten from the schema (no LLM,
+             pipelines/column_repair.py); bucketed by result
          ──► clear majority? ── yes ──► answer (answered_by = "first_wave")
          ──► fix: the most common errored SQLs ──► SQLFixer with the engine's message ──► check
          ──► widen: more samples of a prompt variant (scaling.adaptive.widen) ──► check
@@ -28,6 +29,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from math import comb
+from typing import NamedTuple
 
 from models.budget import TokenBudget
 from models.errors import BudgetExceeded, InvalidModelOutput
@@ -43,6 +45,7 @@ from pipelines.agents.sql_fixer import SQLFixer
 from pipelines.agents.sql_revisor import SQLRevisor
 from pipelines.agents.types import Bucket, Context
 from pipelines.bucketing import ExecutionBucketer
+from pipelines.column_repair import ColumnRepair
 from pipelines.contracts import (
     AdaptiveScaling,
     CandidateSQL,
@@ -128,7 +131,7 @@ class AdaptivePipeline:
                 update={"max_finalists": self.adaptive.tournament_finalists, "majority_share": None}),
         )
         self.bucketer = ExecutionBucketer()
-        self._schemas: dict[tuple[str, str], asyncio.Future[tuple[str, SchemaWords]]] = {}
+        self._schemas: dict[tuple[str, str], asyncio.Future[_Schema]] = {}
 
     # --- public API ----------------------------------------------------------------------------
 
@@ -180,18 +183,19 @@ class AdaptivePipeline:
 
     async def _search(self, run: TaskRun, state: _State) -> CandidateSQL | None:
         a = self.adaptive
-        schema, words = await self._schema(run.task.db)
-        run.light = run.ddl = schema  # every agent's shared system message
-        run.context, state.retrieval = await self._retrieve(run, words)
+        schema = await self._schema(run.task.db)
+        run.light = run.ddl = schema.text  # every agent's shared system message
+        run.context, state.retrieval = await self._retrieve(run, schema.words)
+        state.repair = schema.repair
 
         steps: list[tuple[str, bool, Callable[[], Awaitable[object]]]] = [
-            (FIRST_WAVE, True, lambda: self._first_wave(run)),
-            ("fix", a.fix_max > 0, lambda: self._fix(run)),
-            *((("widen", True, lambda w=w: self._widen(run, w)) for w in a.widen)),
+            (FIRST_WAVE, True, lambda: self._first_wave(run, state)),
+            ("fix", a.fix_max > 0, lambda: self._fix(run, state)),
+            *((("widen", True, lambda w=w: self._widen(run, w, state)) for w in a.widen)),
             ("revise", a.revise, lambda: self._revise(run)),
         ]
         for name, enabled, step in steps:
-            if not enabled or (name != FIRST_WAVE and not self._worth(name, run)):
+            if not enabled or (name != FIRST_WAVE and not self._worth(name, run, state)):
                 continue
             state.open_step(name, run.runtime)
             await step()
@@ -217,14 +221,15 @@ class AdaptivePipeline:
         state.settle()
         return self._vote(run, buckets)
 
-    async def _schema(self, db: DatabaseRef) -> tuple[str, SchemaWords]:
-        """The reference schema text and the schema's words (for skeletons), read once per database."""
+    async def _schema(self, db: DatabaseRef) -> _Schema:
+        """The reference schema text, the schema's words (for skeletons) and its column repair,
+        read once per database."""
         key = (db.dialect, db.path)
         if key not in self._schemas:
-            async def read() -> tuple[str, SchemaWords]:
+            async def read() -> _Schema:
                 text = await reference_schema(self.executor, db, sample_rows=self.settings.single_pass.sample_rows)
                 view = await asyncio.to_thread(introspect, db, 0)
-                return text, SchemaWords.from_view(view)
+                return _Schema(text=text, words=SchemaWords.from_view(view), repair=ColumnRepair(view))
             self._schemas[key] = asyncio.ensure_future(read())
         try:
             return await asyncio.shield(self._schemas[key])
@@ -279,19 +284,19 @@ class AdaptivePipeline:
 
     # --- steps ---------------------------------------------------------------------------------
 
-    async def _first_wave(self, run: TaskRun) -> None:
+    async def _first_wave(self, run: TaskRun, state: _State) -> None:
         a = self.adaptive
         if a.greedy:  # first, alone: the samples after it reuse the prompt it evaluated
-            await self._sample(run, n=1, temperature=0.0, producer=f"{FIRST_WAVE}/greedy")
+            await self._sample(run, state, n=1, temperature=0.0, producer=f"{FIRST_WAVE}/greedy")
         if a.samples:
-            await self._sample(run, n=a.samples, temperature=a.temperature,
+            await self._sample(run, state, n=a.samples, temperature=a.temperature,
                                producer=f"{FIRST_WAVE}/T={a.temperature:g}")
 
-    async def _widen(self, run: TaskRun, widen: WidenStep) -> None:
-        await self._sample(run, n=widen.n, temperature=widen.temperature, examples=widen.examples,
+    async def _widen(self, run: TaskRun, widen: WidenStep, state: _State) -> None:
+        await self._sample(run, state, n=widen.n, temperature=widen.temperature, examples=widen.examples,
                            cells=widen.cells, producer=f"widen/{widen.variant}/T={widen.temperature:g}")
 
-    async def _sample(self, run: TaskRun, *, n: int, temperature: float, producer: str,
+    async def _sample(self, run: TaskRun, state: _State, *, n: int, temperature: float, producer: str,
                       examples: bool = True, cells: bool = True) -> None:
         task, limit = run.task, self.settings.understanding.examples_in_prompt
         messages = self.prompt.render(
@@ -320,14 +325,47 @@ class AdaptivePipeline:
                 candidates.append(CandidateSQL(sql=extract_sql(text), producer=producer))
             except InvalidModelOutput:
                 run.recorder.decide("generator_unusable", "adaptive", generator=producer)
-        run.add(await run.execute_all(candidates))
+        executed = await run.execute_all(candidates)
+        run.add(executed)
+        run.add(await self._repair_columns(run, state, executed))
 
-    async def _fix(self, run: TaskRun) -> None:
+    async def _repair_columns(self, run: TaskRun, state: _State,
+                              executed: Sequence[CandidateSQL]) -> list[CandidateSQL]:
+        """Schema-grounded rewrites of the candidates whose error names an unbound column, up to
+        ``column_repair`` rounds each; a rewrite keeps its candidate's producer (and vote)."""
+        rounds = self.adaptive.column_repair
+        out: list[CandidateSQL] = []
+        done: dict[str, CandidateSQL | None] = {}  # errored SQL -> its last rewrite, executed
+        for candidate in executed:
+            if candidate.exec_result.ok or rounds == 0 or state.repair is None:
+                continue
+            if candidate.sql not in done:
+                current, last = candidate, None
+                for _ in range(rounds):
+                    proposal = state.repair.propose(current.sql, current.exec_result.error or "")
+                    if proposal is None or proposal == current.sql:
+                        break
+                    (current,) = await run.execute_all(
+                        [CandidateSQL(sql=proposal, producer=candidate.producer, rationale=candidate.rationale,
+                                      lineage=candidate.lineage + ("repair",))], agent="column_repair")
+                    last = current
+                    if current.exec_result.ok:
+                        break
+                done[candidate.sql] = last
+                if last is not None:
+                    state.rewritten.add(candidate.sql)
+                run.recorder.decide("column_repair", "adaptive", degradation=False, generator=candidate.producer,
+                                    repaired=last is not None and last.exec_result.ok,
+                                    error=candidate.exec_result.error or "")
+            if (last := done[candidate.sql]) is not None:
+                out.append(last.model_copy(update={"producer": candidate.producer}))
+        return out
+
+    async def _fix(self, run: TaskRun, state: _State) -> None:
         """Repair the ``fix_max`` most common errored SQLs; a repair carries its duplicates' votes."""
         counts: dict[str, list[CandidateSQL]] = {}
-        for c in run.pool:
-            if not c.exec_result.ok and c.exec_result.error_kind not in UNFIXABLE_ERRORS and "fix" not in str(c.lineage):
-                counts.setdefault(c.sql, []).append(c)
+        for c in _fixable(run, state):
+            counts.setdefault(c.sql, []).append(c)
         chosen = sorted(counts.values(), key=len, reverse=True)[: self.adaptive.fix_max]
         await self.refiner.fix_all(run, [c for group in chosen for c in group], max_passes=1,
                                    siblings_in_sequence=False)
@@ -359,11 +397,11 @@ class AdaptivePipeline:
 
     # --- decisions -----------------------------------------------------------------------------
 
-    def _worth(self, step: str, run: TaskRun) -> bool:
+    def _worth(self, step: str, run: TaskRun, state: _State) -> bool:
         """Whether an escalation step has anything to work on."""
-        buckets = self.bucketer.bucket(run.pool)
         if step == "fix":
-            return any(b.error for b in buckets)
+            return bool(_fixable(run, state))
+        buckets = self.bucketer.bucket(run.pool)
         if step == "revise":
             return bool(buckets) and not buckets[0].error and (buckets[0].empty or _null_only(buckets[0]))
         return True
@@ -402,6 +440,19 @@ class AdaptivePipeline:
         return ranked[0].representative
 
 
+def _fixable(run: TaskRun, state: _State) -> list[CandidateSQL]:
+    """Errored candidates for the LLM fixer: not fixed before, and not SQLs the column repair
+    rewrote (their rewrite stands for them when it still fails)."""
+    return [c for c in run.pool if not c.exec_result.ok and c.exec_result.error_kind not in UNFIXABLE_ERRORS
+            and "fix" not in str(c.lineage) and c.sql not in state.rewritten]
+
+
+class _Schema(NamedTuple):
+    text: str
+    words: SchemaWords
+    repair: ColumnRepair
+
+
 class _State:
     """Which steps ran, what each cost, and which step's pool holds the answer."""
 
@@ -409,6 +460,8 @@ class _State:
         self.steps: list[StepCost] = []
         self.answered_by = ""
         self.retrieval: tuple[RetrievalSource, ...] = ()
+        self.repair: ColumnRepair | None = None
+        self.rewritten: set[str] = set()  # errored SQLs the column repair rewrote
         self._open: tuple[str, Usage, float] | None = None
 
     def settle(self) -> None:

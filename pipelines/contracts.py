@@ -108,7 +108,8 @@ class WidenStep(Frozen):
 class AdaptiveScaling(Frozen):
     """Widths, thresholds and steps of the adaptive pipeline (``pipelines/adaptive.py``).
 
-    A first wave of ``greedy`` + ``samples`` candidates from one prompt; a clear majority —
+    A first wave of ``greedy`` + ``samples`` candidates from one prompt, each SQL that names a
+    column the schema lacks rewritten from the schema (``column_repair`` rounds); a clear majority —
     the top bucket non-empty, error-free, holding ``stop_share`` of the executed answers and at
     least ``stop_min_votes`` — answers; otherwise the enabled steps run in order, each followed
     by the same check: fix (``fix_max`` distinct errored SQLs), widen (``widen`` requests),
@@ -122,6 +123,7 @@ class AdaptiveScaling(Frozen):
     stop_share: float = Field(default=0.6, gt=0.0, le=1.0)
     stop_min_votes: int = Field(default=4, ge=1)
     early_stop: bool = True  # False: every enabled step runs (the −early-stop ablation)
+    column_repair: int = Field(default=3, ge=0)  # schema-grounded rewrites per errored SQL (no LLM); 0: off
     fix_max: int = Field(default=3, ge=0)
     widen: tuple[WidenStep, ...] = (WidenStep(n=4, temperature=0.8), WidenStep(n=4, examples=False))
     revise: bool = True

@@ -82,6 +82,30 @@ async def test_errors_go_to_the_fixer_with_the_engine_message(tiny_db, sandbox, 
     assert fix_request.messages[0] == client.requests[0][1].messages[0]
 
 
+async def test_a_misspelt_column_is_rewritten_from_the_schema_without_a_call(tiny_db, sandbox, scripted):
+    misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"  # no such column: Country_
+    client = scripted({"single_pass": first_wave(misspelt, [misspelt, misspelt, RIGHT, WRONG])})
+    prediction = await pipeline(client, sandbox, scaling()).answer(task(tiny_db))
+
+    assert prediction.exec_result.rows == ((2,),)
+    assert prediction.answered_by == "first_wave"  # three rewrites + RIGHT: a clear majority
+    assert client.calls == {"single_pass": 2}  # no fixer call
+    rewrites = [c for c in prediction.candidates if "repair" in c.lineage]
+    assert len(rewrites) == 3 and {c.producer for c in rewrites} == {"first_wave/greedy", "first_wave/T=0.8"}
+    assert all(c.exec_result.ok for c in rewrites)
+
+
+async def test_without_column_repair_the_fixer_gets_the_error(tiny_db, sandbox, scripted):
+    misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"
+    client = scripted({"single_pass": first_wave(misspelt, [misspelt, misspelt, RIGHT, WRONG]),
+                       "fixer": lambda r: sql(RIGHT)})
+    prediction = await pipeline(client, sandbox, scaling(column_repair=0)).answer(task(tiny_db))
+
+    assert client.calls["fixer"] == 1
+    assert not any("repair" in c.lineage for c in prediction.candidates)
+    assert prediction.exec_result.rows == ((2,),)
+
+
 async def test_a_split_pool_widens_with_the_configured_variant(tiny_db, sandbox, scripted):
     cells = type("Cells", (), {"search_many": lambda self, db_id, queries, k=5, mode="hybrid", threshold=None: [
         CellHit(table="singer", column="country", value="France", score=0.9, source="hybrid")]})()

@@ -1,0 +1,211 @@
+"""Repair "no such column" errors from the schema alone: no LLM call, a few milliseconds.
+
+Small models name the right column with the wrong spelling (``pet_type`` for ``PetType``,
+``age`` for ``pet_age``), qualify it with the wrong alias (``T2.name`` where ``T1`` holds
+``name``), or use a column of a table they forgot to join. The engine names the column it could
+not bind; this module proposes one rewrite for it:
+
+    "no such column: T2.first_name"   ──► the one other table in scope that has ``first_name``
+    "no such column: pet_type"        ──► the in-scope column with the same letters (``PetType``)
+    "no such column: age"             ──► the in-scope column whose words contain it (``pet_age``)
+    "no such column: T2.weight"       ──► ``weight`` lives only in ``cars_data``, one join key away
+                                          from ``T2``'s table: join it and qualify the column
+    "ambiguous column name: id"       ──► qualified with the first table in FROM that has it
+
+Anything else, or more than one equally good answer, proposes nothing: the LLM fixer takes it.
+
+    >>> repair = ColumnRepair(view)                                            # doctest: +SKIP
+    >>> repair.propose("SELECT age FROM pets", "no such column: age")          # doctest: +SKIP
+    'SELECT pet_age FROM pets'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from pipelines.contracts import SchemaView
+from pipelines.schema.joins import JoinGraph, join_graph
+
+# The engine's message naming the column it could not bind: (qualifier, column).
+_MISSING = (
+    re.compile(r"no such column: (?:(?P<q>[^.\s]+)\.)?(?P<c>\S+)", re.I),  # SQLite
+    re.compile(r'Table "(?P<q>[^"]+)" does not have a column named "(?P<c>[^"]+)"', re.I),  # DuckDB
+    re.compile(r'Referenced column "(?P<c>[^"]+)" not found', re.I),  # DuckDB
+)
+_AMBIGUOUS = (
+    re.compile(r"ambiguous column name: (?:(?P<q>[^.\s]+)\.)?(?P<c>\S+)", re.I),  # SQLite
+    re.compile(r'Ambiguous reference to column name "(?P<c>[^"]+)"', re.I),  # DuckDB
+)
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b|_)|[A-Z]?[a-z]+|\d+")
+
+
+def words(name: str) -> frozenset[str]:
+    """Lower-cased words of an identifier: ``PetType`` and ``pet_type`` both give {pet, type}."""
+    return frozenset(w.lower() for w in _WORD.findall(name.replace("_", " ")))
+
+
+def letters(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+@dataclass(frozen=True)
+class _Source:
+    alias: str  # how the query names it
+    table: str  # the schema's table name
+
+
+class ColumnRepair:
+    """Proposes schema-grounded rewrites of one unbound column reference (see module docstring)."""
+
+    def __init__(self, view: SchemaView) -> None:
+        self.dialect = view.dialect
+        self.columns: dict[str, tuple[str, ...]] = {
+            t.name.lower(): tuple(c.name for c in t.columns) for t in view.tables}
+        self.tables: dict[str, str] = {t.name.lower(): t.name for t in view.tables}
+        self.graph: JoinGraph = join_graph(view)
+
+    def propose(self, sql: str, error: str) -> str | None:
+        """A rewrite of ``sql`` that binds the column ``error`` names, or None."""
+        for pattern, ambiguous in [(p, False) for p in _MISSING] + [(p, True) for p in _AMBIGUOUS]:
+            found = pattern.search(error or "")
+            if found:
+                qualifier = (found.groupdict().get("q") or "").strip('"`[]')
+                return self._rewrite(sql, qualifier, found.group("c").strip('"`[]'), ambiguous)
+        return None
+
+    # --- rewriting -----------------------------------------------------------------------------
+
+    def _rewrite(self, sql: str, qualifier: str, name: str, ambiguous: bool) -> str | None:
+        try:
+            tree = sqlglot.parse_one(sql, read=self.dialect)
+            scopes = traverse_scope(tree)
+        except (SqlglotError, RecursionError, ValueError):
+            return None
+        changed = False
+        for scope in scopes:
+            targets = [c for c in scope.columns if c.name.lower() == name.lower()
+                       and c.table.lower() == qualifier.lower()]
+            if not targets:
+                continue
+            sources = self._sources(scope)
+            fix = self._qualify_ambiguous(sources, name) if ambiguous else self._bind(scope, sources, qualifier, name)
+            if fix is None:
+                continue
+            alias, column = fix
+            for col in targets:
+                col.set("this", exp.to_identifier(column, quoted=_needs_quotes(column)))
+                if alias:
+                    col.set("table", exp.to_identifier(alias, quoted=_needs_quotes(alias)))
+            changed = True
+        if not changed:
+            return None
+        try:
+            return tree.sql(dialect=self.dialect)
+        except SqlglotError:
+            return None
+
+    def _sources(self, scope: Scope) -> list[_Source]:
+        """The scope's schema tables, in FROM order (derived tables and CTEs are not repaired)."""
+        out = []
+        for alias, (node, source) in scope.selected_sources.items():
+            if isinstance(source, exp.Table) and source.name.lower() in self.columns:
+                out.append(_Source(alias=alias, table=source.name.lower()))
+        return out
+
+    def _has(self, table: str, name: str) -> str | None:
+        return next((c for c in self.columns[table] if c.lower() == name.lower()), None)
+
+    def _qualify_ambiguous(self, sources: list[_Source], name: str) -> tuple[str, str] | None:
+        for s in sources:
+            if (column := self._has(s.table, name)) is not None:
+                return s.alias, column
+        return None
+
+    def _bind(self, scope: Scope, sources: list[_Source], qualifier: str, name: str) -> tuple[str, str] | None:
+        # 1. the wrong alias: exactly one other table in scope has the column as written
+        if qualifier:
+            exact = [(s.alias, c) for s in sources if s.alias.lower() != qualifier.lower()
+                     and (c := self._has(s.table, name)) is not None]
+            if len(exact) == 1:
+                return exact[0]
+        # 2. the wrong spelling: the column of an in-scope table that reads the same
+        owner = [s for s in sources if s.alias.lower() == qualifier.lower()] if qualifier else []
+        for pool in ([owner, sources] if owner else [sources]):
+            hit = self._closest(pool, name)
+            if hit is not None:
+                source, column = hit
+                return (source.alias if qualifier or len(sources) > 1 else ""), column
+        # 3. the forgotten join: one table outside the scope has the column, one join key away
+        return self._join(scope, sources, qualifier, name)
+
+    def _closest(self, pool: list[_Source], name: str) -> tuple[_Source, str] | None:
+        """Same letters beats same words beats contained words; a tie proposes nothing."""
+        want_letters, want_words = letters(name), words(name)
+        tiers: list[list[tuple[_Source, str]]] = [[], [], []]
+        for s in pool:
+            for c in self.columns[s.table]:
+                have = words(c)
+                if letters(c) == want_letters:
+                    tiers[0].append((s, c))
+                elif have == want_words:
+                    tiers[1].append((s, c))
+                elif want_words and have and (want_words < have or have < want_words):
+                    tiers[2].append((s, c))
+        for tier in tiers:
+            if len(tier) == 1:
+                return tier[0]
+            if tier:
+                return None
+        return None
+
+    def _join(self, scope: Scope, sources: list[_Source], qualifier: str, name: str) -> tuple[str, str] | None:
+        select = scope.expression
+        if not isinstance(select, exp.Select) or not sources or select.args.get("from_") is None:
+            return None
+        in_scope = {s.table for s in sources}
+        owners = [t for t in self.columns if t not in in_scope
+                  and any(letters(c) == letters(name) for c in self.columns[t])]
+        if len(owners) != 1:
+            return None
+        target = owners[0]
+        starts = [s for s in sources if s.alias.lower() == qualifier.lower()] or sources
+        paths = [(s, p) for s in starts
+                 if (p := self.graph.path(self._name(s.table), self._name(target))) is not None and len(p) <= 2]
+        if not paths:
+            return None
+        start, path = min(paths, key=lambda sp: len(sp[1]))
+        used = {s.alias.lower() for s in sources}
+        here_alias, here = start.alias, start.table
+        for edge in path:
+            there = edge.ref_table if edge.table.lower() == here else edge.table
+            here_col, there_col = (edge.column, edge.ref_column) if edge.table.lower() == here else (edge.ref_column, edge.column)
+            alias = _fresh_alias(used)
+            select.join(
+                exp.alias_(exp.to_table(there), alias, table=True),
+                on=exp.EQ(this=exp.column(here_col, table=here_alias), expression=exp.column(there_col, table=alias)),
+                copy=False,
+            )
+            here_alias, here = alias, there.lower()
+        column = next(c for c in self.columns[target] if letters(c) == letters(name))
+        return here_alias, column
+
+    def _name(self, table: str) -> str:
+        return self.tables[table]
+
+
+def _fresh_alias(used: set[str]) -> str:
+    n = 1
+    while f"j{n}" in used:
+        n += 1
+    used.add(f"j{n}")
+    return f"j{n}"
+
+
+def _needs_quotes(name: str) -> bool:
+    return not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)

@@ -1,0 +1,130 @@
+"""ColumnRepair on a real SQLite database: each kind of unbound column the engine reports is
+rewritten to SQL that executes and means the obvious thing, and doubtful cases propose nothing."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pipelines.column_repair import ColumnRepair, words
+from pipelines.contracts import DatabaseRef
+from pipelines.schema import introspect
+
+
+@pytest.fixture
+def pets_db(tmp_path: Path) -> DatabaseRef:
+    path = tmp_path / "pets.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE Student (StuID INTEGER PRIMARY KEY, LName TEXT, Age INTEGER);
+        CREATE TABLE Pets (PetID INTEGER PRIMARY KEY, PetType TEXT, pet_age INTEGER, weight REAL);
+        CREATE TABLE Has_Pet (StuID INTEGER REFERENCES Student(StuID), PetID INTEGER REFERENCES Pets(PetID));
+        CREATE TABLE Treatment_Types (treatment_type_code TEXT PRIMARY KEY, treatment_type_description TEXT);
+        CREATE TABLE Treatments (treatment_id INTEGER PRIMARY KEY, PetID INTEGER REFERENCES Pets(PetID),
+                                 treatment_type_code TEXT REFERENCES Treatment_Types(treatment_type_code));
+        INSERT INTO Student VALUES (1,'Smith',18),(2,'Kim',20);
+        INSERT INTO Pets VALUES (1,'cat',3,12.0),(2,'dog',2,13.4),(3,'dog',1,9.3);
+        INSERT INTO Has_Pet VALUES (1,1),(1,2),(2,3);
+        INSERT INTO Treatment_Types VALUES ('EXAM','Physical examination'),('VAC','Vaccination');
+        INSERT INTO Treatments VALUES (1,1,'EXAM'),(2,2,'VAC');
+        """
+    )
+    conn.commit()
+    conn.close()
+    return DatabaseRef(db_id="pets", path=str(path))
+
+
+@pytest.fixture
+def repair(pets_db) -> ColumnRepair:
+    return ColumnRepair(introspect(pets_db, 0))
+
+
+def run(db: DatabaseRef, sql: str):
+    conn = sqlite3.connect(f"file:{db.path}?mode=ro", uri=True)
+    try:
+        return sorted(conn.execute(sql).fetchall())
+    finally:
+        conn.close()
+
+
+def error_of(db: DatabaseRef, sql: str) -> str:
+    with pytest.raises(sqlite3.Error) as caught:
+        run(db, sql)
+    return str(caught.value)
+
+
+def repaired(repair: ColumnRepair, db: DatabaseRef, sql: str, rounds: int = 3) -> str | None:
+    """Propose-and-execute until the SQL runs, as the pipeline does."""
+    for _ in range(rounds):
+        try:
+            run(db, sql)
+            return sql
+        except sqlite3.Error as exc:
+            proposal = repair.propose(sql, str(exc))
+            if proposal is None:
+                return None
+            sql = proposal
+    return None
+
+
+def test_words_of_both_spellings_agree():
+    assert words("PetType") == words("pet_type") == {"pet", "type"}
+    assert words("StuID") == {"stu", "id"}
+
+
+def test_a_spelling_of_the_same_letters_binds_to_the_schema_column(repair, pets_db):
+    sql = "SELECT pet_type, count(*) FROM pets GROUP BY pet_type"
+    assert error_of(pets_db, sql) == "no such column: pet_type"
+    fixed = repaired(repair, pets_db, sql)
+    assert fixed is not None
+    assert run(pets_db, fixed) == [("cat", 1), ("dog", 2)]
+
+
+def test_a_column_named_by_one_of_its_words_binds_when_one_column_has_it(repair, pets_db):
+    fixed = repaired(repair, pets_db, "SELECT PetType, avg(age), max(age) FROM Pets GROUP BY PetType")
+    assert fixed is not None
+    assert run(pets_db, fixed) == [("cat", 3.0, 3), ("dog", 1.5, 2)]
+
+
+def test_the_wrong_alias_moves_to_the_one_table_in_scope_that_has_the_column(repair, pets_db):
+    sql = "SELECT T2.LName FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID WHERE T2.PetID = 3"
+    fixed = repaired(repair, pets_db, sql)
+    assert fixed is not None and "T1.LName" in fixed
+    assert run(pets_db, fixed) == [("Kim",)]
+
+
+def test_a_column_of_a_table_not_joined_is_reached_through_its_join_key(repair, pets_db):
+    sql = "SELECT T2.treatment_type_description FROM Pets AS T1 JOIN Treatments AS T2 ON T1.PetID = T2.PetID"
+    fixed = repaired(repair, pets_db, sql)
+    assert fixed is not None and "JOIN Treatment_Types" in fixed
+    assert run(pets_db, fixed) == [("Physical examination",), ("Vaccination",)]
+
+
+def test_an_ambiguous_column_is_qualified_with_the_first_table_in_from(repair, pets_db):
+    sql = "SELECT count(*) FROM Has_Pet JOIN Pets ON Has_Pet.PetID = Pets.PetID WHERE PetID > 1"
+    assert "ambiguous" in error_of(pets_db, sql)
+    fixed = repaired(repair, pets_db, sql)
+    assert fixed is not None and "Has_Pet.PetID > 1" in fixed
+    assert run(pets_db, fixed) == [(2,)]
+
+
+def test_equally_good_columns_propose_nothing(repair, pets_db):
+    # "id" is a word of StuID and PetID alike: the LLM fixer decides, not a guess.
+    sql = "SELECT id FROM Has_Pet"
+    assert repair.propose(sql, error_of(pets_db, sql)) is None
+
+
+def test_other_errors_and_unparsable_sql_propose_nothing(repair, pets_db):
+    assert repair.propose("SELECT PetType FROM Pets", "misuse of aggregate: count()") is None
+    assert repair.propose("SELECT (((", "no such column: x") is None
+    assert repair.propose("SELECT nothing_like_it FROM Pets", "no such column: nothing_like_it") is None
+
+
+def test_duckdb_messages_are_read_too(repair):
+    assert repair.propose('SELECT "pet_type" FROM Pets',
+                          'Binder Error: Referenced column "pet_type" not found in FROM clause!') is not None
+    assert repair.propose("SELECT T1.LName FROM Has_Pet AS T1 JOIN Student AS T2 ON T1.StuID = T2.StuID",
+                          'Binder Error: Table "T1" does not have a column named "LName"') is not None
