@@ -114,6 +114,15 @@ def losses(frame: pl.DataFrame, semantics: str = "bird") -> pl.DataFrame:
     return pl.concat([by, total], how="vertical_relaxed")
 
 
+_NOT_IN_METRIC_NAMES = re.compile(r"[^0-9A-Za-z_\-. :/]")
+
+
+def metric_name(text: str) -> str:
+    """``text`` with every character MLflow refuses in a metric name replaced: ``widen/examples+cells``
+    → ``widen/examples_cells``."""
+    return _NOT_IN_METRIC_NAMES.sub("_", text)
+
+
 def breakdown_metrics(frame: pl.DataFrame) -> dict[str, float]:
     """MLflow-safe figures of the above: ``answered_by/<step>``, ``family_right/<family>``,
     ``loss/<kind>`` (counts, BIRD semantics), ``pass_at_pool`` and tokens per question by kind."""
@@ -124,7 +133,7 @@ def breakdown_metrics(frame: pl.DataFrame) -> dict[str, float]:
     metrics["completion_tokens_per_question"] = float(frame.get_column("completion_tokens").mean())
     metrics.update({f"answered_by/{step}": share for step, share in step_shares(frame).items()})
     for row in family_accuracy(frame).iter_rows(named=True):
-        metrics[f"family_right/{row['family']}"] = row["right_share"]
+        metrics[metric_name(f"family_right/{row['family']}")] = row["right_share"]
     table = losses(frame)
     if not table.is_empty():
         total = table.filter(pl.col("difficulty") == "all").row(0, named=True)

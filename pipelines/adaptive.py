@@ -354,7 +354,7 @@ class AdaptivePipeline:
                 done[candidate.sql] = last
                 if last is not None:
                     state.rewritten.add(candidate.sql)
-                run.recorder.decide("column_repair", "adaptive", degradation=False, generator=candidate.producer,
+                run.recorder.decide("column_repair", "adaptive", generator=candidate.producer,
                                     repaired=last is not None and last.exec_result.ok,
                                     error=candidate.exec_result.error or "")
             if (last := done[candidate.sql]) is not None:

@@ -76,19 +76,19 @@ class ColumnRepair:
             found = pattern.search(error or "")
             if found:
                 qualifier = (found.groupdict().get("q") or "").strip('"`[]')
-                return self._rewrite(sql, qualifier, found.group("c").strip('"`[]'), ambiguous)
+                try:
+                    return self._rewrite(sql, qualifier, found.group("c").strip('"`[]'), ambiguous)
+                except (SqlglotError, RecursionError, ValueError, KeyError, AttributeError):
+                    # Model SQL sqlglot cannot resolve (a repeated alias, an odd scope): the fixer's.
+                    return None
         return None
 
     # --- rewriting -----------------------------------------------------------------------------
 
     def _rewrite(self, sql: str, qualifier: str, name: str, ambiguous: bool) -> str | None:
-        try:
-            tree = sqlglot.parse_one(sql, read=self.dialect)
-            scopes = traverse_scope(tree)
-        except (SqlglotError, RecursionError, ValueError):
-            return None
+        tree = sqlglot.parse_one(sql, read=self.dialect)
         changed = False
-        for scope in scopes:
+        for scope in traverse_scope(tree):
             targets = [c for c in scope.columns if c.name.lower() == name.lower()
                        and c.table.lower() == qualifier.lower()]
             if not targets:
@@ -103,12 +103,7 @@ class ColumnRepair:
                 if alias:
                     col.set("table", exp.to_identifier(alias, quoted=_needs_quotes(alias)))
             changed = True
-        if not changed:
-            return None
-        try:
-            return tree.sql(dialect=self.dialect)
-        except SqlglotError:
-            return None
+        return tree.sql(dialect=self.dialect) if changed else None
 
     def _sources(self, scope: Scope) -> list[_Source]:
         """The scope's schema tables, in FROM order (derived tables and CTEs are not repaired)."""

@@ -66,3 +66,14 @@ def test_breakdown_metrics_are_flat_floats():
     assert metrics["answered_by/first_wave"] == 0.5 and metrics["loss/not_selected"] == 1.0
     assert metrics["family_right/first_wave"] == 1.0 and metrics["pass_at_pool"] == 0.5
     assert all(isinstance(v, float) for v in metrics.values())
+
+
+def test_every_metric_name_is_one_mlflow_accepts():
+    from mlflow.utils.validation import _validate_metric_name
+
+    f = pl.from_arrow(records_to_table([record(0, right=True, answered_by="widen",
+                                               pool=[("widen/examples+cells/T=0.8", True, None)])]))
+    metrics = breakdown_metrics(f)
+    assert "family_right/widen/examples_cells" in metrics
+    for name in metrics:
+        _validate_metric_name(name)  # raises MlflowException on a refused character

@@ -121,6 +121,9 @@ def test_other_errors_and_unparsable_sql_propose_nothing(repair, pets_db):
     assert repair.propose("SELECT PetType FROM Pets", "misuse of aggregate: count()") is None
     assert repair.propose("SELECT (((", "no such column: x") is None
     assert repair.propose("SELECT nothing_like_it FROM Pets", "no such column: nothing_like_it") is None
+    # one alias for two tables: sqlglot's scope analysis refuses it; no exception escapes
+    twice = "SELECT s.LName, count(s.PetID) FROM Student s JOIN Has_Pet s ON s.StuID = s.StuID GROUP BY s.LName"
+    assert repair.propose(twice, "no such column: s.PetID") is None
 
 
 def test_duckdb_messages_are_read_too(repair):
