@@ -21,7 +21,7 @@ from rich.table import Table
 from eval.errors import EvalError
 from eval.experiments import Configuration, expand
 from eval.loaders import LoadedBenchmark, load_benchmark
-from eval.report import NO_RETRIEVAL
+from eval.report import NO_RETRIEVAL, retrieval_lines
 from eval.run import RunOutcome, run_configuration
 from eval.sweep.config import SweepConfig
 from eval.sweep.errors import SweepInterrupted
@@ -74,15 +74,9 @@ def _fmt(value: float | None) -> str:
 
 
 def retrieval_summary(outcome: RunOutcome) -> list[str]:
-    """The run's retrieval status and the share of questions each source served; loud when none."""
-    m = outcome.metrics
-    lines = [escape(outcome.retrieval or "retrieval: unknown")]
-    if "retrieval_none_share" in m:
-        lines.append(f"answered with cells {m['retrieval_cells_share']:.0%}, "
-                     f"with examples {m['retrieval_examples_share']:.0%} of questions")
-        if outcome.retrieval_expected and m["retrieval_none_share"] == 1.0:
-            lines.append(f"[bold red]{NO_RETRIEVAL}[/]")
-    return lines
+    """The report's retrieval lines (status, share of questions each source served; loud when none)."""
+    lines = retrieval_lines(outcome.metrics, outcome.retrieval or "retrieval: unknown", outcome.retrieval_expected)
+    return [f"[bold red]{line}[/]" if line == NO_RETRIEVAL else escape(line) for line in lines]
 
 
 def comparison_table(outcomes: Sequence[RunOutcome]) -> Table:
@@ -113,7 +107,7 @@ def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
             f"{m.get('tokens_per_question', 0):.0f} tokens/question, {m.get('calls_per_question', 0):.1f} calls/question, "
             f"degraded {m.get('degraded_rate', 0):.1%}"
             + (f", pass@{largest_k} {m[f'pass_at_{largest_k}']:.3f}" if largest_k else "")
-            + (f", {m['questions_per_minute']:.1f} questions/min this session" if "questions_per_minute" in m else "")
+            + (f", {m['questions_per_minute']:.1f} questions/min in this invocation" if "questions_per_minute" in m else "")
         )
         for line in retrieval_summary(o):
             console.print(f"  {line}", highlight=False)

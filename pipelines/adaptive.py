@@ -333,16 +333,18 @@ class AdaptivePipeline:
                               executed: Sequence[CandidateSQL]) -> list[CandidateSQL]:
         """Schema-grounded rewrites of the candidates whose error names an unbound column, up to
         ``column_repair`` rounds each; a rewrite keeps its candidate's producer (and vote)."""
-        rounds = self.adaptive.column_repair
+        rounds, repair = self.adaptive.column_repair, state.repair
+        if rounds == 0 or repair is None:
+            return []
         out: list[CandidateSQL] = []
         done: dict[str, CandidateSQL | None] = {}  # errored SQL -> its last rewrite, executed
         for candidate in executed:
-            if candidate.exec_result.ok or rounds == 0 or state.repair is None:
+            if candidate.exec_result.ok:
                 continue
             if candidate.sql not in done:
                 current, last = candidate, None
                 for _ in range(rounds):
-                    proposal = state.repair.propose(current.sql, current.exec_result.error or "")
+                    proposal = repair.propose(current.sql, current.exec_result.error or "")
                     if proposal is None or proposal == current.sql:
                         break
                     (current,) = await run.execute_all(

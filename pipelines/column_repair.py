@@ -30,6 +30,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from pipelines.contracts import SchemaView
+from pipelines.indexing.question_skeleton import name_words
 from pipelines.schema.joins import JoinGraph, join_graph
 
 # The engine's message naming the column it could not bind: (qualifier, column).
@@ -42,12 +43,11 @@ _AMBIGUOUS = (
     re.compile(r"ambiguous column name: (?:(?P<q>[^.\s]+)\.)?(?P<c>\S+)", re.I),  # SQLite
     re.compile(r'Ambiguous reference to column name "(?P<c>[^"]+)"', re.I),  # DuckDB
 )
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b|_)|[A-Z]?[a-z]+|\d+")
 
 
 def words(name: str) -> frozenset[str]:
-    """Lower-cased words of an identifier: ``PetType`` and ``pet_type`` both give {pet, type}."""
-    return frozenset(w.lower() for w in _WORD.findall(name.replace("_", " ")))
+    """The identifier's words as a set: ``PetType`` and ``pet_type`` both give {pet, type}."""
+    return frozenset(name_words(name))
 
 
 def letters(name: str) -> str:
@@ -99,9 +99,9 @@ class ColumnRepair:
                 continue
             alias, column = fix
             for col in targets:
-                col.set("this", exp.to_identifier(column, quoted=_needs_quotes(column)))
+                col.set("this", exp.to_identifier(column))  # quoted only where the name needs it
                 if alias:
-                    col.set("table", exp.to_identifier(alias, quoted=_needs_quotes(alias)))
+                    col.set("table", exp.to_identifier(alias))
             changed = True
         return tree.sql(dialect=self.dialect) if changed else None
 
@@ -200,7 +200,3 @@ def _fresh_alias(used: set[str]) -> str:
         n += 1
     used.add(f"j{n}")
     return f"j{n}"
-
-
-def _needs_quotes(name: str) -> bool:
-    return not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)

@@ -232,7 +232,7 @@ class Prediction(Frozen):
     retrieval: tuple[RetrievalSource, ...] = ()
 
 
-# --- L0 retrieval (filled by the index issue) -------------------------------------------------
+# --- L0 retrieval (pipelines/indexing) ----------------------------------------------------------
 
 
 class CellHit(Frozen):

@@ -386,25 +386,6 @@ def safe_sinks(sinks: Iterable[TraceSink]) -> tuple[SafeSink, ...]:
     return tuple(s if isinstance(s, SafeSink) else SafeSink(s) for s in sinks)
 
 
-__all__ = [
-    "AgentEvent",
-    "DecisionEvent",
-    "BucketSnapshot",
-    "RouteRecord",
-    "ReasoningTrace",
-    "TraceRecorder",
-    "TraceMetrics",
-    "derive_metrics",
-    "retrieval_precision",
-    "JsonlTraceSink",
-    "MlflowTraceSink",
-    "SafeSink",
-    "safe_sinks",
-    "location",
-    "read_traces",
-]
-
-
 def conclude(
     task_id: str,
     recorder: TraceRecorder,
@@ -440,3 +421,24 @@ def conclude(
     for sink in sinks:
         sink.write(trace)
     return prediction, trace
+
+
+__all__ = [
+    "AgentEvent",
+    "DecisionEvent",
+    "BucketSnapshot",
+    "RouteRecord",
+    "ReasoningTrace",
+    "TraceRecorder",
+    "TraceMetrics",
+    "derive_metrics",
+    "retrieval_precision",
+    "JsonlTraceSink",
+    "MlflowTraceSink",
+    "SafeSink",
+    "safe_sinks",
+    "location",
+    "conclude",
+    "read_traces",
+]
+

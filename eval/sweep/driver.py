@@ -37,8 +37,8 @@ from pipelines.contracts import Frozen, Task
 class SweepResult(Frozen):
     run_dir: str
     total: int  # runnable questions of the subset
-    resumed: int  # finished in an earlier session, not run again
-    answered: int  # answered in this session
+    resumed: int  # finished by an earlier invocation, not run again
+    answered: int  # answered by this invocation
     retried: int = 0  # finished earlier, answered again under ``sweep.retry``
     elapsed_s: float
 

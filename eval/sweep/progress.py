@@ -5,7 +5,7 @@
             bar.advance(record)
 
 ``previous`` (rows finished before a resume) counts toward done and EX but not toward the
-token rate, which measures this session only.
+token rate, which measures this invocation only.
 """
 
 from __future__ import annotations
