@@ -25,6 +25,7 @@ from eval.report import NO_RETRIEVAL, retrieval_lines
 from eval.run import RunOutcome, run_configuration
 from eval.sweep.config import SweepConfig
 from eval.sweep.errors import SweepInterrupted
+from eval.sweep.services import shared_model_servers
 from eval.sweep.session import ray_session
 from models.errors import ModelError
 from pipelines.cli_errors import fail, user_errors
@@ -34,11 +35,11 @@ EXIT_INTERRUPTED = 130
 
 
 def run_all(configurations: Sequence[Configuration], console: Console) -> list[RunOutcome]:
-    """Run every configuration in one Ray session, loading each distinct benchmark once."""
+    """Run every configuration in one Ray session, loading each benchmark and model once."""
     cfgs = [load_config(c.overrides) for c in configurations]
     benchmarks: dict[str, LoadedBenchmark] = {}
     outcomes = []
-    with ray_session(SweepConfig.from_cfg(cfgs[0]).ray):
+    with ray_session(SweepConfig.from_cfg(cfgs[0]).ray), shared_model_servers(cfgs):
         for configuration, cfg in zip(configurations, cfgs):
             key = repr(sorted(cfg.benchmark.items()))
             if key not in benchmarks:

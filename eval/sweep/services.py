@@ -12,9 +12,10 @@ different processes never interleave lines of one file.
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -68,3 +69,23 @@ def sweep_services(cfg: DictConfig, sweep: SweepConfig, trace_dir: str | None) -
             client.close()
     finally:
         sandbox.close()
+
+
+@contextmanager
+def shared_model_servers(cfgs: Sequence[DictConfig]) -> Iterator[int]:
+    """Start the model servers of every distinct ``model`` config once for all of ``cfgs``.
+
+    A sweep that finds a server up attaches to it and leaves it running, so the model loads once
+    per invocation and its prompt cache (a schema evaluated by one configuration) serves the next
+    configuration too. Yields how many distinct model configs were started; Ray must be up.
+    """
+    from models import build_client
+
+    with ExitStack() as stack:
+        seen: set[str] = set()
+        for cfg in cfgs:
+            key = json.dumps(OmegaConf.to_container(cfg.model, resolve=True), sort_keys=True, default=str)
+            if key not in seen:
+                seen.add(key)
+                stack.callback(build_client(cfg.model).close)
+        yield len(seen)
