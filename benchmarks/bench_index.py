@@ -37,7 +37,7 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
-from pipelines.config import load_config
+from core.config import load_config
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.ngrams import question_ngrams
 from pipelines.indexing.question_skeleton import EMPTY, SchemaWords, skeletonise

@@ -48,8 +48,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from core.config import load_config
 from models import ChatMessage, ChatRequest, ChatResponse, ModelClient, build_client
-from pipelines.config import load_config
 
 SYSTEM = "You are a SQLite expert. Answer with one SQL query in a ```sql block."
 

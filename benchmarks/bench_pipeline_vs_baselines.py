@@ -55,7 +55,7 @@ def main() -> None:
     import models
     from eval.loaders import load_benchmark
     from eval.scoring import score_predictions
-    from pipelines.config import load_config
+    from core.config import load_config
     from pipelines.sandbox import Sandbox
 
     common = [f"model={args.model}", "benchmark=spider_dev_sub9", f"benchmark.limit={args.limit}",

@@ -38,8 +38,8 @@ from rich.console import Console
 from rich.table import Table
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from core.config import load_config
 from eval.loaders import load_benchmark
-from pipelines.config import load_config
 from pipelines.contracts import DatabaseRef
 from pipelines.sandbox import Sandbox
 from pipelines.sandbox import sandbox as sandbox_module

@@ -24,7 +24,7 @@ import sqlglot
 from sqlglot import exp
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
-from pipelines.config import load_config
+from core.config import load_config
 from pipelines.contracts import DatabaseRef
 from pipelines.schema import introspect, render_ddl, render_light, token_size
 from pipelines.settings import UnderstandingSettings

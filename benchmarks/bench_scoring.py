@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.table import Table
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from core.config import load_config
 from eval.loaders import load_benchmark
 from eval.scoring import ScoreReport, score_predictions
-from pipelines.config import load_config
 
 
 def main(argv: list[str]) -> int:

@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from core.config import load_config
 from eval.loaders import load_benchmark
 from eval.sweep.config import SweepConfig
 from eval.sweep.driver import run_sweep
@@ -39,7 +40,6 @@ from eval.sweep.session import ray_session
 from eval.sweep.store import RunStore
 from eval.sweep.worker import SweepWorker, WorkerSettings
 from models import build_client
-from pipelines.config import load_config
 from pipelines.contracts import Task
 from pipelines.factory import build_pipeline, build_retrievers
 from pipelines.sandbox import LocalSandboxPool

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sys
 
+from core.config import load_config
 from eval import run_cli
 from eval.experiments import merge
-from pipelines.config import load_config
 
 
 def main(argv: list[str] | None = None) -> int:

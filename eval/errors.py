@@ -7,8 +7,10 @@ EvalError
 
 from __future__ import annotations
 
+from core.errors import ProjectError
 
-class EvalError(RuntimeError):
+
+class EvalError(ProjectError, RuntimeError):
     """Base of every evaluation-layer error."""
 
 

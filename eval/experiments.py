@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
+from core.types import Frozen
 from eval.errors import EvalError
 from eval.loaders.common import SUBSET_FIELDS
-from pipelines.contracts import Frozen
 
 # Overrides that change where or how a run executes, not what it computes: not part of labels.
 _NOT_LABELS = ("sweep", "paths", "experiment", "hydra", "log_level")
@@ -74,7 +74,7 @@ def sweep_combinations(overrides: Sequence[str]) -> list[tuple[str, ...]]:
 def expand(
     argv: Sequence[str], load: Callable[[Sequence[str]], DictConfig], multirun: bool = False
 ) -> list[Configuration]:
-    """Configurations to run, in order. ``load`` composes a config (``pipelines.config.load_config``)."""
+    """Configurations to run, in order. ``load`` composes a config (``core.config.load_config``)."""
     combos = sweep_combinations(argv)
     if len(combos) > 1 and not multirun:
         raise OverrideError(f"{' '.join(argv)} sweeps over several values: add --multirun to run them all")

@@ -17,11 +17,11 @@ from omegaconf import OmegaConf
 from rich.console import Console
 from rich.table import Table
 
+from core.cli_errors import fail, user_errors
+from core.config import load_config
 from eval.errors import EvalError
 from eval.report import ablation_table, write_experiment_report
 from eval.tracking import experiment_runs
-from pipelines.cli_errors import fail, user_errors
-from pipelines.config import load_config
 
 
 def main(argv: list[str] | None = None) -> int:

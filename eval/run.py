@@ -28,6 +28,7 @@ from typing import Any
 import polars as pl
 from omegaconf import DictConfig, OmegaConf
 
+from core.types import Frozen
 from eval.exports import export_predictions
 from eval.loaders import LoadedBenchmark
 from eval.loaders.common import SUBSET_FIELDS
@@ -39,7 +40,7 @@ from eval.sweep.services import sweep_services
 from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory
 from eval.tracking import RunLog, TrackedRun, flatten, log_run
-from pipelines.contracts import DatabaseRef, Frozen
+from pipelines.contracts import DatabaseRef
 from pipelines.indexing.ensure import RetrievalStatus, ensure_indexes
 
 _NOT_IDENTITY = ("paths", "sweep", "experiment", "serve", "log_level")

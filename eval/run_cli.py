@@ -18,6 +18,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from core.cli_errors import fail, user_errors
+from core.config import load_config
 from eval.errors import EvalError
 from eval.experiments import Configuration, expand
 from eval.loaders import LoadedBenchmark, load_benchmark
@@ -28,8 +30,6 @@ from eval.sweep.errors import SweepInterrupted
 from eval.sweep.services import shared_model_servers
 from eval.sweep.session import ray_session
 from models.errors import ModelError
-from pipelines.cli_errors import fail, user_errors
-from pipelines.config import load_config
 
 EXIT_INTERRUPTED = 130
 

@@ -23,12 +23,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from core.cli_errors import fail, user_errors
 from eval.errors import EvalError, PredictionsFormatError
 from eval.loaders import BenchmarkSpec, load_benchmark
 from eval.metrics import DEFAULT_ITERATIONS
 from eval.prediction_files import check_complete, read_predictions
 from eval.scoring import BIRD_TIMEOUT_S, ScoreReport, score_predictions
-from pipelines.cli_errors import fail, user_errors
 
 # --benchmark choice -> the conf/benchmark config it starts from
 BENCHMARK_CONFIGS = {"spider": "spider_dev", "bird": "bird_minidev", "demo": "demo"}
@@ -119,7 +119,7 @@ def _write_report(out: Path, report: ScoreReport) -> None:
 
 
 def _spec(args: argparse.Namespace) -> BenchmarkSpec:
-    from pipelines.config import load_config  # Hydra only to resolve the default data folder
+    from core.config import load_config  # Hydra only to resolve the default data folder
 
     overrides = [f"benchmark={BENCHMARK_CONFIGS[args.benchmark]}"]
     if args.split:

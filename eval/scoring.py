@@ -25,10 +25,11 @@ from concurrent.futures import ProcessPoolExecutor
 
 from pydantic import Field
 
+from core.types import Frozen
 from eval.loaders import LoadedBenchmark, task_index
 from eval.metrics import ex_bird, ex_spider, order_matters, r_ves, time_ratio, ves_reward
 from eval.prediction_files import resolve_key
-from pipelines.contracts import DatabaseRef, Difficulty, Frozen, SkippedTask
+from pipelines.contracts import DatabaseRef, Difficulty, SkippedTask
 from pipelines.sandbox import Sandbox, SandboxError
 from pipelines.sandbox.sandbox import ENGINES
 

@@ -22,8 +22,8 @@ from mlflow.tracking import MlflowClient
 from mlflow.utils.time import get_current_time_millis
 from pydantic import Field
 
+from core.types import Frozen
 from eval.errors import EvalError
-from pipelines.contracts import Frozen
 
 RUN_KEY_TAG = "scale_analytics.run_key"
 _BATCH = 100  # MLflow's limit of params per log_batch call

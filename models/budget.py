@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
+from core.types import Frozen, Usage
 from models.errors import BudgetExceeded
-from pipelines.contracts import Frozen, Usage
 
 
 class Price(Frozen):

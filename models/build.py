@@ -139,7 +139,7 @@ def replay_client(cassette: Path | str, *, record: bool | None = None) -> ModelC
 
     Recording (``SCALE_ANALYTICS_RECORD=1`` or ``record=True``) uses the real 0.5B model.
     """
-    from pipelines.config import load_config
+    from core.config import load_config
 
     overrides = ["model=replay", f"model.slots.default.cassette={Path(cassette).resolve()}"]
     if record is not None:

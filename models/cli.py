@@ -39,7 +39,7 @@ def _split_overrides(argv: list[str]) -> tuple[list[str], list[str]]:
 def main(argv: list[str]) -> int:
     args_argv, overrides = _split_overrides(argv)
     args = _parser().parse_args(args_argv)
-    from pipelines.config import load_config
+    from core.config import load_config
 
     store = ModelStore(load_config(overrides).paths.models)
     try:

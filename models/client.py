@@ -23,11 +23,11 @@ from typing import Self
 import jsonschema
 from pydantic import Field
 
+from core.types import Frozen
 from models.backends.base import ChatBackend
 from models.budget import Price, TokenBudget
 from models.errors import BudgetExceeded, InvalidModelOutput, ModelError, ModelTimeout
 from models.types import ChatRequest, ChatResponse
-from pipelines.contracts import Frozen
 
 log = logging.getLogger(__name__)
 

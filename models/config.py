@@ -20,11 +20,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from core.types import Frozen
 from models.backends.openai_compat import Flavor
 from models.budget import Price
 from models.client import ROLES, RetryPolicy
 from models.local.server import LocalServerConfig
-from pipelines.contracts import Frozen
 
 
 class _SlotBase(Frozen):

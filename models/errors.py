@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from core.errors import ProjectError
 
-class ModelError(RuntimeError):
+
+class ModelError(ProjectError, RuntimeError):
     """Base of every model-layer error."""
 
     retryable: ClassVar[bool] = False

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from pipelines.contracts import Frozen
+from core.types import Frozen
 
 
 class RegistryParts(Frozen):

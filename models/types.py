@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from pipelines.contracts import Frozen, Usage
+from core.types import Frozen, Usage
 
 Role = Literal["system", "user", "assistant"]
 

@@ -27,11 +27,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from core.types import Frozen
 from pipelines.contracts import (
     CandidateSQL,
     DatabaseRef,
     ExecutionResult,
-    Frozen,
     Prediction,
     RetrievalSource,
     StepCost,
@@ -256,7 +256,7 @@ def render(console: Console, prediction: Prediction, trace: ReasoningTrace, prev
 
 
 def main(argv: list[str]) -> int:
-    from pipelines.config import load_config
+    from core.config import load_config
 
     from pipelines.indexing.ensure import ensure_indexes
 

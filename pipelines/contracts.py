@@ -1,7 +1,8 @@
 """Typed contracts: every value that crosses a module boundary is one of these.
 
-All are frozen pydantic v2 models (``frozen=True, extra="forbid"``), so they are hashable,
-safe to share across async tasks and Ray actors, and a typo in a field name is an error.
+All are frozen pydantic v2 models (``core.types.Frozen``: ``frozen=True, extra="forbid"``), so
+they are hashable, safe to share across async tasks and Ray actors, and a typo in a field name is
+an error.
 
     Task ──► CandidateSQL(sql, producer, exec_result: ExecutionResult) ──► Prediction
 """
@@ -11,11 +12,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+from core.types import Frozen, Usage
 
 
 Dialect = Literal["sqlite", "duckdb"]
@@ -168,30 +167,6 @@ class ScalingConfig(Frozen):
     @property
     def effective_k_resynth(self) -> int:
         return self.k_resynth if self.k_resynth is not None else max(1, self.k_icl // 2)
-
-
-class Usage(Frozen):
-    """Token usage and spend of one or more LLM calls."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    # Of prompt_tokens, those the server took from its prefix (KV) cache instead of evaluating.
-    cached_prompt_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(
-            calls=self.calls + other.calls,
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cost_usd=self.cost_usd + other.cost_usd,
-            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
-        )
 
 
 class StepCost(Frozen):

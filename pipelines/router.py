@@ -20,8 +20,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from core.types import Frozen
 from pipelines.agents.types import Understanding
-from pipelines.contracts import CandidateSQL, Frozen, SchemaView, Task
+from pipelines.contracts import CandidateSQL, SchemaView, Task
 from pipelines.settings import RouterSettings
 
 LEVELS = ("easy", "medium", "hard")

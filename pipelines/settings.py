@@ -15,7 +15,8 @@ from typing import Any, Literal
 from omegaconf import DictConfig, OmegaConf
 from pydantic import Field
 
-from pipelines.contracts import Frozen, ScalingConfig
+from core.types import Frozen
+from pipelines.contracts import ScalingConfig
 
 
 class AgentCall(Frozen):

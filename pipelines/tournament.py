@@ -21,13 +21,13 @@ import asyncio
 from collections.abc import Sequence
 from itertools import combinations
 
+from core.types import Frozen
 from pipelines.agents.base import is_fatal
 from pipelines.agents.reasoning_selector import ReasoningSelector, SelectionInput
 from pipelines.agents.render import preview
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Bucket, Match
 from pipelines.bucketing import has_reasoning
-from pipelines.contracts import Frozen
 from pipelines.settings import TournamentSettings
 
 

@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
+from core.types import Frozen, Usage
 from pipelines.agents.types import (
     Bucket,
     Context,
@@ -36,7 +37,7 @@ from pipelines.agents.types import (
     RevisionDelta,
     family_of,
 )
-from pipelines.contracts import CandidateSQL, Frozen, Prediction, Usage
+from pipelines.contracts import CandidateSQL, Prediction
 
 log = logging.getLogger(__name__)
 

@@ -14,13 +14,14 @@ import ray
 import ray.cloudpickle
 from ray.cluster_utils import Cluster
 
+from core.types import Usage
 from eval.sweep.config import SweepConfig
 from eval.sweep.driver import run_sweep
 from eval.sweep.records import QuestionRecord, records_to_table
 from eval.sweep.session import LOCAL_ENV
 from eval.sweep.store import RunStore
 from eval.sweep.worker import SweepWorker, WorkerSettings
-from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, Task, Usage
+from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, Task
 from pipelines.sandbox import Sandbox
 
 pytestmark = pytest.mark.ray
@@ -120,7 +121,7 @@ def test_the_cluster_launcher_config_is_valid_for_ray_and_matches_the_cluster_sw
     from ray.autoscaler._private.util import prepare_config, validate_config
 
     from eval.sweep.config import SweepConfig
-    from pipelines.config import REPO_ROOT, load_config
+    from core.config import REPO_ROOT, load_config
 
     config = prepare_config(yaml.safe_load((REPO_ROOT / "ray_cluster.yaml").read_text()))
     validate_config(config)  # Ray's own schema check (raises on an unknown or missing field)
@@ -140,7 +141,7 @@ def test_the_cluster_launcher_config_is_valid_for_ray_and_matches_the_cluster_sw
 def test_the_cluster_keeps_its_dashboard_private_and_requires_a_token():
     import yaml
 
-    from pipelines.config import REPO_ROOT
+    from core.config import REPO_ROOT
 
     text = (REPO_ROOT / "ray_cluster.yaml").read_text()
     config = yaml.safe_load(text)

@@ -14,8 +14,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from core.types import Frozen
 from eval.errors import BenchmarkDataError
-from pipelines.contracts import DatabaseRef, Difficulty, Frozen, SkippedTask, Task
+from pipelines.contracts import DatabaseRef, Difficulty, SkippedTask, Task
 
 BenchmarkKind = Literal["spider", "bird", "demo"]
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from omegaconf import DictConfig, OmegaConf
 from pydantic import Field
 
-from pipelines.contracts import Frozen
+from core.types import Frozen
 
 
 class RayInitConfig(Frozen):

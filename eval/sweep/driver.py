@@ -24,6 +24,7 @@ import ray
 import ray.data
 from ray.data.exceptions import UserCodeException
 
+from core.types import Frozen
 from eval.sweep.config import Retry, SweepConfig
 from eval.sweep.errors import SweepFailed, SweepInterrupted
 from eval.sweep.grading import Executor
@@ -31,7 +32,7 @@ from eval.sweep.progress import SweepProgress
 from eval.sweep.records import QuestionRecord
 from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory, SweepWorker, WorkerSettings
-from pipelines.contracts import Frozen, Task
+from pipelines.contracts import Task
 
 
 class SweepResult(Frozen):

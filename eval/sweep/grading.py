@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from core.types import Frozen
 from eval.metrics import ex_bird, ex_spider, order_matters, time_ratio, ves_reward
 from eval.sweep.records import CandidateRecord
-from pipelines.contracts import CandidateSQL, DatabaseRef, ExecutionResult, Frozen, Prediction, Task
+from pipelines.contracts import CandidateSQL, DatabaseRef, ExecutionResult, Prediction, Task
 
 _MIN_SECONDS = 1e-6  # a query the clock cannot see still has a positive duration
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from pipelines.contracts import Frozen, StepCost
+from core.types import Frozen
+from pipelines.contracts import StepCost
 
 
 class CandidateRecord(Frozen):

@@ -20,9 +20,10 @@ from typing import Any, Protocol
 
 from pydantic import Field
 
+from core.types import Frozen
 from eval.sweep.grading import Executor, Grade, Grader
 from eval.sweep.records import QuestionRecord
-from pipelines.contracts import Frozen, Prediction, Task
+from pipelines.contracts import Prediction, Task
 
 
 class Pipeline(Protocol):

@@ -31,6 +31,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import Field, SecretStr
 
+from core.types import Frozen, Usage
 from models.backends.slot_router import SlotRouter
 from models.errors import (
     ContextTooLong,
@@ -39,7 +40,6 @@ from models.errors import (
     ModelUnavailable,
 )
 from models.types import ChatRequest, ChatResponse, FinishReason
-from pipelines.contracts import Frozen, Usage
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from pydantic import Field
 
+from core.types import Frozen
 from models.config import VLLMServeSlot
 from models.types import ChatRequest
-from pipelines.contracts import Frozen
 
 
 class BatchOptions(Frozen):

@@ -30,9 +30,9 @@ from typing import Literal, Self
 import httpx
 from pydantic import Field
 
+from core.types import Frozen
 from models.errors import ModelUnavailable
 from models.local.serve import API_KEY_ENV
-from pipelines.contracts import Frozen
 
 Runtime = Literal["xllamacpp", "llama-cpp-python"]
 

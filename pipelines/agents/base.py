@@ -10,13 +10,14 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from core.types import Frozen
 from models.errors import BudgetExceeded, InvalidModelOutput
 from models.sql_extract import extract_sql
 from models.types import ChatMessage, ChatRequest
 from pipelines.agents.errors import AgentOutputError, CallCapExceeded
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import LessonsBlock
-from pipelines.contracts import CandidateSQL, CellHit, Dialect, ExampleHit, Frozen
+from pipelines.contracts import CandidateSQL, CellHit, Dialect, ExampleHit
 from pipelines.settings import AgentCall
 
 _SQL_TAG = re.compile(r"<sql>(.*?)(?:</sql>|\Z)", re.IGNORECASE | re.DOTALL)

@@ -12,12 +12,13 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from core.types import Frozen
 from models.types import ChatRequest
 from pipelines.agents.errors import AgentOutputError
 from pipelines.agents.render import evidence_line
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Critique
-from pipelines.contracts import ErrorClass, Frozen
+from pipelines.contracts import ErrorClass
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.settings import AgentCall
 

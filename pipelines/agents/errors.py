@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from core.errors import ProjectError
+
 
 class PipelineError(RuntimeError):
     """Base of the query pipeline's own errors."""
@@ -16,5 +18,5 @@ class AgentOutputError(PipelineError):
     """An agent's reply could not be turned into its typed output (bad JSON, no SQL, ...)."""
 
 
-class PipelineConfigError(PipelineError, ValueError):
+class PipelineConfigError(PipelineError, ValueError, ProjectError):
     """The pipeline configuration is inconsistent (unknown strategy, missing prompt, ...)."""

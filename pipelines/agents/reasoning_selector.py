@@ -13,11 +13,11 @@ from typing import Literal
 
 from pydantic import ValidationError
 
+from core.types import Frozen
 from models.types import ChatRequest
 from pipelines.agents.errors import AgentOutputError
 from pipelines.agents.render import evidence_line
 from pipelines.agents.runtime import AgentRuntime
-from pipelines.contracts import Frozen
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.settings import AgentCall
 

@@ -18,10 +18,11 @@ import inspect
 import time
 from typing import Any, Protocol
 
+from core.types import Usage
 from models.budget import TokenBudget
 from models.types import ChatRequest, ChatResponse
 from pipelines.agents.errors import CallCapExceeded
-from pipelines.contracts import DatabaseRef, ExecutionResult, Usage
+from pipelines.contracts import DatabaseRef, ExecutionResult
 from pipelines.trace import AgentEvent, Surface, TraceRecorder
 
 

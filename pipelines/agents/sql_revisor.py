@@ -7,12 +7,13 @@
 
 from __future__ import annotations
 
+from core.types import Frozen
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, parse_sql_reply
 from pipelines.agents.render import DIALECT_NAME, evidence_line
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Critique
-from pipelines.contracts import Dialect, Frozen
+from pipelines.contracts import Dialect
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.settings import AgentCall
 

@@ -12,7 +12,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from pipelines.contracts import CandidateSQL, CellHit, ErrorClass, ExampleHit, Frozen, RetrievalSource
+from core.types import Frozen
+from pipelines.contracts import CandidateSQL, CellHit, ErrorClass, ExampleHit, RetrievalSource
 
 Verdict = Literal["accept", "edit", "retry"]
 GeneratorFamily = Literal["reasoning", "icl/direct", "icl/cot", "icl/decompose"]

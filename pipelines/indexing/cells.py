@@ -37,7 +37,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from pipelines.contracts import ColumnInfo, Frozen, SchemaView, TableInfo
+from core.types import Frozen
+from pipelines.contracts import ColumnInfo, SchemaView, TableInfo
 from pipelines.indexing.settings import CellSettings
 
 ID_LIKE = re.compile(r"(?:^|[_\s-])id$|^id[_\s-]|^u?uid$|^guid$", re.IGNORECASE)

@@ -26,7 +26,8 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 from pydantic import Field
 
-from pipelines.contracts import DatabaseRef, Frozen, RetrievalSource
+from core.types import Frozen
+from pipelines.contracts import DatabaseRef, RetrievalSource
 from pipelines.indexing.reports import EXAMPLES_NAME, BuildReport
 from pipelines.indexing.runner import WORKER_ENV, build_all
 from pipelines.indexing.settings import IndexSettings

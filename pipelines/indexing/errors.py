@@ -9,8 +9,10 @@ IndexingError
 
 from __future__ import annotations
 
+from core.errors import ProjectError
 
-class IndexingError(Exception):
+
+class IndexingError(ProjectError):
     """Base of every indexing error."""
 
 

@@ -15,7 +15,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Literal
 
-from pipelines.contracts import DatabaseRef, Frozen
+from core.types import Frozen
+from pipelines.contracts import DatabaseRef
 from pipelines.sandbox import connect_readonly
 from pipelines.sandbox.errors import DatabaseUnavailable
 from pipelines.schema.introspect import DRIVER_ERRORS

@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from pipelines.contracts import Frozen, SchemaView
+from core.types import Frozen
+from pipelines.contracts import SchemaView
 
 MAX_PHRASE_WORDS = 4
 TOKEN = re.compile(

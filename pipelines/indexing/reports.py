@@ -14,7 +14,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from pipelines.contracts import DatabaseRef, Frozen
+from core.types import Frozen
+from pipelines.contracts import DatabaseRef
 from pipelines.indexing.example_source import source_fingerprint
 from pipelines.indexing.fingerprint import fingerprint
 from pipelines.indexing.settings import IndexSettings

@@ -13,7 +13,7 @@ from typing import Literal
 from omegaconf import DictConfig, OmegaConf
 from pydantic import Field
 
-from pipelines.contracts import Frozen
+from core.types import Frozen
 
 # Bump when the column/value rules in cells.py change: every cell index is then rebuilt.
 CELL_RULES_VERSION = 2

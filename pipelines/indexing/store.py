@@ -22,7 +22,7 @@ from pathlib import Path
 from filelock import FileLock
 from pydantic import Field
 
-from pipelines.contracts import Frozen
+from core.types import Frozen
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 FORMAT_VERSION = 1  # bump when the on-disk layout changes: every index is rebuilt

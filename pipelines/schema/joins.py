@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from pipelines.contracts import ColumnInfo, ForeignKey, Frozen, SchemaView, TableInfo
+from core.types import Frozen
+from pipelines.contracts import ColumnInfo, ForeignKey, SchemaView, TableInfo
 
 GENERIC_KEY_NAMES = frozenset({"id", "code", "key", "name"})
 

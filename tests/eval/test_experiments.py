@@ -1,7 +1,7 @@
 import pytest
 
+from core.config import load_config
 from eval.experiments import OverrideError, expand, label_of, merge, sweep_combinations
-from pipelines.config import load_config
 
 
 def test_multirun_is_the_cartesian_product_of_comma_lists():

@@ -9,12 +9,13 @@ import pytest
 import ray.cloudpickle
 from mlflow.tracking import MlflowClient
 
+from core.config import load_config
+from core.types import Usage
 from eval.loaders import load_benchmark
 from eval.run import config_identity, run_configuration
 from eval.sweep.session import ray_session
 from eval.sweep.config import RayInitConfig
-from pipelines.config import load_config
-from pipelines.contracts import CandidateSQL, Prediction, Task, Usage
+from pipelines.contracts import CandidateSQL, Prediction, Task
 from pipelines.sandbox import Sandbox
 
 pytestmark = pytest.mark.ray

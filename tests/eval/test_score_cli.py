@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from core.cli import main as dispatcher
 from eval.score_cli import main
-from pipelines.cli import main as dispatcher
 
 # Right for questions 0, 2 (BIRD) and 3 (Spider only); 1 errors; 4 and 5 absent.
 SPIDER_LINES = [

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from core.config import load_config
 from eval.errors import PredictionsFormatError
 from eval.loaders import BenchmarkSpec, load_benchmark
 from eval.scoring import NO_PREDICTION, score_predictions
-from pipelines.config import load_config
 
 
 @pytest.fixture

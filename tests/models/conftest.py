@@ -11,7 +11,7 @@ from models.store import ModelStore
 
 @pytest.fixture(scope="session")
 def model_05b_path() -> Path:
-    from pipelines.config import load_config
+    from core.config import load_config
 
     store = ModelStore(load_config().paths.models)
     spec = get_spec("qwen2.5-coder-0.5b")

@@ -1,8 +1,8 @@
 import pytest
 
+from core.types import Usage
 from models.budget import Price, TokenBudget
 from models.errors import BudgetExceeded
-from pipelines.contracts import Usage
 
 
 def test_price_per_million_tokens() -> None:

@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from core.config import load_config
 from models.backends.openai_compat import OpenAICompatBackend
 from models.backends.replay import ReplayBackend
 from models.build import build_client, replay_client
@@ -10,7 +11,6 @@ from models.client import ROLES
 from models.errors import ModelUnavailable
 from models.sql_extract import extract_sql
 from models.types import ChatMessage, ChatRequest
-from pipelines.config import load_config
 
 
 def test_every_role_has_a_slot_in_every_config() -> None:

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from core.types import Usage
 from models.budget import Price, TokenBudget
 from models.client import ModelClient, RetryPolicy, Slot, chat_many
 from models.errors import (
@@ -14,7 +15,6 @@ from models.errors import (
     ModelUnavailable,
 )
 from models.types import ChatMessage, ChatRequest, ChatResponse
-from pipelines.contracts import Usage
 
 NO_WAIT = RetryPolicy(max_attempts=3, backoff_s=0.0, max_backoff_s=0.0)
 

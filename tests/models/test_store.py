@@ -146,7 +146,7 @@ def test_resolve_hub_reference_offline(tmp_path: Path, monkeypatch) -> None:
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_pulled_models_match_their_pins(name: str) -> None:
     """The real cache (if pulled) passes verification; re-hash only if never verified."""
-    from pipelines.config import load_config
+    from core.config import load_config
 
     store = ModelStore(load_config().paths.models)
     spec = get_spec(name)

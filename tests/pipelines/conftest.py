@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from core.types import Usage
 from models.errors import BudgetExceeded
 from models.types import ChatRequest, ChatResponse
-from pipelines.contracts import DatabaseRef, ExecutionResult, Usage
+from pipelines.contracts import DatabaseRef, ExecutionResult
 
 # First words of the line stating each agent's task -> agent name (kept in step with pipelines/prompts).
 _MARKERS = {

@@ -228,7 +228,7 @@ async def test_an_index_never_built_is_noted_and_the_question_answered(tiny_db, 
 
 
 def test_build_pipeline_picks_the_adaptive_pipeline_from_config(sandbox, scripted):
-    from pipelines.config import load_config
+    from core.config import load_config
 
     cfg = load_config(["scaling=adaptive", "pipeline.trace.directory=null", "pipeline.trace.mlflow=false"])
     built = build_pipeline(cfg, client=scripted({}), sandbox=sandbox)

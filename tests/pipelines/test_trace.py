@@ -7,8 +7,9 @@ import logging
 import mlflow
 import pytest
 
+from core.types import Usage
 from pipelines.agents.types import Context, FixAttempt, RevisionDelta
-from pipelines.contracts import CellHit, Prediction, Usage
+from pipelines.contracts import CellHit, Prediction
 from pipelines.trace import (AgentEvent, JsonlTraceSink, MlflowTraceSink, ReasoningTrace, SafeSink, TraceRecorder,
                              derive_metrics, read_traces, retrieval_precision)
 

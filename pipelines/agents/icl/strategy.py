@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipelines.contracts import Frozen
+from core.types import Frozen
 from pipelines.prompts import PromptTemplate, load_prompt
 
 

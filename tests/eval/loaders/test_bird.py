@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from core.config import load_config
 from eval.errors import BenchmarkDataError
 from eval.loaders import BenchmarkSpec, load_benchmark
-from pipelines.config import load_config
 
 SHARED_BIRD = Path(load_config().paths.benchmarks) / "bird-minidev"
 needs_bird = pytest.mark.skipif(

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from core.config import load_config
 from eval.errors import BenchmarkDataError
 from eval.loaders import BenchmarkSpec, load_benchmark, task_index
 from eval.loaders.spider_hardness import hardness_from_parse, hardness_from_sql
-from pipelines.config import load_config
 
 SHARED_SPIDER = Path(load_config().paths.benchmarks) / "spider"
 needs_spider = pytest.mark.skipif(

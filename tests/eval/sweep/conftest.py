@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import ray.cloudpickle
 
-from pipelines.contracts import CandidateSQL, DatabaseRef, ExecutionResult, Prediction, Task, Usage
+from core.types import Usage
+from pipelines.contracts import CandidateSQL, DatabaseRef, ExecutionResult, Prediction, Task
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 

@@ -1,7 +1,7 @@
 """Sweep resource shapes read from Hydra config."""
 
+from core.config import load_config
 from eval.sweep.config import TIMEOUT_GRACE_S, SweepConfig
-from pipelines.config import load_config
 
 
 def test_the_question_timeout_leaves_the_pipeline_time_to_answer_at_its_own_deadline():

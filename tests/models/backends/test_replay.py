@@ -4,13 +4,13 @@ from pathlib import Path
 import pytest
 import sqlglot
 
+from core.types import Usage
 from models.backends import replay as replay_module
 from models.backends.replay import Cassette, ReplayBackend
 from models.build import replay_client
 from models.errors import CassetteMiss
 from models.sql_extract import extract_sql
 from models.types import ChatMessage, ChatRequest, ChatResponse
-from pipelines.contracts import Usage
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes" / "models"
 

@@ -2,11 +2,11 @@
 
 import pytest
 
+from core.config import load_config
 from models import build_client
 from models.backends.response_cache import CachedBackend, ResponseCache
 from models.errors import ModelUnavailable
 from models.types import ChatMessage, ChatRequest, ChatResponse, Usage
-from pipelines.config import load_config
 
 
 class Counting:

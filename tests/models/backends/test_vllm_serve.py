@@ -3,9 +3,9 @@ import sys
 
 import pytest
 
+from core.config import load_config, to_dict
 from models.backends.vllm_serve import llm_config_kwargs, serve_slots
 from models.config import ModelConfig, VLLMServeSlot
-from pipelines.config import load_config, to_dict
 
 
 def _model_config(name: str) -> ModelConfig:

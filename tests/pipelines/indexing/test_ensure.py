@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import load_config
+from core.config import load_config
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing import runner
 from pipelines.indexing.ensure import NOT_AUTO_BUILT, RetrievalStatus, ensure_indexes, retrieval_needs

@@ -5,7 +5,7 @@ import pytest
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from pipelines.config import load_config
+from core.config import load_config
 from pipelines.sandbox import ReadOnlyViolation, check_read_only
 
 SPIDER_DEV = Path(load_config().paths.benchmarks) / "spider" / "dev.json"

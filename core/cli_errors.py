@@ -7,9 +7,9 @@
 
 ``user_errors()`` are the errors a user's input causes: Hydra overrides that do not parse or
 name nothing, config values that do not validate, missing or unreadable files, and the
-project's typed errors (benchmark data, predictions files, run directories, models). Anything
-else is a bug and keeps its traceback. ``SCALE_ANALYTICS_TRACEBACK=1`` re-raises user errors
-too, for debugging.
+project's typed errors (``core.errors.ProjectError``: benchmark data, predictions files, run
+directories, models, pipeline configuration, indexes). Anything else is a bug and keeps its
+traceback. ``SCALE_ANALYTICS_TRACEBACK=1`` re-raises user errors too, for debugging.
 """
 
 from __future__ import annotations
@@ -29,14 +29,11 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from omegaconf.errors import OmegaConfBaseException
     from pydantic import ValidationError
 
-    from eval.errors import EvalError
-    from models.errors import ModelError
-    from pipelines.agents.errors import PipelineConfigError
-    from pipelines.indexing.errors import IndexingError
+    from core.errors import ProjectError
 
     return (
-        HydraException, OmegaConfBaseException, ValidationError, EvalError, ModelError, PipelineConfigError,
-        IndexingError, OSError, UnicodeError, json.JSONDecodeError,
+        HydraException, OmegaConfBaseException, ValidationError, ProjectError, OSError, UnicodeError,
+        json.JSONDecodeError,
     )
 
 

@@ -4,7 +4,9 @@
     scale-analytics index benchmark=demo index.force=true    # rebuild everything
     scale-analytics index benchmark=spider_dev index.executor=local
 
-Exit code 0 when nothing failed, 1 otherwise (the table says which and why).
+Exit code 0 when nothing failed, 1 otherwise (the table says which and why). The command sits in
+the evaluation layer because the benchmark loader says which databases to index; the indexes
+themselves know only databases (``pipelines.indexing.build_all``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from collections import Counter
 from rich.console import Console
 from rich.table import Table
 
-from pipelines.config import load_config
+from core.config import load_config
+from eval.loaders import load_benchmark
 from pipelines.indexing.reports import BuildReport
 from pipelines.indexing.runner import WORKER_ENV, build_all
 from pipelines.indexing.settings import IndexSettings
@@ -40,8 +43,6 @@ def _table(reports: list[BuildReport]) -> Table:
 
 
 def main(argv: list[str]) -> int:
-    from eval.loaders import load_benchmark
-
     for key, value in WORKER_ENV.items():
         os.environ.setdefault(key, value)
     cfg = load_config(argv)

@@ -1,11 +1,12 @@
 """The ``scale-analytics`` command: a thin dispatcher to each subcommand's module.
 
 Subcommands take Hydra overrides as positional ``key=value`` arguments, e.g.
-``scale-analytics eval benchmark=spider_dev benchmark.limit=50``. Each handler is imported
-lazily so ``scale-analytics models pull`` does not pay for Ray or torch.
+``scale-analytics eval benchmark=spider_dev benchmark.limit=50``. The table names each handler
+by module path and imports it only when its subcommand runs, so ``scale-analytics models pull``
+does not pay for Ray or torch, and this module imports no layer of the project.
 
 Bad input (an override Hydra rejects, a missing file, an unreadable one) ends any subcommand
-with one line on stderr and exit code 2 (``pipelines.cli_errors``); Ctrl-C with exit code 130.
+with one line on stderr and exit code 2 (``core.cli_errors``); Ctrl-C with exit code 130.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ EXIT_INTERRUPTED = 130
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("eval.demo_cli:main", "build the demo benchmark and run the main job on it"),
     "models": ("models.cli:main", "pull / list / verify local models"),
-    "index": ("pipelines.indexing.cli:main", "build L0 schema, cell and example indexes"),
+    "index": ("eval.index_cli:main", "build L0 schema, cell and example indexes"),
     "ask": ("pipelines.ask_cli:main", "answer one question against a database"),
     "eval": ("eval.run_cli:main", "run a configured pipeline over a benchmark"),
     "score": ("eval.score_cli:main", "score a predictions file against a benchmark"),
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"scale-analytics: subcommand {name!r} is not available yet", file=sys.stderr)
             return 2
         raise
-    from pipelines.cli_errors import fail, user_errors
+    from core.cli_errors import fail, user_errors
 
     try:
         return int(getattr(module, func_name)(rest) or 0)

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from pipelines.cli import main
-from pipelines.cli_errors import one_line
+from core.cli import main
+from core.cli_errors import one_line
 
 
 @pytest.fixture
