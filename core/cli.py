@@ -30,7 +30,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("eval.run_cli:main", "run a configured pipeline over a benchmark"),
     "score": ("eval.score_cli:main", "score a predictions file against a benchmark"),
     "report": ("eval.report_cli:main", "ablation table and plots for an experiment"),
-    "serve": ("serve.cli:main", "run the online Ray Serve endpoint"),
+    "serve": ("serve.cli:main", "the online Ray Serve endpoint (not built yet)"),
 }
 
 
@@ -51,13 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     target, _ = SUBCOMMANDS[name]
     module_name, func_name = target.split(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
-            print(f"scale-analytics: subcommand {name!r} is not available yet", file=sys.stderr)
-            return 2
-        raise
+    module = importlib.import_module(module_name)
     from core.cli_errors import fail, user_errors
 
     try:
