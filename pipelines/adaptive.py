@@ -69,7 +69,7 @@ from pipelines.schema_text import SchemaReadError, reference_schema
 from pipelines.settings import PipelineSettings
 from pipelines.single_pass import render_evidence
 from pipelines.task_run import TaskRun, describe, record_failure
-from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
+from pipelines.tournament import Tournament, TournamentQuestion
 from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, conclude, safe_sinks
 from pipelines.understanding import _call, _index_missing, _supported
 
@@ -431,12 +431,16 @@ class AdaptivePipeline:
         return (answers[0].size - answers[1].size) <= self.adaptive.tournament_margin * self._answers(buckets)
 
     def _vote(self, run: TaskRun, buckets: Sequence[Bucket]) -> CandidateSQL | None:
-        """Largest non-error bucket (empty ones last when another answer exists); ties: the greedy one."""
+        """Largest non-error bucket; ties: one with rows before an empty one, then the greedy one's.
+
+        An empty result that most candidates agree on stands: questions whose answer is no rows are
+        common, and a lone non-empty SQL beside a large empty bucket is more often the wrong one.
+        """
         if not buckets:
             return None
-        field = finalists(buckets, self.settings.tournament) or tuple(buckets)
+        field = [b for b in buckets if not b.error] or list(buckets)
         greedy = f"{FIRST_WAVE}/greedy"
-        ranked = sorted(majority_vote(field), key=lambda b: (-b.size, greedy not in {c.producer for c in b.members}))
+        ranked = sorted(field, key=lambda b: (-b.size, b.empty, greedy not in {c.producer for c in b.members}))
         if not run.recorder.ranking:
             run.recorder.ranking = tuple(b.hash for b in ranked)
         return ranked[0].representative
