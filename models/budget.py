@@ -61,13 +61,13 @@ class TokenBudget:
 
     def reserve(self, tokens: int, cost_usd: float, *, what: str) -> Reservation:
         """Hold ``tokens``/``cost_usd`` for a call about to start, or raise if they cannot fit."""
-        if self.max_tokens is not None:
+        remaining = self.remaining_tokens
+        if remaining is not None and tokens > remaining:
             committed = self.spent.total_tokens + self._reserved_tokens
-            if committed + tokens > self.max_tokens:
-                raise BudgetExceeded(
-                    f"token budget exhausted before {what}: {committed:,} of {self.max_tokens:,} "
-                    f"tokens spent or reserved, the call needs at least {tokens:,}"
-                )
+            raise BudgetExceeded(
+                f"token budget exhausted before {what}: {committed:,} of {self.max_tokens:,} "
+                f"tokens spent or reserved, the call needs at least {tokens:,}"
+            )
         if self.max_cost_usd is not None:
             committed_cost = self.spent.cost_usd + self._reserved_cost
             if committed_cost + cost_usd > self.max_cost_usd:

@@ -92,9 +92,6 @@ class ModelClient:
                 f"no model slot for role {role!r}; configured roles: {sorted(self.roles)}"
             ) from None
 
-    def model_for(self, role: str) -> str:
-        return self.slot_for(role).backend.model
-
     async def chat(
         self, request: ChatRequest, *, role: str, budget: TokenBudget | None = None
     ) -> ChatResponse:

@@ -179,11 +179,6 @@ class ModelStore:
             partial.unlink(missing_ok=True)
         self._write_stamp(spec, path)
 
-    def remove(self, spec: ModelSpec) -> None:
-        path = self.path_for(spec)
-        self._stamp_for(path).unlink(missing_ok=True)
-        path.unlink(missing_ok=True)
-
     # --- resolution ----------------------------------------------------------------------
 
     def resolve(self, source: str) -> Path:

@@ -9,8 +9,8 @@ reasoning candidate, then by first appearance. Inside a bucket the representativ
 a reasoning candidate, then the least refined, then the shortest SQL.
 
     >>> buckets = ExecutionBucketer().bucket(candidates)          # doctest: +SKIP
-    >>> [(b.size, b.suspicious) for b in buckets]                  # doctest: +SKIP
-    [(5, False), (2, False), (1, True)]
+    >>> [(b.size, b.error, b.empty) for b in buckets]              # doctest: +SKIP
+    [(5, False, False), (2, False, False), (1, True, False)]
 """
 
 from __future__ import annotations

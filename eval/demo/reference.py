@@ -67,14 +67,6 @@ LOB_PRICE_FACTOR = {"Commercial": 1.2, "Medicare Advantage": 0.9, "Medicaid": 0.
 # --- providers ------------------------------------------------------------------------------
 
 PRIMARY_CARE = ("Family Medicine", "Internal Medicine", "Pediatrics")
-FACILITY_TYPES = (
-    "Acute Care Hospital",
-    "Ambulatory Surgery Center",
-    "Skilled Nursing Facility",
-    "Urgent Care Center",
-    "Clinical Laboratory",
-    "Pharmacy",
-)
 # Facilities that bill on the institutional form.
 INSTITUTIONAL = ("Acute Care Hospital", "Ambulatory Surgery Center", "Skilled Nursing Facility")
 

@@ -52,10 +52,6 @@ class Table:
             for cols in self.indexes
         ]
 
-    @property
-    def column_names(self) -> tuple[str, ...]:
-        return tuple(c.name for c in self.columns)
-
 
 def _id(name: str, label: str, description: str, *, sql_type: str = "TEXT", **kw) -> Column:
     fmt = "integer" if sql_type == "INTEGER" else "text"

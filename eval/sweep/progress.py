@@ -49,7 +49,8 @@ class SweepProgress:
         self._task = self._progress.add_task(label, total=total, completed=done, ex=self._ex(), tok_s="-")
 
     def _ex(self) -> str:
-        return f"{self._correct / self._graded:.3f}" if self._graded else "-"
+        ex = self.ex_so_far
+        return "-" if ex is None else f"{ex:.3f}"
 
     @property
     def ex_so_far(self) -> float | None:

@@ -56,10 +56,6 @@ class QuestionRecord(Frozen):
     steps: tuple[StepCost, ...] = ()  # every step the pipeline ran on this question, with its cost
     retrieval: tuple[str, ...] = ()  # L0 retrievers that served the question ("cells", "examples")
 
-    @property
-    def n_candidates(self) -> int:
-        return len(self.candidates)
-
 
 _CANDIDATE = pa.struct(
     [

@@ -245,9 +245,6 @@ class RunStore:
             stacklevel=4,
         )
 
-    def finished_ids(self) -> set[str]:
-        return set(self.read().get_column("task_id").to_list())
-
     def read(self) -> pl.DataFrame:
         """Every finished question once (its last row written wins), in benchmark order."""
         return self._load()[0]
@@ -281,12 +278,6 @@ class RunStore:
         path = self.run_dir / "skipped.jsonl"
         _atomic_write_bytes(path, "".join(s.model_dump_json() + "\n" for s in skipped).encode())
         return path
-
-    def read_skipped(self) -> list[SkippedTask]:
-        path = self.run_dir / "skipped.jsonl"
-        if not path.exists():
-            return []
-        return [SkippedTask.model_validate_json(line) for line in path.read_text().splitlines() if line]
 
 
 class PartWriter:

@@ -16,7 +16,6 @@ from core.types import Frozen
 from pipelines.contracts import CandidateSQL, CellHit, ErrorClass, ExampleHit, RetrievalSource
 
 Verdict = Literal["accept", "edit", "retry"]
-GeneratorFamily = Literal["reasoning", "icl/direct", "icl/cot", "icl/decompose"]
 ALL_GENERATORS = "all"
 
 
@@ -39,7 +38,7 @@ class Context(Frozen):
 
 
 class Bucket(Frozen):
-    """Candidates whose results hash alike. ``suspicious``: errored or returned no rows."""
+    """Candidates whose results hash alike; ``error``: they errored, ``empty``: they returned no rows."""
 
     hash: str
     members: tuple[CandidateSQL, ...] = Field(min_length=1)
@@ -49,10 +48,6 @@ class Bucket(Frozen):
     @property
     def size(self) -> int:
         return len(self.members)
-
-    @property
-    def suspicious(self) -> bool:
-        return self.error or self.empty
 
     @property
     def representative(self) -> CandidateSQL:

@@ -154,12 +154,6 @@ class SandboxPool:
         )(SandboxActor)
         return cls([actor_class.remote(timeout_s, row_cap, bounds) for _ in range(size)])
 
-    @property
-    def down(self) -> list[int]:
-        """Indexes of the actors being routed around now."""
-        now = self._clock()
-        return [i for i, until in enumerate(self._down_until) if until > now]
-
     def _pick(self, tried: set[int]) -> int | None:
         start = next(self._turn) % self.size
         order = [(start + offset) % self.size for offset in range(self.size)]

@@ -127,15 +127,6 @@ class JoinGraph(Frozen):
 
     edges: tuple[ForeignKey, ...]
 
-    def neighbours(self, table: str) -> tuple[str, ...]:
-        seen: dict[str, None] = {}
-        for e in self.edges:
-            if e.table == table:
-                seen[e.ref_table] = None
-            elif e.ref_table == table:
-                seen[e.table] = None
-        return tuple(seen)
-
     def path(self, source: str, target: str) -> tuple[ForeignKey, ...] | None:
         """The fewest edges connecting two tables (breadth-first), or None when disconnected."""
         if source == target:

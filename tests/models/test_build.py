@@ -31,7 +31,7 @@ def test_replay_config_builds_without_a_model(tmp_path: Path, monkeypatch) -> No
     client = replay_client(tmp_path / "c.jsonl")
     backend = client.slot_for("selector").backend
     assert isinstance(backend, ReplayBackend) and not backend.record
-    assert client.model_for("generator") == "qwen2.5-coder-0.5b"
+    assert client.slot_for("generator").backend.model == "qwen2.5-coder-0.5b"
 
 
 def test_gpu_configs_reach_the_serve_ingress_through_openai_compat() -> None:

@@ -1,4 +1,4 @@
-"""ExecutionBucketer: grouping by result hash, suspicious flags, deterministic order."""
+"""ExecutionBucketer: grouping by result hash, error and empty flags, deterministic order."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def test_groups_by_hash_and_orders_buckets():
         cand("SELECT c FROM t", "reasoning/T=0.2", "h3", rows=0),
     ])
     assert [(b.hash, b.size) for b in buckets] == [("h1", 2), ("h3", 1), ("h2", 1), ("ERR:1", 2)]
-    assert [b.suspicious for b in buckets] == [False, True, False, True]  # empty and error are suspicious
+    assert [b.empty for b in buckets] == [False, True, False, False]
+    assert [b.error for b in buckets] == [False, False, False, True]
     assert buckets[0].producers == ("icl/decompose", "icl/direct")
 
 
