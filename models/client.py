@@ -31,7 +31,7 @@ from models.types import ChatRequest, ChatResponse
 
 log = logging.getLogger(__name__)
 
-ROLES = ("generator", "selector", "critic", "fixer", "extractor", "validator")
+ROLES = ("generator", "selector", "critic", "fixer", "extractor")
 # Rough characters per token for prompts, used only to reserve budget before a call.
 _CHARS_PER_TOKEN = 4
 

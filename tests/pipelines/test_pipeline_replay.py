@@ -115,7 +115,7 @@ async def test_full_pipeline_with_the_real_05b_model(tiny_db, real_sandbox, tmp_
     try:
         # Start the server outside the task's clock: the global timeout is for answering.
         await client.chat(ChatRequest(messages=(ChatMessage(role="user", content="SELECT 1"),), max_tokens=1),
-                          role="validator")
+                          role="generator")
         pipeline = build_pipeline(cfg, client=client, sandbox=real_sandbox)
         prediction, trace = await pipeline.answer_with_trace(Task(task_id="live", question=QUESTION, db=tiny_db))
     finally:
