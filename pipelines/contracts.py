@@ -123,9 +123,9 @@ class AdaptiveScaling(Frozen):
     stop_min_votes: int = Field(default=4, ge=1)
     early_stop: bool = True  # False: every enabled step runs (the −early-stop ablation)
     column_repair: int = Field(default=3, ge=0)  # schema-grounded rewrites per errored SQL (no LLM); 0: off
-    fix_max: int = Field(default=3, ge=0)
-    widen: tuple[WidenStep, ...] = (WidenStep(n=4, temperature=0.8), WidenStep(n=4, examples=False))
-    revise: bool = True
+    fix_max: int = Field(default=1, ge=0)
+    widen: tuple[WidenStep, ...] = (WidenStep(n=4, temperature=0.8),)
+    revise: bool = False  # the 1.5B critic's revisions lose more right answers than they win
     tournament: bool = True
     tournament_margin: float = Field(default=0.25, ge=0.0, le=1.0)
     tournament_finalists: int = Field(default=2, ge=2)

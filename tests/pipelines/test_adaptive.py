@@ -136,7 +136,7 @@ async def test_a_split_pool_widens_with_the_configured_variant(tiny_db, sandbox,
 async def test_an_empty_top_bucket_is_critiqued_and_revised(tiny_db, sandbox, scripted):
     client = scripted({"single_pass": first_wave(EMPTY, [EMPTY]), "critic": lambda r: critique("edit"),
                        "revisor": lambda r: sql(RIGHT)})
-    prediction = await pipeline(client, sandbox, scaling(widen=(), tournament=False)).answer(task(tiny_db))
+    prediction = await pipeline(client, sandbox, scaling(widen=(), revise=True, tournament=False)).answer(task(tiny_db))
 
     assert client.calls["critic"] == 1 and client.calls["revisor"] == 1
     assert [s.step for s in prediction.steps] == ["first_wave", "revise"]
@@ -162,7 +162,7 @@ async def test_without_early_stop_every_enabled_step_runs(tiny_db, sandbox, scri
                        "fixer": lambda r: sql(RIGHT)})
     prediction = await pipeline(client, sandbox, scaling(early_stop=False, revise=False)).answer(task(tiny_db))
 
-    assert [s.step for s in prediction.steps] == ["first_wave", "fix", "widen", "widen"]
+    assert [s.step for s in prediction.steps] == ["first_wave", "fix", "widen"]
     assert prediction.exec_result.rows == ((2,),)
 
 
@@ -233,7 +233,7 @@ def test_build_pipeline_picks_the_adaptive_pipeline_from_config(sandbox, scripte
     cfg = load_config(["scaling=adaptive", "pipeline.trace.directory=null", "pipeline.trace.mlflow=false"])
     built = build_pipeline(cfg, client=scripted({}), sandbox=sandbox)
     assert isinstance(built, AdaptivePipeline)
-    assert built.adaptive.samples == 4 and [w.examples for w in built.adaptive.widen] == [True, False]
+    assert built.adaptive == AdaptiveScaling()  # conf/scaling/adaptive.yaml states the model's defaults
 
 
 def test_the_first_wave_needs_a_candidate():
