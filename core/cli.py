@@ -1,9 +1,14 @@
 """The ``scale-analytics`` command: a thin dispatcher to each subcommand's module.
 
 Subcommands take Hydra overrides as positional ``key=value`` arguments, e.g.
-``scale-analytics eval benchmark=spider_dev benchmark.limit=50``. The table names each handler
-by module path and imports it only when its subcommand runs, so ``scale-analytics models pull``
-does not pay for Ray or torch, and this module imports no layer of the project.
+``scale-analytics eval benchmark=spider_dev benchmark.limit=50``, in any order among their other
+arguments. A subcommand with a positional of its own (``ask``'s question, ``score``'s predictions
+file) takes the first argument that is not an override (``split_overrides``) and hands the rest
+to Hydra, which rejects what it cannot read with the same message for every subcommand.
+
+The table names each handler by module path and imports it only when its subcommand runs, so
+``scale-analytics models pull`` does not pay for Ray or torch, and this module imports no layer
+of the project.
 
 Bad input (an override Hydra rejects, a missing file, an unreadable one) ends any subcommand
 with one line on stderr and exit code 2 (``core.cli_errors``); Ctrl-C with exit code 130.
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 
 # Before any subcommand imports lancedb: 0.40 logs a deprecation warning from the Rust core for
@@ -32,6 +38,22 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": ("eval.report_cli:main", "ablation table and plots for an experiment"),
     "serve": ("serve.cli:main", "the online Ray Serve endpoint (not built yet)"),
 }
+
+
+# key=value with an optional + / ++ (add) or ~ (delete, value optional); a key is a dotted path, a
+# config group path (a/b) or group@package. A question has a space before any "=", so never matches.
+_OVERRIDE = re.compile(r"(?:\+\+|\+|~)?[A-Za-z_$][\w$.@/:-]*=.*|~[A-Za-z_$][\w$.@/:-]*", re.DOTALL)
+
+
+def is_override(arg: str) -> bool:
+    """Whether a command-line argument is a Hydra override (rather than a path or a question)."""
+    return _OVERRIDE.fullmatch(arg) is not None
+
+
+def split_overrides(args: list[str]) -> tuple[list[str], list[str]]:
+    """``(other arguments, Hydra overrides)``, each in its original order."""
+    overrides = [a for a in args if is_override(a)]
+    return [a for a in args if not is_override(a)], overrides
 
 
 def _usage() -> str:

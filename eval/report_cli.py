@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 from rich.console import Console
 from rich.table import Table
 
+from core.cli import split_overrides
 from core.cli_errors import fail, user_errors
 from core.config import load_config
 from eval.errors import EvalError
@@ -26,14 +27,20 @@ from eval.tracking import experiment_runs
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    names = [a for a in argv if "=" not in a and not a.startswith("-")]
-    if any(a in ("-h", "--help") for a in argv) or len(names) != 1:
+    if any(a in ("-h", "--help") for a in argv):
         print(__doc__)
-        return 0 if names or any(a in ("-h", "--help") for a in argv) else 2
+        return 0
+    words, overrides = split_overrides(argv)
+    names = [a for a in words if not a.startswith("-")]
+    if not names:
+        print(__doc__)
+        return 2
     experiment = names[0]
+    stray = list(words)  # the rest goes to Hydra, which refuses it as it would in ``eval``
+    stray.remove(experiment)
     console = Console(width=None if sys.stdout.isatty() else 200)  # logs and pipes: no 80-column wrap
     try:
-        cfg = load_config([a for a in argv if "=" in a])
+        cfg = load_config(overrides + stray)
         runs = experiment_runs(str(cfg.experiment.tracking_uri), experiment)
         if runs.is_empty():
             print(f"scale-analytics report: experiment {experiment!r} has no finished runs", file=sys.stderr)

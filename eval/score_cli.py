@@ -1,8 +1,15 @@
-"""``scale-analytics score``: score a predictions file against a benchmark's gold SQL.
+"""``scale-analytics score PREDICTIONS [key=value ...]``: score a predictions file against a
+benchmark's gold SQL.
 
-    scale-analytics score --benchmark spider --data ../shared/benchmarks/spider \\
-        --predictions preds.jsonl [--format jsonl|spider|bird] [--out report.json] [--workers N]
-        [--partial]
+    scale-analytics score preds.txt benchmark=spider_dev --format spider
+    scale-analytics score preds.jsonl benchmark=bird_minidev benchmark.data_dir=/data/bird \\
+        [--format jsonl|spider|bird] [--out report.json] [--workers N] [--partial] [--ves [N]]
+
+The benchmark is the composed config's, set by Hydra overrides as in ``eval`` (``benchmark=…``,
+any ``benchmark.*`` key), before or after the predictions file: the first argument that is not
+``key=value`` (``core.cli.split_overrides``). The same settings as flags: ``--predictions FILE``,
+``--benchmark spider|bird|demo`` (``benchmark=spider_dev|bird_minidev|demo``), ``--split SPLIT``
+(``benchmark.split``), ``--data DIR`` (``benchmark.data_dir``).
 
 Prints EX under BIRD (set) and Spider (bag, order if ORDER BY) semantics, overall and per
 difficulty, plus skipped questions and failing gold queries; ``--out`` gets the full report
@@ -23,24 +30,33 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from core.cli import split_overrides
 from core.cli_errors import fail, user_errors
+from core.config import load_config
 from eval.errors import EvalError, PredictionsFormatError
 from eval.loaders import BenchmarkSpec, load_benchmark
 from eval.metrics import DEFAULT_ITERATIONS
 from eval.prediction_files import check_complete, read_predictions
 from eval.scoring import BIRD_TIMEOUT_S, ScoreReport, score_predictions
 
-# --benchmark choice -> the conf/benchmark config it starts from
+PROG = "scale-analytics score"
+# --benchmark choice -> the conf/benchmark config it stands for
 BENCHMARK_CONFIGS = {"spider": "spider_dev", "bird": "bird_minidev", "demo": "demo"}
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="scale-analytics score", description="Score a predictions file by execution."
+    parser = argparse.ArgumentParser(prog=PROG, description="Score predictions by execution.")
+    parser.add_argument(
+        "arguments",
+        nargs="*",
+        metavar="PREDICTIONS | key=value",
+        help="the predictions file and Hydra overrides (benchmark=spider_dev, benchmark.split=dev)",
     )
-    parser.add_argument("--benchmark", required=True, choices=sorted(BENCHMARK_CONFIGS))
+    parser.add_argument("--predictions", type=Path, help="the predictions file, as a flag")
+    parser.add_argument(
+        "--benchmark", choices=sorted(BENCHMARK_CONFIGS), help="benchmark=<its config>"
+    )
     parser.add_argument("--data", type=Path, help="benchmark folder (default: from config)")
-    parser.add_argument("--predictions", type=Path, required=True)
     parser.add_argument("--format", choices=("jsonl", "spider", "bird"), default="jsonl")
     parser.add_argument("--out", type=Path, help="write the full report (JSON) here")
     parser.add_argument(
@@ -48,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="score only the questions the file answers (default: refuse a file that misses some)",
     )
-    parser.add_argument("--split", help="question split, e.g. dev / train / mini_dev")
+    parser.add_argument("--split", help="benchmark.split=SPLIT, e.g. dev / train / mini_dev")
     parser.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1))
     parser.add_argument("--timeout", type=float, default=BIRD_TIMEOUT_S, help="seconds per query")
     parser.add_argument(
@@ -64,13 +80,30 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """``(args, hydra overrides)`` with ``args.predictions`` set; the flags come first among the
+    overrides. Any argument past the predictions file goes to Hydra, which refuses it as it
+    would in ``eval``."""
+    parser = _parser()
+    args = parser.parse_intermixed_args(argv)
+    paths, overrides = split_overrides(args.arguments)
+    if args.predictions is None:
+        if not paths:
+            parser.error("the predictions file is missing")
+        args.predictions = Path(paths.pop(0))
+    flags = [f"benchmark={BENCHMARK_CONFIGS[args.benchmark]}"] if args.benchmark else []
+    if args.split:
+        flags.append(f"benchmark.split={args.split}")
+    return args, flags + overrides + paths
+
+
 def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    args, overrides = parse_args(argv)
     console = Console(width=None if sys.stdout.isatty() else 200)  # logs and pipes: no 80-column wrap
     try:
         if args.out:
             _check_writable(args.out)
-        benchmark = load_benchmark(_spec(args))
+        benchmark = load_benchmark(_spec(overrides, args.data))
         predictions = read_predictions(args.predictions, args.format, benchmark)
         if not predictions:
             raise PredictionsFormatError(f"{args.predictions}: no predictions in the file")
@@ -85,13 +118,13 @@ def main(argv: list[str]) -> int:
             partial=args.partial,
         )
     except (EvalError, ValueError, *user_errors()) as exc:
-        return fail("scale-analytics score", exc)
+        return fail(PROG, exc)
     _print(console, report)
     if args.out:
         try:
             _write_report(args.out, report)
         except OSError as exc:
-            print(f"scale-analytics score: could not write --out {args.out}: {exc}", file=sys.stderr)
+            print(f"{PROG}: could not write --out {args.out}: {exc}", file=sys.stderr)
             return 1
         console.print(f"report: {args.out}")
     return 0
@@ -118,15 +151,10 @@ def _write_report(out: Path, report: ScoreReport) -> None:
     os.replace(tmp, out)
 
 
-def _spec(args: argparse.Namespace) -> BenchmarkSpec:
-    from core.config import load_config  # Hydra only to resolve the default data folder
-
-    overrides = [f"benchmark={BENCHMARK_CONFIGS[args.benchmark]}"]
-    if args.split:
-        overrides.append(f"benchmark.split={args.split}")
+def _spec(overrides: list[str], data: Path | None) -> BenchmarkSpec:
     fields = dict(load_config(overrides).benchmark)
-    if args.data is not None:
-        fields["data_dir"] = str(args.data)
+    if data is not None:  # set after composing: a path needs no quoting for Hydra's grammar
+        fields["data_dir"] = str(data)
     return BenchmarkSpec.model_validate(fields)
 
 

@@ -11,6 +11,7 @@ import argparse
 import sys
 import time
 
+from core.cli import split_overrides
 from models.errors import ModelError
 from models.registry import REGISTRY, get_spec
 from models.store import ModelStore
@@ -31,13 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _split_overrides(argv: list[str]) -> tuple[list[str], list[str]]:
-    overrides = [a for a in argv if "=" in a and not a.startswith("-")]
-    return [a for a in argv if a not in overrides], overrides
-
-
 def main(argv: list[str]) -> int:
-    args_argv, overrides = _split_overrides(argv)
+    args_argv, overrides = split_overrides(argv)
     args = _parser().parse_args(args_argv)
     from core.config import load_config
 

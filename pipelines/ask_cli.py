@@ -3,7 +3,8 @@
 Answers one question against one database with the configured pipeline and prints the chosen
 SQL, a preview of its result and a trace summary (candidates, buckets, LLM calls, tokens,
 seconds, retrieval). Any other ``key=value`` is a Hydra override, e.g. ``scaling=cpu_small``,
-``model=qwen2.5-coder-0.5b``, ``scaling.single_pass=true``.
+``model=qwen2.5-coder-0.5b``, ``scaling.single_pass=true``, before or after the question; the
+question is the first argument that is not ``key=value`` (``core.cli.split_overrides``).
 
     $ scale-analytics ask "How many singers are from France?" --db concert_singer.sqlite scaling=cpu_small
     $ scale-analytics ask "How many singers?" --db concert_singer.sqlite --json | jq .sql
@@ -27,6 +28,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from core.cli import split_overrides
+from core.cli_errors import fail, user_errors
 from core.types import Frozen
 from pipelines.contracts import (
     CandidateSQL,
@@ -42,33 +45,36 @@ from pipelines.trace import ReasoningTrace
 if TYPE_CHECKING:
     from pipelines.indexing.ensure import RetrievalStatus
 
+PROG = "scale-analytics ask"
 DIALECTS = {".sqlite": "sqlite", ".sqlite3": "sqlite", ".db": "sqlite", ".duckdb": "duckdb"}
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="scale-analytics ask", description="Answer one question against a database.")
-    p.add_argument("question", help="the question, in natural language")
+    p = argparse.ArgumentParser(prog=PROG, description="Answer one question against a database.")
     p.add_argument("--db", required=True, help="path of a SQLite (.sqlite/.db) or DuckDB (.duckdb) file")
     p.add_argument("--db-id", help="database id (default: the file name without suffix)")
     p.add_argument("--descriptions", help="folder of BIRD-style per-table description CSVs")
     p.add_argument("--json", action="store_true", dest="as_json",
                    help="print one JSON object on stdout (progress and logs on stderr)")
-    p.add_argument("overrides", nargs="*", help="evidence=TEXT and Hydra key=value overrides")
+    p.add_argument("arguments", nargs="*", metavar="QUESTION | key=value",
+                   help="the question (in quotes), evidence=TEXT and Hydra key=value overrides")
     return p
 
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, str, list[str]]:
-    """``(args, evidence, hydra overrides)``; ``evidence=…`` is not a Hydra key."""
-    args = _parser().parse_intermixed_args(argv)
-    evidence, overrides = "", []
-    for item in args.overrides:
-        if "=" not in item:
-            _parser().error(f"unexpected argument {item!r}: overrides are key=value")
-        if item.startswith("evidence="):
-            evidence = item.split("=", 1)[1]
-        else:
-            overrides.append(item)
-    return args, evidence, overrides
+    """``(args, evidence, hydra overrides)``; ``evidence=…`` is not a Hydra key.
+
+    Any argument past the question goes to Hydra, which refuses it as it would in ``eval``.
+    """
+    parser = _parser()
+    args = parser.parse_intermixed_args(argv)
+    words, overrides = split_overrides(args.arguments)
+    if not words:
+        parser.error("the question is missing")
+    args.question, *stray = words
+    evidence = [o.split("=", 1)[1] for o in overrides if o.startswith("evidence=")]
+    hydra = [o for o in overrides if not o.startswith("evidence=")]
+    return args, evidence[-1] if evidence else "", hydra + stray
 
 
 def database_ref(path: str, db_id: str | None, descriptions: str | None) -> DatabaseRef:
@@ -263,10 +269,9 @@ def main(argv: list[str]) -> int:
     args, evidence, overrides = parse_args(argv)
     try:
         db = database_ref(args.db, args.db_id, args.descriptions)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"scale-analytics ask: {exc}", file=sys.stderr)
-        return 2
-    cfg = load_config(overrides)
+        cfg = load_config(overrides)
+    except (ValueError, *user_errors()) as exc:
+        return fail(PROG, exc)
     task = Task(task_id="ask", question=args.question, db=db, evidence=evidence)
     # --json: stdout carries the one object only; anything else printed meanwhile goes to stderr.
     with redirect_stdout(sys.stderr) if args.as_json else nullcontext():

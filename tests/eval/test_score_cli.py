@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.cli import main as dispatcher
-from eval.score_cli import main
+from eval.score_cli import main, parse_args
 
 # Right for questions 0, 2 (BIRD) and 3 (Spider only); 1 errors; 4 and 5 absent.
 SPIDER_LINES = [
@@ -87,6 +87,36 @@ def test_spider_format_is_positional(tiny_spider, tmp_path, capsys):
         5: (False, False),
     }
     assert report["overall"]["ex_spider"] == pytest.approx(2 / 5)
+
+
+@pytest.mark.parametrize("first", ["predictions", "overrides"])
+def test_predictions_positional_and_benchmark_as_hydra_overrides(tiny_spider, tmp_path, capsys, first):
+    preds = tmp_path / "pred.txt"
+    preds.write_text("\n".join(FULL_SPIDER_LINES) + "\n")
+    out_file = tmp_path / "report.json"
+    overrides = ["benchmark=spider_dev", f"benchmark.data_dir={tiny_spider}", "benchmark.split=dev"]
+    argv = [str(preds), *overrides] if first == "predictions" else [*overrides, str(preds)]
+    code = dispatcher(["score", *argv, "--format", "spider", "--out", str(out_file), "--workers", "1"])
+    assert code == 0, capsys.readouterr().err
+    report = json.loads(out_file.read_text())
+    assert (report["benchmark"], report["split"]) == ("spider_dev", "dev")
+    assert report["overall"]["ex_spider"] == pytest.approx(2 / 5)
+
+
+def test_flags_stand_for_the_same_overrides():
+    args, overrides = parse_args(["--benchmark", "bird", "--split", "mini_dev", "--predictions", "p.json",
+                                  "benchmark.limit=3"])
+    assert str(args.predictions) == "p.json"
+    assert overrides == ["benchmark=bird_minidev", "benchmark.split=mini_dev", "benchmark.limit=3"]
+    args, overrides = parse_args(["p.json", "benchmark=bird_minidev", "--data", "/data/bird"])
+    assert str(args.predictions) == "p.json" and str(args.data) == "/data/bird"
+    assert overrides == ["benchmark=bird_minidev"]
+
+
+def test_no_predictions_file_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["benchmark=spider_dev"])
+    assert exited.value.code == 2 and "the predictions file is missing" in capsys.readouterr().err
 
 
 def test_bird_format_through_the_dispatcher(tiny_bird, tmp_path, capsys):

@@ -17,6 +17,36 @@ def test_evidence_is_split_from_hydra_overrides():
     assert evidence == "France is a country" and overrides == ["scaling=cpu_small", "model=replay"]
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["How many singers?", "--db", "x.sqlite", "model=qwen2.5-coder-1.5b", "scaling=adaptive"],
+        ["model=qwen2.5-coder-1.5b", "--db", "x.sqlite", "How many singers?", "scaling=adaptive"],
+        ["--db", "x.sqlite", "model=qwen2.5-coder-1.5b", "scaling=adaptive", "How many singers?"],
+    ],
+)
+def test_the_question_is_the_argument_that_is_not_an_override(argv):
+    args, evidence, overrides = parse_args(argv)
+    assert args.question == "How many singers?" and args.db == "x.sqlite" and evidence == ""
+    assert overrides == ["model=qwen2.5-coder-1.5b", "scaling=adaptive"]
+
+
+def test_a_question_with_an_equals_sign_is_still_the_question():
+    args, _, overrides = parse_args(["Which singers have age = 30 or rating=4?", "--db", "x.sqlite"])
+    assert args.question == "Which singers have age = 30 or rating=4?" and overrides == []
+
+
+def test_words_past_the_question_go_to_hydra():
+    args, _, overrides = parse_args(["How many?", "--db", "x.sqlite", "model=replay", "singers"])
+    assert args.question == "How many?" and overrides == ["model=replay", "singers"]
+
+
+def test_no_question_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["--db", "x.sqlite", "model=replay"])
+    assert exited.value.code == 2 and "the question is missing" in capsys.readouterr().err
+
+
 def test_missing_database_is_a_clear_error(capsys):
     assert main(["How many?", "--db", "/no/such.sqlite"]) == 2
     assert "no database file" in capsys.readouterr().err
