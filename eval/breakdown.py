@@ -10,9 +10,11 @@
 A candidate's family is its producer without the sampling temperature
 (``first_wave/T=0.8`` → ``first_wave``, ``widen/cells/T=1`` → ``widen/cells``).
 
-    >>> frame = RunStore.open(run_dir, identity).read()     # doctest: +SKIP
-    >>> step_shares(frame)                                   # doctest: +SKIP
-    {'first_wave': 0.71, 'fix': 0.08, 'widen': 0.14, 'tournament': 0.07}
+On the predictions of a finished run of the adaptive pipeline:
+
+    frame = RunStore.open(run_dir, identity).read()
+    step_shares(frame)
+    ──► {'first_wave': 0.71, 'fix': 0.08, 'widen': 0.14, 'tournament': 0.07}
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ Subcommands compose config with Hydra's compose API, which has no multirun, so i
     experiment=ablation                                 ──► one configuration per entry of
                                                            ``experiment.variants`` (name → overrides)
 
-    >>> [c.label for c in expand(["--multirun", "scaling=default,single_pass"], load)]   # doctest: +SKIP
+    >>> from core.config import load_config
+    >>> [c.label for c in expand(["scaling=default,single_pass"], load_config, multirun=True)]
     ['scaling=default', 'scaling=single_pass']
 """
 

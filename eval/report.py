@@ -11,9 +11,10 @@ denominator as wrong and is counted in ``grading_errors`` (``sweep.retry=errors`
 pass@k uses the unbiased estimator over each question's candidate pool; a question with fewer
 than k candidates contributes pass@n (all its samples), one with none contributes 0.
 
-    >>> frame = RunStore.open(run_dir, identity).read()        # doctest: +SKIP
-    >>> run_metrics(frame)["ex_bird"]                          # doctest: +SKIP
-    0.648
+On the predictions of a finished run:
+
+    frame = RunStore.open(run_dir, identity).read()
+    run_metrics(frame)["ex_bird"]  ──►  0.648
 """
 
 from __future__ import annotations

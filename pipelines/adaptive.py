@@ -17,10 +17,9 @@ per database and each later call only its own question part. A step that fails i
 a DecisionEvent; a global timeout or the budget answers from what exists (``degraded``). The
 prediction names the step whose pool answered and what each step cost.
 
-    >>> pipeline = AdaptivePipeline(client=client, sandbox=sandbox, scaling=scaling)  # doctest: +SKIP
-    >>> prediction = await pipeline.answer(task)                                      # doctest: +SKIP
-    >>> prediction.answered_by, [s.step for s in prediction.steps]                    # doctest: +SKIP
-    ('fix', ['first_wave', 'fix'])
+    pipeline = AdaptivePipeline(client=client, sandbox=sandbox, scaling=scaling)  # client: a model
+    prediction = await pipeline.answer(task)
+    prediction.answered_by, [s.step for s in prediction.steps]   ──► ('fix', ['first_wave', 'fix'])
 """
 
 from __future__ import annotations

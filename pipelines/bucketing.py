@@ -8,9 +8,16 @@ errors hash as ``ERR:…`` so identical errors share a bucket too. Errored and e
 reasoning candidate, then by first appearance. Inside a bucket the representative comes first:
 a reasoning candidate, then the least refined, then the shortest SQL.
 
-    >>> buckets = ExecutionBucketer().bucket(candidates)          # doctest: +SKIP
-    >>> [(b.size, b.error, b.empty) for b in buckets]              # doctest: +SKIP
-    [(5, False, False), (2, False, False), (1, True, False)]
+    >>> from pipelines.contracts import CandidateSQL
+    >>> from pipelines.sandbox import Sandbox
+    >>> sqls = ["SELECT count(*) FROM singer", "SELECT count(Singer_ID) FROM singer",
+    ...         "SELECT Name FROM singer WHERE Age > 99", "SELECT count(*) FROM singers"]
+    >>> with Sandbox(isolation="inline") as sandbox:
+    ...     results = [sandbox.execute(sql, db) for sql in sqls]
+    >>> candidates = [CandidateSQL(sql=sql, producer="icl/direct", exec_result=result)
+    ...               for sql, result in zip(sqls, results)]
+    >>> [(b.size, b.error, b.empty) for b in ExecutionBucketer().bucket(candidates)]
+    [(2, False, False), (1, False, True), (1, True, False)]
 """
 
 from __future__ import annotations

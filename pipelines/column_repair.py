@@ -14,9 +14,10 @@ not bind; this module proposes one rewrite for it:
 
 Anything else, or more than one equally good answer, proposes nothing: the LLM fixer takes it.
 
-    >>> repair = ColumnRepair(view)                                            # doctest: +SKIP
-    >>> repair.propose("SELECT age FROM pets", "no such column: age")          # doctest: +SKIP
-    'SELECT pet_age FROM pets'
+    >>> from pipelines.schema import introspect
+    >>> repair = ColumnRepair(introspect(db))
+    >>> repair.propose("SELECT name FROM concert", "no such column: name")
+    'SELECT concert_Name FROM concert'
 """
 
 from __future__ import annotations

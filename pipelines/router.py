@@ -9,9 +9,12 @@ question cue words (aggregation, comparison, negation/sets, grouping, nesting). 
 themselves (ScalingConfig overrides) are config (``pipeline.router.profiles``); the
 orchestrator applies them.
 
+    >>> from pipelines.schema import introspect
     >>> router = DifficultyRouter(RouterSettings())
-    >>> router.assess(task, view, understanding).difficulty       # doctest: +SKIP
-    'easy'
+    >>> task = Task(task_id="ask", question="How many singers do we have?", db=db)
+    >>> decision = router.assess(task, introspect(db), Understanding())
+    >>> decision.difficulty, decision.features.cues
+    ('easy', ('aggregation',))
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ execution result (``conf/scaling/self_consistency.yaml``).
          ──► model (one request, n = k_icl samples, stops at the SQL's closing fence)
          ──► extract SQL ──► sandbox ──► vote ──► Prediction
 
-    >>> pipeline = SinglePassPipeline(client=client, sandbox=sandbox)   # doctest: +SKIP
-    >>> prediction = await pipeline.answer(task)                         # doctest: +SKIP
+    pipeline = SinglePassPipeline(client=client, sandbox=sandbox)   # client: a model behind it
+    prediction = await pipeline.answer(task)
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Benchmark loaders: Spider 1.0, BIRD / BIRD mini-dev, and the embedded demo.
 
-    >>> cfg = load_config(["benchmark=spider_dev_sub9"])
+    >>> from core.config import load_config
+    >>> cfg = load_config(["benchmark=spider_dev", f"benchmark.data_dir={spider_dir}"])
     >>> bench = load_benchmark(cfg.benchmark)
-    >>> len(bench.tasks), len(bench.skipped)      # every 9th question whose database exists
-    (108, 62)
+    >>> len(bench.tasks), len(bench.skipped)      # the third question's database is missing
+    (2, 1)
 
 A question whose database is missing becomes a :class:`~pipelines.contracts.SkippedTask`
 with the reason; it never stops the load.

@@ -9,10 +9,9 @@
 Difficulty is BIRD's own label (simple / moderate / challenging); evidence is the question's
 external-knowledge hint, passed through verbatim.
 
-    >>> spec = BenchmarkSpec(name="bird_minidev", kind="bird", data_dir=d, split="mini_dev")
-    >>> bench = load_bird(spec)
-    >>> bench.tasks[0].evidence
-    "ratio of customers who pay in EUR against customers who pay in CZK = ..."
+    >>> bench = load_bird(BenchmarkSpec(name="bird_dev", kind="bird", data_dir=bird_dir))
+    >>> bench.tasks[1].question, bench.tasks[1].evidence
+    ('What are the names of the French singers?', "French singers refer to Country = 'France'")
 """
 
 from __future__ import annotations

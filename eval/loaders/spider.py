@@ -8,9 +8,9 @@ Spider has no difficulty field: each question gets its Spider hardness (easy / m
 extra) from the official rules applied to its ``sql`` parse, or from a sqlglot reading of the
 query when the file carries no parse (see :mod:`eval.loaders.spider_hardness`).
 
-    >>> bench = load_spider(BenchmarkSpec(name="spider_dev", kind="spider", data_dir=d))
-    >>> bench.tasks[0].task_id, bench.tasks[0].difficulty
-    ('spider_dev:0', 'easy')
+    >>> bench = load_spider(BenchmarkSpec(name="spider_dev", kind="spider", data_dir=spider_dir))
+    >>> bench.tasks[0].task_id, bench.tasks[0].question, bench.tasks[0].difficulty
+    ('spider_dev:0', 'How many singers do we have?', 'easy')
 """
 
 from __future__ import annotations

@@ -41,9 +41,18 @@ class Grade(Frozen):
 class Grader:
     """Scores predictions of one sandbox; ``ves_iterations`` timed runs per correct answer.
 
-    >>> grade = await Grader(sandbox, ves_iterations=3).grade(task, prediction)   # doctest: +SKIP
-    >>> grade.ex_bird, grade.candidates[0].correct_bird                           # doctest: +SKIP
+    >>> import asyncio
+    >>> from pipelines.sandbox import LocalSandboxPool
+    >>> task = Task(task_id="spider_dev:0", question="How many singers do we have?", db=db,
+    ...             gold_sql="SELECT count(*) FROM singer")
+    >>> wrong = CandidateSQL(sql="SELECT count(*) FROM concert", producer="icl/direct")
+    >>> prediction = Prediction(task_id=task.task_id, sql="SELECT count(Singer_ID) FROM singer",
+    ...                         candidates=(wrong,))
+    >>> pool = LocalSandboxPool.create(size=1)
+    >>> grade = asyncio.run(Grader(pool, ves_iterations=3).grade(task, prediction))
+    >>> grade.ex_bird, grade.candidates[0].correct_bird
     (True, False)
+    >>> pool.close()
     """
 
     def __init__(self, sandbox: Executor, ves_iterations: int) -> None:

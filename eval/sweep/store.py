@@ -22,9 +22,15 @@ than any part), then parts by sequence number — and a question that appears mo
 its latest row. A retried question (``sweep.retry``) thereby replaces its earlier row, and a
 crash between compaction and part removal leaves only copies of rows already compacted.
 
-    >>> with RunStore.open(tmp, identity={"config_hash": "abc"}) as store:    # doctest: +SKIP
-    ...     with store.writer(flush_every=8) as out: out.add(record)
+    >>> import tempfile
+    >>> record = QuestionRecord(task_id="spider_dev:0", position=0, benchmark="spider_dev",
+    ...                         db_id="concert_singer", question="How many singers do we have?",
+    ...                         sql="SELECT count(*) FROM singer")
+    >>> with RunStore.open(tempfile.mkdtemp(), identity={"config_hash": "abc"}) as store:
+    ...     with store.writer(flush_every=8) as out:
+    ...         out.add(record)
     ...     store.compact().height
+    1
 """
 
 from __future__ import annotations

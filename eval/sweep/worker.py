@@ -43,10 +43,12 @@ class WorkerSettings(Frozen):
 class SweepWorker:
     """One per worker actor; builds its pipeline on first use, inside the actor's event loop.
 
-    >>> worker = SweepWorker(factory, sandbox, WorkerSettings(question_timeout_s=60, ves_iterations=1))  # doctest: +SKIP
-    >>> out = await worker({"position": [0], "task": [task.model_dump_json()]})                       # doctest: +SKIP
-    >>> QuestionRecord.model_validate_json(out["record"][0]).ex_bird                                   # doctest: +SKIP
-    True
+    With a pipeline factory whose pipelines call a model:
+
+        settings = WorkerSettings(question_timeout_s=60, ves_iterations=1)
+        worker = SweepWorker(factory, sandbox, settings)
+        out = await worker({"position": [0], "task": [task.model_dump_json()]})
+        QuestionRecord.model_validate_json(out["record"][0]).ex_bird  ──►  True
     """
 
     def __init__(self, factory: PipelineFactory, sandbox: Executor, settings: WorkerSettings) -> None:

@@ -14,7 +14,7 @@ gets the second recorded sample, not the first again, so sampling stays as diver
 without the cache. Responses keep their recorded usage and latency, so token and call counts
 are what the configuration costs; wall-clock seconds of a cached run are not.
 
->>> backend = CachedBackend(inner, ResponseCache("runs/ablation/responses.jsonl"))  # doctest: +SKIP
+    backend = CachedBackend(inner, ResponseCache("runs/ablation/responses.jsonl"))  # inner: a model
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@
 ``ray.data.llm`` needs vLLM (``pip install -e '.[gpu]'``); it is imported only inside
 :func:`build_batch_processor`.
 
->>> processor = build_batch_processor(slot, ChatRequest(messages=(...,), max_tokens=256))  # doctest: +SKIP
->>> out = processor(ray.data.from_items(rows)).take_all()                                  # doctest: +SKIP
+    processor = build_batch_processor(slot, ChatRequest(messages=(...,), max_tokens=256))
+    out = processor(ray.data.from_items(rows)).take_all()   # on a GPU node with vLLM
 """
 
 from __future__ import annotations

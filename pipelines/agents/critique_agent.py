@@ -2,8 +2,12 @@
 generators' answers and rationales. It never decides the retry threshold: the orchestrator does.
 
     >>> critic = CritiqueAgent(settings=AgentCall(temperature=0.2, max_tokens=384))
-    >>> await critic.critique(CritiqueInput(..., bucket_hash="ab12", others="..."), runtime)  # doctest: +SKIP
-    Critique(bucket_hash='ab12', error_class=<ErrorClass.missing_filter>, complexity=3, verdict='edit', ...)
+
+With a model behind ``runtime``:
+
+    await critic.critique(CritiqueInput(..., bucket_hash="ab12", others="..."), runtime)
+    ──► Critique(bucket_hash='ab12', error_class=<ErrorClass.missing_filter>, complexity=3,
+                 verdict='edit', ...)
 """
 
 from __future__ import annotations

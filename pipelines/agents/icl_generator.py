@@ -1,10 +1,15 @@
 """ICLGenerator: the light schema view + retrieved examples + matching cell values, under one of
 three prompting strategies (``pipelines/agents/icl/``: direct, cot, decompose).
 
+    >>> from pipelines.agents.icl import COT
     >>> gen = ICLGenerator(strategy=COT, settings=AgentCall(max_tokens=768))
-    >>> inp = GenerationInput(question=..., schema_text=render_light(view), examples=hits)  # doctest: +SKIP
-    >>> await gen.generate(inp, temperatures=(0.7, 1.0), runtime=runtime)                  # doctest: +SKIP
-    [CandidateSQL(sql=..., producer='icl/cot/T=0.7', rationale='- the singers table ...'), ...]
+
+With a model behind ``runtime``:
+
+    inp = GenerationInput(question=..., schema_text=render_light(view), examples=hits)
+    await gen.generate(inp, temperatures=(0.7, 1.0), runtime=runtime)
+    ──► [CandidateSQL(sql=..., producer='icl/cot/T=0.7', rationale='- the singers table ...'),
+         ...]
 """
 
 from __future__ import annotations

@@ -1,8 +1,12 @@
 """KeywordSkeletonExtractor (L1): literals and a question skeleton, JSON-constrained, low temperature.
 
     >>> extractor = KeywordSkeletonExtractor(settings=AgentCall(temperature=0.2, max_tokens=256))
-    >>> await extractor.extract("How many singers are from France?", "", runtime)  # doctest: +SKIP
-    Understanding(literals=('France',), skeleton='How many [COL] are from _?', keywords=('singers',))
+
+With a model behind ``runtime``:
+
+    await extractor.extract("How many singers are from France?", "", runtime)
+    ──► Understanding(literals=('France',), skeleton='How many [COL] are from _?',
+                      keywords=('singers',))
 """
 
 from __future__ import annotations

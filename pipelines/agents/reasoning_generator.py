@@ -1,9 +1,13 @@
 """ReasoningGenerator: reasons in ``<think>`` over the DDL view (no examples), answers in ``<sql>``.
 
     >>> gen = ReasoningGenerator(settings=AgentCall(max_tokens=1024))
-    >>> inp = GenerationInput(question="How many singers?", schema_text=render_ddl(view))  # doctest: +SKIP
-    >>> await gen.generate(inp, temperatures=(0.2, 0.7), runtime=runtime)                  # doctest: +SKIP
-    [CandidateSQL(sql='SELECT count(*) FROM singer', producer='reasoning/T=0.2', ...), ...]
+
+With a model behind ``runtime``:
+
+    inp = GenerationInput(question="How many singers?", schema_text=render_ddl(view))
+    await gen.generate(inp, temperatures=(0.2, 0.7), runtime=runtime)
+    ──► [CandidateSQL(sql='SELECT count(*) FROM singer', producer='reasoning/T=0.2', ...),
+         ...]
 """
 
 from __future__ import annotations

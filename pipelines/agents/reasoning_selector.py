@@ -3,8 +3,10 @@
 It sees the question, the light schema, both SQL strings and both result previews.
 
     >>> selector = ReasoningSelector(settings=AgentCall(temperature=0.0, max_tokens=256))
-    >>> await selector.choose(SelectionInput(..., sql_a=..., sql_b=...), runtime)  # doctest: +SKIP
-    'A'
+
+With a model behind ``runtime``:
+
+    await selector.choose(SelectionInput(..., sql_a=..., sql_b=...), runtime)  ──► 'A'
 """
 
 from __future__ import annotations

@@ -2,9 +2,12 @@
 generator so it does not repeat them.
 
     >>> fixer = SQLFixer(settings=AgentCall(temperature=0.0, max_tokens=512))
-    >>> await fixer.fix(FixInput(question=..., schema_text=..., sql="SELECT nme FROM singer",
-    ...                          error="no such column: nme"), runtime)              # doctest: +SKIP
-    ('SELECT name FROM singer', '- nme is not a column; the column is name')
+
+With a model behind ``runtime``:
+
+    await fixer.fix(FixInput(question=..., schema_text=..., sql="SELECT nme FROM singer",
+                             error="no such column: nme"), runtime)
+    ──► ('SELECT name FROM singer', '- nme is not a column; the column is name')
 """
 
 from __future__ import annotations

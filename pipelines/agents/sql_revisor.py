@@ -1,8 +1,11 @@
 """SQLRevisor: applies a Critique to a bucket representative, seeing what other buckets answered.
 
     >>> revisor = SQLRevisor(settings=AgentCall(temperature=0.0, max_tokens=512))
-    >>> await revisor.revise(RevisionInput(..., critique=critique, others="..."), runtime)  # doctest: +SKIP
-    ('SELECT ... WHERE country = \\'France\\'', '- add the missing country filter')
+
+With a model behind ``runtime``:
+
+    await revisor.revise(RevisionInput(..., critique=critique, others="..."), runtime)
+    ──► ("SELECT ... WHERE country = 'France'", '- add the missing country filter')
 """
 
 from __future__ import annotations

@@ -3,9 +3,12 @@
     [CellValue] ──embed (MiniLM)──► LanceDB table ``cells`` (table, column, value, vector)
                                      + native FTS (BM25) index on ``value``
 
-    >>> retriever = CellRetriever(index_root)
-    >>> retriever.search("concert_singer", "netherland", k=3, mode="hybrid")
-    [CellHit(table='singer', column='Country', value='Netherlands', score=0.0328, source='hybrid'), ...]
+Once ``scale-analytics index`` has built the index of ``concert_singer`` under ``index_root``:
+
+    retriever = CellRetriever(index_root)
+    retriever.search("concert_singer", "netherland", k=3, mode="hybrid")
+    ──► [CellHit(table='singer', column='Country', value='Netherlands', score=0.0328,
+                 source='hybrid'), ...]
 
 Scores by mode: ``vector`` — cosine similarity; ``bm25`` — the BM25 score; ``hybrid`` —
 reciprocal-rank fusion of both (LanceDB's RRF reranker), ties broken by cosine similarity.

@@ -6,9 +6,11 @@
                    └─ off ──► what is already published is used; the rest is reported missing
         ──► RetrievalStatus: live sources, and why each missing one is off
 
-    >>> status = ensure_indexes(cfg, [task.db])          # doctest: +SKIP
-    >>> status.summary()                                 # doctest: +SKIP
-    'retrieval: cells (1/1 databases), examples'
+    >>> from core.config import load_config
+    >>> ensure_indexes(load_config(["scaling=single_pass"]), [db]).summary()
+    'retrieval: off (the single-pass pipeline retrieves nothing)'
+
+With the default pipeline, once built: ``'retrieval: cells (1/1 databases), examples'``.
 
 Builds run in-process (no Ray): a run touches a handful of databases, and the unchanged check
 (fingerprints, no model load) makes every later call cheap. For a whole benchmark from

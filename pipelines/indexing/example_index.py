@@ -4,11 +4,13 @@
         ──► embed skeletons ──► LanceDB table ``examples``
             (question, skeleton, sql, sql_skeleton, db_id, vector)
 
-    >>> retriever = ExampleRetriever(index_root)
-    >>> hits = retriever.search("how many [TABLE] are there ?", k=15, exclude_db="concert_singer")
-    >>> hits[0]
-    ExampleHit(question='How many clubs are there?', skeleton='how many [TABLE] are there ?',
-               sql='SELECT count(*) FROM club', db_id='riding_club', score=1.0)
+Once ``scale-analytics index`` has built it from Spider's training set under ``index_root``:
+
+    retriever = ExampleRetriever(index_root)
+    hits = retriever.search("how many [TABLE] are there ?", k=15, exclude_db="concert_singer")
+    hits[0]
+    ──► ExampleHit(question='How many clubs are there?', skeleton='how many [TABLE] are there ?',
+                   sql='SELECT count(*) FROM club', db_id='riding_club', score=1.0)
 
 ``score`` is the cosine similarity of the skeletons. ``threshold`` follows the source design's
 convention (a Chroma-style squared L2 distance between unit vectors, ``2 - 2*cosine``): hits

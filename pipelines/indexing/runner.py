@@ -6,9 +6,8 @@
     ──ray────► ActorPool of IndexWorker (each loads the embedding model once)
     ──► [BuildReport], with a rich progress bar on stderr
 
->>> reports = build_all(dbs, settings)            # settings.executor: "ray" | "local"
->>> [r.status for r in reports]
-['built', 'built', 'unchanged', ...]
+    reports = build_all(dbs, settings)            # settings.executor: "ray" | "local"
+    [r.status for r in reports]  ──►  ['built', 'built', 'unchanged', ...]
 """
 
 from __future__ import annotations

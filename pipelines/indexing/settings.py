@@ -1,5 +1,6 @@
 """Index settings, from the ``index:`` section of ``conf/pipeline/default.yaml``.
 
+>>> from core.config import load_config
 >>> settings = IndexSettings.from_config(load_config(["benchmark=demo"]))
 >>> settings.cells.max_values_per_column
 1000

@@ -11,7 +11,10 @@ only the agent's own part (on a CPU the schema is most of each prompt's cost):
     └──────── shared by every agent's call ─┘  └──────── evaluated per call ──────────┘
 
     >>> prompt = load_prompt("single_pass")
-    >>> msgs = prompt.render(schema="CREATE TABLE t (a INT)", question="How many rows?", evidence="")
+    >>> sorted(prompt.placeholders)
+    ['cells', 'dialect', 'evidence', 'examples', 'question', 'schema']
+    >>> msgs = prompt.render(schema="CREATE TABLE t (a INT)", question="How many rows?",
+    ...                      evidence="", cells="", examples="", dialect="SQLite")
     >>> [m.role for m in msgs]
     ['system', 'user']
 """

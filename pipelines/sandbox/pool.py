@@ -14,9 +14,10 @@ once per call. When none answers, the call returns an error result (it never rai
 
 Example::
 
+    >>> import asyncio
     >>> pool = LocalSandboxPool.create(size=2, timeout_s=5)
-    >>> (await pool.execute("SELECT 1", db)).rows
-    ((1,),)
+    >>> asyncio.run(pool.execute("SELECT count(*) FROM singer", db)).rows
+    ((6,),)
     >>> pool.close()
 """
 

@@ -27,6 +27,7 @@ Example::
     (((6,),), None)
     >>> sandbox.execute("DROP TABLE singer", db).error_kind
     'read_only_violation'
+    >>> sandbox.close()
 """
 
 from __future__ import annotations

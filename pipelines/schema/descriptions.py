@@ -4,9 +4,9 @@ Each CSV has the columns ``original_column_name, column_name, column_description
 data_format, value_description``; the files come in mixed encodings (UTF-8 with or without BOM,
 cp1252, latin-1), so each file is decoded with the first encoding that fits.
 
-    >>> descs = load_descriptions("dev_databases/claims/database_description")
-    >>> descs["members"]["plan_id"]
-    'the plan the member is enrolled in (plan id)'
+    >>> descs = load_descriptions(db.description_dir)   # .../concert_singer/database_description
+    >>> descs["singer"]["country"]   # singer.csv: Country,nationality,country of citizenship,text,
+    'country of citizenship (nationality)'
 
 Keys are lower-cased table and column names; a missing folder yields ``{}``.
 """

@@ -4,7 +4,7 @@
         ──► tables, columns, keys, samples ──► + descriptions (BIRD CSVs, DuckDB comments)
         ──► + inferred join keys ──► SchemaView
 
-    >>> view = introspect(DatabaseRef(db_id="concert_singer", path=".../concert_singer.sqlite"))
+    >>> view = introspect(db)  # db_id "concert_singer", path ".../concert_singer.sqlite"
     >>> [t.name for t in view.tables][:2]
     ['stadium', 'singer']
 

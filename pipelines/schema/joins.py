@@ -11,10 +11,15 @@ inferred edges (``inferred=True``) by these rules, checked in order:
 A generic ``id`` column never matches by name alone (every table has one). Type families come
 from SQLite's affinity rules (text, number, temporal; an empty type matches anything).
 
-    >>> graph = join_graph(view)
-    >>> [(e.table, e.column, e.ref_table, e.inferred) for e in graph.edges]
-    [('singer_in_concert', 'Singer_ID', 'singer', True)]
-    >>> graph.path("concert", "singer")       # the edges to walk, in order
+    >>> from pipelines.schema import introspect
+    >>> graph = join_graph(introspect(db))
+    >>> for e in graph.edges:
+    ...     print(f"{e.table}.{e.column} -> {e.ref_table}" + (" (inferred)" if e.inferred else ""))
+    concert.Stadium_ID -> stadium
+    singer_in_concert.Singer_ID -> singer (inferred)
+    singer_in_concert.concert_ID -> concert (inferred)
+    >>> [(e.table, e.column) for e in graph.path("concert", "singer")]  # the edges to walk
+    [('singer_in_concert', 'concert_ID'), ('singer_in_concert', 'Singer_ID')]
 """
 
 from __future__ import annotations

@@ -1,17 +1,17 @@
 """Render a SchemaView as prompt text: a light markdown view and a DDL view.
 
+    >>> from pipelines.schema import introspect, restrict
+    >>> view = restrict(introspect(db), columns=["singer.Name"])
     >>> print(render_light(view))
     ## singer (6 rows)
     | column | type | description | samples |
     |---|---|---|---|
-    | Singer_ID (PK) | int |  | 1, 2, 3 |
-    | Name | text | full name | Joe Sharp, Timbaland, Justin Brown |
-    joins: singer_in_concert.Singer_ID -> singer.Singer_ID (inferred)
-
+    | Singer_ID (PK) | INTEGER |  | 1, 2, 3 |
+    | Name | TEXT | full name | Joe Sharp, Timbaland, Justin Brown |
     >>> print(render_ddl(view))
     CREATE TABLE singer (
-      Singer_ID int, -- samples: 1, 2, 3
-      Name text, -- full name; samples: Joe Sharp, Timbaland, Justin Brown
+      Singer_ID INTEGER, -- samples: 1, 2, 3
+      Name TEXT, -- full name; samples: Joe Sharp, Timbaland, Justin Brown
       PRIMARY KEY (Singer_ID)
     );
 

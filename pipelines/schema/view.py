@@ -1,6 +1,7 @@
 """Restrict a SchemaView to some tables/columns, and estimate prompt sizes.
 
-    >>> small = restrict(view, tables=["singer"], columns=["concert.Year"])
+    >>> from pipelines.schema import introspect
+    >>> small = restrict(introspect(db), tables=["singer"], columns=["concert.Year"])
     >>> [t.name for t in small.tables]
     ['singer', 'concert']
     >>> token_size("zip 45251")   # 5 digits + 4 other characters

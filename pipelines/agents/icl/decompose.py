@@ -1,6 +1,7 @@
 """Question decomposition: sub-questions solved bottom-up, composed into one query.
 
-    >>> DECOMPOSE.prompt().render(...)  # doctest: +SKIP   (pipelines/prompts/icl_decompose.md)
+    >>> DECOMPOSE.prompt().name   # pipelines/prompts/icl_decompose.md, rendered by ICLGenerator
+    'icl_decompose'
 """
 
 from pipelines.agents.icl.strategy import IclStrategy
