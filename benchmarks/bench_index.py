@@ -37,7 +37,7 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
-from core.config import load_config
+from core.config import load_config, section
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.ngrams import question_ngrams
 from pipelines.indexing.question_skeleton import EMPTY, SchemaWords, skeletonise
@@ -258,7 +258,7 @@ def main() -> int:
         print(f"Spider not found at {spider}; nothing to benchmark", file=sys.stderr)
         return 1
     root = args.root or tempfile.mkdtemp(prefix="bench_index_", dir=cfg.paths.cache)
-    settings = IndexSettings.from_config(cfg).model_copy(
+    settings = section(cfg, "pipeline.index", IndexSettings).model_copy(
         update={"root": root, "executor": args.executor}
     )
     print(f"machine: {os.cpu_count()} CPUs; index root {root}")

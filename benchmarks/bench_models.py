@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
-from core.config import load_config
+from core.config import load_config, section
 from models import ChatMessage, ChatRequest, ChatResponse, ModelClient, build_client
 
 SYSTEM = "You are a SQLite expert. Answer with one SQL query in a ```sql block."
@@ -314,13 +314,9 @@ class SettingsBench:
         self, model: str, args: argparse.Namespace, schema: str, questions: list[str], guard: LoadGuard
     ) -> None:
         self.model, self.args, self.guard = model, args, guard
-        from omegaconf import OmegaConf
-
         from models.config import LocalSlot, ModelConfig
 
-        config = ModelConfig.model_validate(
-            OmegaConf.to_container(load_config([f"model={model}"]).model, resolve=True)
-        )
+        config = section(load_config([f"model={model}"]), "model", ModelConfig)
         self.slot = config.roles["generator"]
         s = config.slots[self.slot]
         if not isinstance(s, LocalSlot):

@@ -55,8 +55,8 @@ def main() -> None:
     import models
     from eval.loaders import load_benchmark
     from eval.scoring import score_predictions
-    from core.config import load_config
-    from pipelines.sandbox import Sandbox
+    from core.config import load_config, section
+    from pipelines.sandbox import Sandbox, SandboxSettings
 
     common = [f"model={args.model}", "benchmark=spider_dev_sub9", f"benchmark.limit={args.limit}",
               "pipeline.trace.mlflow=false", "pipeline.trace.directory=${paths.runs}/bench_traces"]
@@ -66,7 +66,7 @@ def main() -> None:
     benchmark = load_benchmark(base.benchmark)
     tasks = list(benchmark.tasks)
     client = models.build_client(base.model)
-    sandbox = Sandbox(timeout_s=30, row_cap=10_000)
+    sandbox = Sandbox(limits=section(base, "pipeline.sandbox", SandboxSettings).limits)
 
     async def measure():
         from models.types import ChatMessage, ChatRequest

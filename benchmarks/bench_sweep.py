@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
-from core.config import load_config
+from core.config import load_config, section
 from eval.loaders import load_benchmark
 from eval.sweep.config import SweepConfig
 from eval.sweep.driver import run_sweep
@@ -42,7 +42,7 @@ from eval.sweep.worker import SweepWorker, WorkerSettings
 from models import build_client
 from pipelines.contracts import Task
 from pipelines.factory import build_pipeline, build_retrievers
-from pipelines.sandbox import LocalSandboxPool
+from pipelines.sandbox import LocalSandboxPool, SandboxSettings
 
 # A generous per-question timeout: a timed-out question would be cheap and distort the rate.
 DEFAULTS = ["benchmark=spider_dev_sub9", "model=qwen2.5-coder-0.5b", "scaling=single_pass", "scaling.global_timeout_s=900"]
@@ -64,7 +64,7 @@ async def in_process_mode(cfg, tasks: list[Task], in_flight: int) -> tuple[float
     class called directly with the same number of questions in flight."""
     sweep = SweepConfig.from_cfg(cfg)
     sandbox = LocalSandboxPool.create(
-        size=sweep.sandbox_actors, timeout_s=float(cfg.pipeline.sandbox.timeout_s), row_cap=int(cfg.pipeline.sandbox.row_cap)
+        size=sweep.sandbox_actors, limits=section(cfg, "pipeline.sandbox", SandboxSettings).limits
     )
     client = build_client(cfg.model)
     try:

@@ -18,7 +18,7 @@ from collections import Counter
 from rich.console import Console
 from rich.table import Table
 
-from core.config import load_config
+from core.config import load_config, section
 from eval.loaders import load_benchmark
 from pipelines.indexing.reports import BuildReport
 from pipelines.indexing.runner import WORKER_ENV, build_all
@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
     for key, value in WORKER_ENV.items():
         os.environ.setdefault(key, value)
     cfg = load_config(argv)
-    settings = IndexSettings.from_config(cfg)
+    settings = section(cfg, "pipeline.index", IndexSettings)
     bench = load_benchmark(cfg.benchmark)
     console = Console(stderr=True)
     missing = sorted({s.db_id for s in bench.skipped})

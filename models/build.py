@@ -18,9 +18,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from pydantic import SecretStr
 
+from core.config import section
 from models.backends.base import ChatBackend
 from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
 from models.backends.replay import Cassette, ReplayBackend, fill_missing_from_env, record_mode_from_env
@@ -112,9 +113,7 @@ def _cached(backend: ChatBackend, cache: ResponseCache | None) -> ChatBackend:
 
 def build_client(cfg: DictConfig | Mapping[str, Any] | ModelConfig) -> ModelClient:
     """A ready client for the ``model`` config group (starting or attaching local servers)."""
-    if isinstance(cfg, DictConfig):
-        cfg = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
-    config = cfg if isinstance(cfg, ModelConfig) else ModelConfig.model_validate(cfg)
+    config = cfg if isinstance(cfg, ModelConfig) else section(cfg, "", ModelConfig)
     closers: list[Closer] = []
     cache = ResponseCache(config.response_cache) if config.response_cache else None
     try:

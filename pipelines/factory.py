@@ -14,8 +14,9 @@ from typing import Any, Protocol
 
 from omegaconf import DictConfig, OmegaConf
 
-from pipelines.contracts import Prediction, Task
-from pipelines.settings import PipelineSettings, scaling_from_config
+from core.config import section
+from pipelines.contracts import Prediction, ScalingConfig, Task
+from pipelines.settings import PipelineSettings
 from pipelines.trace import JsonlTraceSink, MlflowTraceSink, ReasoningTrace, TraceSink
 
 
@@ -64,8 +65,8 @@ def build_pipeline(
     (``CellRetriever`` / ``ExampleRetriever``) are optional — without them L1 retrieval is
     skipped (not a degradation). ``sinks`` default to the ``pipeline.trace`` config.
     """
-    scaling = scaling_from_config(cfg.scaling)
-    settings = PipelineSettings.from_config(cfg.get("pipeline"))
+    scaling = section(cfg, "scaling", ScalingConfig)
+    settings = section(cfg, "pipeline", PipelineSettings)
     sinks = default_sinks(settings) if sinks is None else sinks
     model_name = str(cfg.model.get("name", "")) if cfg.get("model") is not None else ""
     if scaling.single_pass:

@@ -1,8 +1,8 @@
-"""Typed view of the pipeline's own config (``conf/pipeline/default.yaml``, sections
-``single_pass``, ``agents``, ``understanding``, ``tournament``, ``router``, ``trace``).
+"""The ``pipeline`` config group (``conf/pipeline``) as one model, and its defaults.
 
 Widths, depths and caps are *not* here: they are ScalingConfig (``conf/scaling``), read only by
-the orchestrator. Here are the per-agent knobs (temperatures, max_tokens) and retrieval sizes.
+the orchestrator. Here are the per-agent knobs (temperatures, max_tokens), retrieval sizes, the
+sandbox's bounds and the L0 index settings.
 
     >>> PipelineSettings().agents.extractor.temperature
     0.2
@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from omegaconf import DictConfig, OmegaConf
 from pydantic import Field
 
 from core.types import Frozen
 from pipelines.contracts import ScalingConfig
+from pipelines.indexing.settings import IndexSettings
+from pipelines.sandbox.limits import SandboxSettings
 
 
 class AgentCall(Frozen):
@@ -39,7 +40,7 @@ class AgentSettings(Frozen):
 class SinglePassSettings(Frozen):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=512, ge=1)
-    sample_rows: int = Field(default=3, ge=0)
+    sample_rows: int = Field(default=3, ge=0)  # example rows per table in the CREATE TABLE prompt
     seed: int | None = 0
 
 
@@ -73,7 +74,8 @@ class TournamentSettings(Frozen):
 
 
 class RouterSettings(Frozen):
-    """Difficulty router: cheap features pick a profile; agreement of a probe wave may stop early.
+    """Difficulty router (on with ``scaling.router_enabled``): cheap features pick a profile;
+    agreement of a probe wave may stop early.
 
     ``profiles`` maps a difficulty to ScalingConfig overrides applied on the configured scaling.
     """
@@ -109,18 +111,6 @@ class PipelineSettings(Frozen):
     tournament: TournamentSettings = TournamentSettings()
     router: RouterSettings = RouterSettings()
     trace: TraceSettings = TraceSettings()
-
-    @classmethod
-    def from_config(cls, pipeline_cfg: DictConfig | dict | None) -> "PipelineSettings":
-        """Pick this pipeline's sections out of ``cfg.pipeline`` (other sections are ignored)."""
-        if pipeline_cfg is None:
-            return cls()
-        data = OmegaConf.to_container(pipeline_cfg, resolve=True) if isinstance(pipeline_cfg, DictConfig) \
-            else dict(pipeline_cfg)
-        return cls.model_validate({k: v for k, v in data.items() if k in cls.model_fields})
-
-
-def scaling_from_config(scaling_cfg: DictConfig | dict) -> ScalingConfig:
-    data = OmegaConf.to_container(scaling_cfg, resolve=True) if isinstance(scaling_cfg, DictConfig) \
-        else dict(scaling_cfg)
-    return ScalingConfig.model_validate(data)
+    sandbox: SandboxSettings = SandboxSettings()
+    # None outside a composed config: the index root has no default.
+    index: IndexSettings | None = None

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
+from core.config import section
 from eval.loaders.bird import load_bird
 from eval.loaders.common import BenchmarkSpec, LoadedBenchmark, task_index
 from eval.loaders.demo import load_demo
@@ -36,9 +37,7 @@ def load_benchmark(
     if isinstance(cfg_benchmark, BenchmarkSpec):
         spec = cfg_benchmark
     else:
-        if isinstance(cfg_benchmark, DictConfig):
-            cfg_benchmark = OmegaConf.to_container(cfg_benchmark, resolve=True)  # type: ignore[assignment]
-        spec = BenchmarkSpec.model_validate(dict(cfg_benchmark))
+        spec = section(cfg_benchmark, "", BenchmarkSpec)
     return LOADERS[spec.kind](spec)
 
 

@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from omegaconf import DictConfig, OmegaConf
 from pydantic import Field
 
+from core.config import section
 from core.types import Frozen
 
 
 class RayInitConfig(Frozen):
     """How the driver reaches Ray: start a local one (``address=None``) or join a cluster."""
 
-    address: str | None = None
-    num_cpus: int | None = 2
+    address: str | None = None  # None: start a local Ray; "auto" or ray://host:10001: join one
+    num_cpus: int | None = 2  # only when starting a local Ray
     num_gpus: int | None = None
     include_dashboard: bool = False
 
@@ -40,38 +40,41 @@ Retry = Literal["none", "errors", "degraded"]
 class SweepConfig(Frozen):
     """Pool sizes, per-actor resources, concurrency and fault bounds of one sweep.
 
-    The defaults are ``conf/sweep/default.yaml`` (a 2-core laptop); they are repeated here so
-    a config composed without the ``sweep`` group still runs.
+    The defaults fit a 2-core laptop: one pipeline worker answering several questions at once,
+    sharing the model actor and a small sandbox pool (``conf/sweep/cluster.yaml``: a cluster).
     """
 
     ray: RayInitConfig = RayInitConfig()
-    workers: int = Field(default=1, ge=1)
+    workers: int = Field(default=1, ge=1)  # pipeline worker actors (ActorPoolStrategy size)
+    # Fractional: workers mostly await the model and the sandbox.
     worker_num_cpus: float = Field(default=0.25, gt=0)
     worker_num_gpus: float = Field(default=0.0, ge=0)
-    in_flight: int = Field(default=4, ge=1)
+    in_flight: int = Field(default=4, ge=1)  # questions each worker answers concurrently
     sandbox_actors: int = Field(default=2, ge=1)
     sandbox_num_cpus: float = Field(default=0.25, gt=0)
+    # Wall clock per question before it is recorded degraded: a question never hangs the sweep.
     question_timeout_s: float = Field(default=600, gt=0)
+    # A crashed worker actor is restarted at most max_restarts times, and its questions retried
+    # at most max_task_retries times.
     max_restarts: int = Field(default=2, ge=0)
     max_task_retries: int = Field(default=2, ge=0)
+    # Timed runs of gold and prediction per correct question (R-VES).
     ves_iterations: int = Field(default=3, ge=1)
+    # Rows buffered before a Parquet part is written (Ctrl-C flushes them).
     flush_every: int = Field(default=8, ge=1)
-    run_dir: str | None = None
+    run_dir: str | None = None  # None: ${paths.runs}/<experiment>/<run label>-<config hash>
     progress: bool = True
     retry: Retry = "none"
 
     @classmethod
-    def from_cfg(cls, cfg: DictConfig | Mapping[str, Any]) -> "SweepConfig":
+    def from_cfg(cls, cfg: Mapping[str, Any] | None) -> "SweepConfig":
         """Read ``cfg.sweep`` (absent → the defaults).
 
         The question timeout is a backstop behind the pipeline's own ``scaling.global_timeout_s``
         (which answers with the best candidate so far): it is raised to leave that answer
         ``TIMEOUT_GRACE_S`` to arrive, or a slow CPU run would lose every candidate it made.
         """
-        section = cfg.get("sweep") if cfg is not None else None
-        if isinstance(section, DictConfig):
-            section = OmegaConf.to_container(section, resolve=True)
-        config = cls.model_validate(section or {})
+        config = section(cfg, "sweep", cls)
         scaling = cfg.get("scaling") if cfg is not None else None
         pipeline_timeout = scaling.get("global_timeout_s") if scaling is not None else None
         if pipeline_timeout and config.question_timeout_s < pipeline_timeout + TIMEOUT_GRACE_S:

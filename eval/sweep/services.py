@@ -20,6 +20,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from core.config import section
 from eval.sweep.config import SweepConfig
 from eval.sweep.worker import Pipeline
 
@@ -51,15 +52,12 @@ class ConfiguredPipeline:
 def sweep_services(cfg: DictConfig, sweep: SweepConfig, trace_dir: str | None) -> Iterator[tuple[ConfiguredPipeline, Any]]:
     """Start the shared sandbox pool and model servers (Ray must be up); stop them after."""
     from models import build_client
-    from pipelines.sandbox import SandboxLimits, SandboxPool
+    from pipelines.sandbox import SandboxPool, SandboxSettings
 
-    sandbox_cfg = cfg.pipeline.sandbox
     sandbox = SandboxPool.create(
         size=sweep.sandbox_actors,
-        timeout_s=float(sandbox_cfg.timeout_s),
-        row_cap=int(sandbox_cfg.row_cap),
         num_cpus=sweep.sandbox_num_cpus,
-        limits=SandboxLimits.from_config(sandbox_cfg),
+        limits=section(cfg, "pipeline.sandbox", SandboxSettings).limits,
     )
     try:
         client = build_client(cfg.model)  # owns the servers; workers only attach

@@ -85,10 +85,10 @@ def deploy(config: ModelConfig, *, blocking: bool = False) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from core.config import load_config, to_dict
+    from core.config import load_config, section
 
     cfg = load_config(sys.argv[1:] if argv is None else argv)
-    deploy(ModelConfig.model_validate(to_dict(cfg.model)), blocking=True)
+    deploy(section(cfg, "model", ModelConfig), blocking=True)
     return 0
 
 

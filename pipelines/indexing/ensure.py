@@ -25,15 +25,17 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from pydantic import Field
 
+from core.config import section
 from core.types import Frozen
-from pipelines.contracts import DatabaseRef, RetrievalSource
+from pipelines.contracts import DatabaseRef, RetrievalSource, ScalingConfig
 from pipelines.indexing.reports import EXAMPLES_NAME, BuildReport
 from pipelines.indexing.runner import WORKER_ENV, build_all
 from pipelines.indexing.settings import IndexSettings
 from pipelines.indexing.store import VersionedStore
+from pipelines.settings import UnderstandingSettings
 
 log = logging.getLogger(__name__)
 
@@ -110,11 +112,11 @@ def _by_reason(off: dict[str, str], shown: int = 3) -> str:
 
 def retrieval_needs(cfg: DictConfig) -> RetrievalNeeds:
     """What the configured pipeline retrieves: single pass none; else by the understanding ``k``s."""
-    if OmegaConf.select(cfg, "scaling.single_pass", default=False):
+    if section(cfg, "scaling", ScalingConfig).single_pass:
         return RetrievalNeeds(cells=False, examples=False, why_not="the single-pass pipeline retrieves nothing")
-    u = OmegaConf.select(cfg, "pipeline.understanding", default=None) or {}
-    cells = int(u.get("cell_k", 0) or 0) > 0
-    examples = int(u.get("example_k", 0) or 0) > 0 and int(u.get("examples_in_prompt", 1) or 0) > 0
+    u = section(cfg, "pipeline.understanding", UnderstandingSettings)
+    cells = u.cell_k > 0
+    examples = u.example_k > 0 and u.examples_in_prompt > 0
     why = "" if cells or examples else "pipeline.understanding.cell_k and example_k are 0"
     return RetrievalNeeds(cells=cells, examples=examples, why_not=why)
 
@@ -145,7 +147,9 @@ def ensure_indexes(
     )
     try:
         # An auto build never forces: `index.force` is for `scale-analytics index`.
-        settings = IndexSettings.from_config(cfg).model_copy(update={"executor": "local", "force": False})
+        settings = section(cfg, "pipeline.index", IndexSettings).model_copy(
+            update={"executor": "local", "force": False}
+        )
     except Exception as exc:  # noqa: BLE001 - a bad index section turns retrieval off, loudly
         return RetrievalStatus(needed=needed, off=f"index settings: {type(exc).__name__}: {exc}")
     unique = list({db.db_id: db for db in dbs}.values()) if needs.cells else []

@@ -30,7 +30,7 @@ from pipelines.sandbox.errors import (
     WorkerDied,
 )
 from pipelines.sandbox.guard import check_read_only
-from pipelines.sandbox.limits import SandboxLimits
+from pipelines.sandbox.limits import SandboxLimits, SandboxSettings
 from pipelines.sandbox.pool import ExecutionPool, LocalSandboxPool, SandboxPool
 from pipelines.sandbox.sandbox import Sandbox, connect_readonly
 
@@ -46,6 +46,7 @@ __all__ = [
     "Sandbox",
     "SandboxError",
     "SandboxLimits",
+    "SandboxSettings",
     "SandboxPool",
     "UncheckableSQL",
     "WorkerDied",

@@ -62,3 +62,13 @@ class SandboxLimits(BaseModel):
         """The limits named in a config section (``cfg.pipeline.sandbox``); other keys, such
         as ``preview_rows``, are not limits and are left out."""
         return cls(**{key: section[key] for key in cls.model_fields if key in section})
+
+
+class SandboxSettings(SandboxLimits):
+    """The ``pipeline.sandbox`` config section: the limits, and the result rows ``ask`` prints."""
+
+    preview_rows: int = Field(default=10, ge=1)
+
+    @property
+    def limits(self) -> SandboxLimits:
+        return SandboxLimits(**self.model_dump(exclude={"preview_rows"}))

@@ -5,7 +5,8 @@
 ``LocalSandboxPool`` runs a ``Sandbox`` on its own bounded thread pool; ``SandboxPool`` fans
 out to ``size`` Ray actors, each holding a ``Sandbox``. Callers depend on ``ExecutionPool``
 only. Ray is imported when a Ray pool is created, so the in-process path never pays for it.
-Both take the sandbox's bounds as keywords (``max_result_bytes=…``, see ``SandboxLimits``).
+Both take the sandbox's bounds as ``Sandbox`` does (``limits=``, or keywords such as
+``max_result_bytes=…``); an unset bound is ``SandboxLimits``' default.
 
 Ray actors restart when they die (``max_restarts``; a task caught in the death is retried
 ``max_task_retries`` times), and the pool routes around an actor that fails a call: it is
@@ -56,7 +57,7 @@ class LocalSandboxPool:
     run at once, each thread with its own connections)."""
 
     def __init__(
-        self, size: int = 2, timeout_s: float = 30.0, row_cap: int = 10_000, **bounds: Any
+        self, size: int = 2, timeout_s: float | None = None, row_cap: int | None = None, **bounds: Any
     ) -> None:
         _check_size(size)
         self.size = size
@@ -65,7 +66,7 @@ class LocalSandboxPool:
 
     @classmethod
     def create(
-        cls, size: int = 2, timeout_s: float = 30.0, row_cap: int = 10_000, **bounds: Any
+        cls, size: int = 2, timeout_s: float | None = None, row_cap: int | None = None, **bounds: Any
     ) -> LocalSandboxPool:
         return cls(size=size, timeout_s=timeout_s, row_cap=row_cap, **bounds)
 
@@ -84,7 +85,7 @@ class SandboxActor:
     """The body of one Ray sandbox actor (wrapped with ``ray.remote`` by ``SandboxPool``)."""
 
     def __init__(
-        self, timeout_s: float, row_cap: int, bounds: dict[str, Any] | None = None
+        self, timeout_s: float | None, row_cap: int | None, bounds: dict[str, Any] | None = None
     ) -> None:
         self._sandbox = Sandbox(timeout_s=timeout_s, row_cap=row_cap, **(bounds or {}))
 
@@ -129,8 +130,8 @@ class SandboxPool:
     def create(
         cls,
         size: int = 2,
-        timeout_s: float = 30.0,
-        row_cap: int = 10_000,
+        timeout_s: float | None = None,
+        row_cap: int | None = None,
         *,
         num_cpus: float = 0.25,
         max_concurrency: int = 4,

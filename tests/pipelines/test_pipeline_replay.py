@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from core.config import load_config
+from core.config import load_config, section
 import models
 from models.backends.replay import record_mode_from_env
 from models.errors import ModelUnavailable
 from models.types import ChatMessage, ChatRequest
 from models.registry import get_spec
 from models.store import ModelStore
-from pipelines.contracts import Task
+from pipelines.contracts import ScalingConfig, Task
 from pipelines.factory import build_pipeline
 from pipelines.orchestrator import Orchestrator, call_allowance, synthesis_jobs
 from pipelines.sandbox import Sandbox
-from pipelines.settings import PipelineSettings, scaling_from_config
+from pipelines.settings import PipelineSettings
 
 CASSETTES = Path(__file__).resolve().parents[1] / "cassettes" / "pipelines"
 QUESTION = "How many singers are from France?"
@@ -69,8 +69,8 @@ async def test_full_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_path):
     pipeline = build_pipeline(cfg, client=replay, sandbox=real_sandbox)
     assert isinstance(pipeline, Orchestrator)
     prediction, trace = await pipeline.answer_with_trace(Task(task_id="r1", question=QUESTION, db=tiny_db))
-    scaling = scaling_from_config(cfg.scaling)
-    settings = PipelineSettings.from_config(cfg.pipeline)
+    scaling = section(cfg, "scaling", ScalingConfig)
+    settings = section(cfg, "pipeline", PipelineSettings)
     assert prediction.error is None and prediction.sql
     assert prediction.exec_result is not None and prediction.exec_result.ok
     assert len([c for c in prediction.candidates if c.lineage == ("gen",)]) <= 4

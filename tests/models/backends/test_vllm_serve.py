@@ -3,13 +3,13 @@ import sys
 
 import pytest
 
-from core.config import load_config, to_dict
+from core.config import load_config, section
 from models.backends.vllm_serve import llm_config_kwargs, serve_slots
 from models.config import ModelConfig, VLLMServeSlot
 
 
 def _model_config(name: str) -> ModelConfig:
-    return ModelConfig.model_validate(to_dict(load_config([f"model={name}"]).model))
+    return section(load_config([f"model={name}"]), "model", ModelConfig)
 
 
 def test_importing_the_gpu_backends_needs_no_vllm() -> None:
