@@ -1,23 +1,34 @@
 """Hydra configuration, composed with the compose API so every subcommand takes overrides.
 
-``section`` reads a part of the composed config back as its model.
+Every default lives once, on its pydantic model. Each model-backed config group has a ``base``
+node holding the model's defaults (``BASES``, put in Hydra's ConfigStore before the first
+compose); the group's YAML files list it first in their defaults and state only what differs,
+so a ``key=value`` override reaches every field without ``+``. ``section`` reads a part of the
+composed config back as its model.
 
     >>> cfg = load_config(["benchmark=demo", "scaling=single_pass"])
     >>> cfg.benchmark.name
     'demo'
+    >>> cfg.scaling.k_icl, cfg.sweep.workers   # no YAML names sweep.workers: SweepConfig's default
+    (1, 1)
 
 A section as its model: ``section(cfg, "scaling", ScalingConfig)`` (from ``pipelines.contracts``).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Sequence, TypeVar
 
 from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 REPO_ROOT = CONF_DIR.parent
@@ -25,11 +36,26 @@ REPO_ROOT = CONF_DIR.parent
 if not OmegaConf.has_resolver("repo_root"):
     OmegaConf.register_new_resolver("repo_root", lambda: str(REPO_ROOT))
 
+# ConfigStore node ("group/name") -> the model ("module:Class") whose defaults it holds. Composing
+# the config needs every layer's models; like core.cli's handlers they are named by path and
+# imported at the first compose, so importing core imports no layer. A ``base_*`` node sits under
+# a key of its group (``- base_index@index``).
+BASES: dict[str, str] = {
+    "scaling/base": "pipelines.contracts:ScalingConfig",
+    "scaling/base_adaptive": "pipelines.contracts:AdaptiveScaling",  # scaling.adaptive
+    "pipeline/base": "pipelines.settings:PipelineSettings",
+    "pipeline/base_index": "pipelines.indexing.settings:IndexSettings",  # pipeline.index
+    "sweep/base": "eval.sweep.config:SweepConfig",
+    "benchmark/base": "eval.loaders.common:BenchmarkSpec",
+    "model/base": "models.config:ModelConfig",
+}
+
 M = TypeVar("M", bound=BaseModel)
 
 
 def load_config(overrides: Sequence[str] = (), config_name: str = "config") -> DictConfig:
     """Compose ``conf/<config_name>.yaml`` with Hydra ``key=value`` overrides."""
+    _store_bases()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name=config_name, overrides=list(overrides))
     OmegaConf.resolve(cfg)
@@ -47,3 +73,45 @@ def section(cfg: Mapping[str, Any] | None, path: str, model: type[M]) -> M:
     if isinstance(node, DictConfig):
         node = OmegaConf.to_container(node, resolve=True)
     return model.model_validate(node if node is not None else {})
+
+
+def model_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s defaulted fields as plain config values.
+
+    Required fields are left to the YAML. An optional sub-model that defaults to None is a
+    section a profile turns on, with that sub-model's own base node; until then it is absent.
+    """
+    return {
+        name: _plain(field.get_default(call_default_factory=True))
+        for name, field in model.model_fields.items()
+        if not field.is_required() and not _optional_section(field)
+    }
+
+
+def _optional_section(field: FieldInfo) -> bool:
+    return field.default is None and any(
+        isinstance(arg, type) and issubclass(arg, BaseModel)
+        for arg in typing.get_args(field.annotation)
+    )
+
+
+def _plain(value: Any) -> Any:
+    # Field values as written (not model_dump's): an int default of a float field stays an int,
+    # as it is in YAML, so the resolved config (and every run's identity hash) is unchanged.
+    if isinstance(value, BaseModel):
+        return {name: _plain(getattr(value, name)) for name in type(value).model_fields}
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+@functools.cache
+def _store_bases() -> None:
+    store = ConfigStore.instance()
+    for node, target in BASES.items():
+        group, name = node.split("/")
+        module, cls = target.split(":")
+        model = getattr(importlib.import_module(module), cls)
+        store.store(group=group, name=name, node=model_defaults(model))

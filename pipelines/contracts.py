@@ -117,16 +117,22 @@ class AdaptiveScaling(Frozen):
     """
 
     greedy: bool = True
+    # One request with the greedy candidate's prompt: its KV cache is reused.
     samples: int = Field(default=4, ge=0, le=64)
     temperature: float = Field(default=0.8, ge=0.0, le=2.0)
-    stop_share: float = Field(default=0.6, gt=0.0, le=1.0)
-    stop_min_votes: int = Field(default=4, ge=1)
+    stop_share: float = Field(default=0.6, gt=0.0, le=1.0)  # of the executed (non-error) answers
+    stop_min_votes: int = Field(default=4, ge=1)  # first wave: 4 of its 5 candidates agree
     early_stop: bool = True  # False: every enabled step runs (the −early-stop ablation)
-    column_repair: int = Field(default=3, ge=0)  # schema-grounded rewrites per errored SQL (no LLM); 0: off
-    fix_max: int = Field(default=1, ge=0)
+    # Rounds of schema-grounded rewrites of an unbound column, no LLM (pipelines/column_repair.py).
+    column_repair: int = Field(default=3, ge=0)
+    fix_max: int = Field(default=1, ge=0)  # distinct errored SQLs repaired, most frequent first
+    # One request each, in order, while the pool is split; () disables widening. A second step with
+    # another prompt ({n: 4, temperature: 1.0, examples: false}) added no right answer on the fixed
+    # subset (docs/benchmarks.md) and costs a long decode.
     widen: tuple[WidenStep, ...] = (WidenStep(n=4, temperature=0.8),)
-    revise: bool = False  # the 1.5B critic's revisions lose more right answers than they win
-    tournament: bool = True
+    # The 1.5B critic's revisions replaced more right majority answers than they fixed.
+    revise: bool = False
+    tournament: bool = True  # selector between the top buckets when their margin is close
     tournament_margin: float = Field(default=0.25, ge=0.0, le=1.0)
     tournament_finalists: int = Field(default=2, ge=2)
 
@@ -143,7 +149,8 @@ class ScalingConfig(Frozen):
     k_reasoning: int = Field(default=2, ge=0)
     k_icl: int = Field(default=2, ge=0)  # per ICL strategy
     icl_strategies: tuple[Literal["direct", "cot", "decompose"], ...] = ("direct", "cot", "decompose")
-    k_resynth: int | None = Field(default=None, ge=1)  # None → max(1, k_icl // 2)
+    # Samples per generator in a re-synthesis pass; None: max(1, k_icl // 2).
+    k_resynth: int | None = Field(default=None, ge=1)
     fixer_max_passes: int = Field(default=2, ge=0)
     refinement_max_passes: int = Field(default=1, ge=0)
     resynth_max_passes: int = Field(default=2, ge=0)

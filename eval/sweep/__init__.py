@@ -4,19 +4,40 @@
         run_sweep(tasks, store=RunStore.open(run_dir, identity), factory=factory, sandbox=sandbox, config=sweep)
 
 ``eval.run.run_configuration`` wraps this with exports, the report and MLflow.
+
+Names are resolved on first use (PEP 562): composing a config imports ``eval.sweep.config`` for
+its defaults (``core.config.BASES``), and that must not load Ray.
 """
 
-from eval.sweep.config import RayInitConfig, SweepConfig
-from eval.sweep.driver import SweepResult, run_sweep
-from eval.sweep.errors import RunDirConflict, RunDirLocked, SweepError, SweepFailed, SweepInterrupted
-from eval.sweep.records import CandidateRecord, QuestionRecord
-from eval.sweep.services import ConfiguredPipeline, sweep_services
-from eval.sweep.session import ray_session
-from eval.sweep.store import RunStore
-from eval.sweep.worker import SweepWorker, WorkerSettings
+from __future__ import annotations
 
-__all__ = [
-    "CandidateRecord", "ConfiguredPipeline", "QuestionRecord", "RayInitConfig", "RunDirConflict", "RunDirLocked", "RunStore",
-    "SweepConfig", "SweepError", "SweepFailed", "SweepInterrupted", "SweepResult", "SweepWorker", "WorkerSettings",
-    "ray_session", "run_sweep", "sweep_services",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "CandidateRecord": "eval.sweep.records",
+    "ConfiguredPipeline": "eval.sweep.services",
+    "QuestionRecord": "eval.sweep.records",
+    "RayInitConfig": "eval.sweep.config",
+    "RunDirConflict": "eval.sweep.errors",
+    "RunDirLocked": "eval.sweep.errors",
+    "RunStore": "eval.sweep.store",
+    "SweepConfig": "eval.sweep.config",
+    "SweepError": "eval.sweep.errors",
+    "SweepFailed": "eval.sweep.errors",
+    "SweepInterrupted": "eval.sweep.errors",
+    "SweepResult": "eval.sweep.driver",
+    "SweepWorker": "eval.sweep.worker",
+    "WorkerSettings": "eval.sweep.worker",
+    "ray_session": "eval.sweep.session",
+    "run_sweep": "eval.sweep.driver",
+    "sweep_services": "eval.sweep.services",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'eval.sweep' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -31,7 +31,9 @@ MIB = 1 << 20
 class SandboxLimits(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    timeout_s: float = Field(default=30.0, gt=0)
+    # 30, not 30.0: defaults enter the composed config as written, and it is hashed as JSON
+    # (eval.run.config_identity).
+    timeout_s: float = Field(default=30, gt=0)
     row_cap: int = Field(default=10_000, ge=1)
     max_result_bytes: int = Field(default=64 * MIB, ge=1024)
     max_value_bytes: int = Field(default=16 * MIB, ge=1024)

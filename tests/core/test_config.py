@@ -1,17 +1,134 @@
-"""``section``: the one way a config section becomes its model."""
+"""Every default lives on its model: each composed config section validates as its model, the
+profiles named ``default`` are the models' defaults, and no YAML file restates a value it
+inherits, so YAML and models cannot drift apart."""
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 import pytest
 from omegaconf import OmegaConf
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
-from core.config import section
+from core.config import BASES, CONF_DIR, load_config, model_defaults, section
+from eval.experiments import expand
+from eval.loaders.common import BenchmarkSpec
 from eval.sweep.config import SweepConfig
+from models.config import ModelConfig
+from pipelines.contracts import AdaptiveScaling, ScalingConfig
+from pipelines.settings import PipelineSettings
+
+# The model of each top-level section; the rest (paths, experiment, seed, log_level) have none.
+SECTIONS: dict[str, type[BaseModel]] = {
+    "scaling": ScalingConfig,
+    "pipeline": PipelineSettings,
+    "sweep": SweepConfig,
+    "benchmark": BenchmarkSpec,
+    "model": ModelConfig,
+}
+GROUPS = sorted({node.split("/")[0] for node in BASES})
+
+
+def _options(group: str) -> list[str]:
+    return sorted(path.stem for path in (CONF_DIR / group).glob("*.yaml"))
+
+
+def _profiles() -> list[list[str]]:
+    every_option = [[f"{group}={name}"] for group in GROUPS for name in _options(group)]
+    combined = [["scaling=cpu_small", "pipeline=cpu_small"], ["sweep=cluster"]]
+    experiments = [[f"experiment={name}"] for name in _options("experiment")]
+    return [[], *every_option, *combined, *experiments]
+
+
+@pytest.mark.parametrize("overrides", _profiles(), ids=lambda o: " ".join(o) or "root")
+def test_every_section_of_every_profile_validates(overrides):
+    cfg = load_config(overrides)
+    for path, model in SECTIONS.items():
+        section(cfg, path, model)  # a key the model lacks, or a bad value, raises
+
+
+@pytest.mark.parametrize("experiment", ["adaptive", "demo", "ablation"])
+def test_every_experiment_variant_composes_without_plus(experiment):
+    for configuration in expand([f"experiment={experiment}"], load_config):
+        cfg = load_config(configuration.overrides)
+        for path, model in SECTIONS.items():
+            section(cfg, path, model)
+
+
+def test_the_default_profiles_are_the_models_defaults():
+    assert section(load_config(["scaling=default"]), "scaling", ScalingConfig) == ScalingConfig()
+    assert section(load_config(["scaling=adaptive"]), "scaling.adaptive", AdaptiveScaling) == AdaptiveScaling()
+    assert section(load_config(["sweep=default"]), "sweep", SweepConfig) == SweepConfig()
+    pipeline = section(load_config(["pipeline=default"]), "pipeline", PipelineSettings)
+    located = {"trace": {"directory"}, "index": True}  # paths: the only values YAML must give
+    assert pipeline.model_dump(exclude=located) == PipelineSettings().model_dump(exclude=located)
+
+
+def test_a_field_no_yaml_names_is_overridden_without_plus():
+    cfg = load_config(["pipeline.sandbox.memory_mb=2048", "sweep.worker_num_gpus=0.5", "scaling.k_resynth=3"])
+    assert (cfg.pipeline.sandbox.memory_mb, cfg.sweep.worker_num_gpus, cfg.scaling.k_resynth) == (2048, 0.5, 3)
+
+
+def _model(node: str) -> type[BaseModel]:
+    module, cls = BASES[node].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def _composed(group: str, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(what a group option's defaults list gives it, what its own file states), unresolved."""
+    if f"{group}/{name}" in BASES:
+        return model_defaults(_model(f"{group}/{name}")), {}
+    own = OmegaConf.to_container(OmegaConf.load(CONF_DIR / group / f"{name}.yaml"))
+    inherited = OmegaConf.create({})
+    for entry in own.pop("defaults", []):
+        if entry != "_self_":
+            parent, _, package = entry.partition("@")
+            values = OmegaConf.merge(*_composed(group, parent))
+            inherited = OmegaConf.merge(inherited, {package: values} if package else values)
+    return OmegaConf.to_container(inherited), own
+
+
+def _restated(inherited: dict[str, Any], own: dict[str, Any], prefix: str = "") -> list[str]:
+    found = []
+    for key, value in own.items():
+        if key not in inherited:
+            continue
+        if isinstance(value, dict) and isinstance(inherited[key], dict):
+            found += _restated(inherited[key], value, f"{prefix}{key}.")
+        elif value == inherited[key]:
+            found.append(f"{prefix}{key}: {value!r}")
+    return found
+
+
+@pytest.mark.parametrize(
+    ("group", "name"), [(group, name) for group in GROUPS for name in _options(group)]
+)
+def test_yaml_states_only_what_differs(group, name):
+    restated = _restated(*_composed(group, name))
+    assert not restated, f"conf/{group}/{name}.yaml restates inherited values: {restated}"
 
 
 class _Sub(BaseModel):
     n: int = 1
+
+
+class _Example(BaseModel):
+    name: str
+    timeout_s: float = Field(default=30, gt=0)
+    ratio: float = 0.5
+    steps: tuple[_Sub, ...] = (_Sub(n=2),)
+    sub: _Sub = _Sub()
+    optional: _Sub | None = None
+    note: str | None = None
+
+
+def test_model_defaults_are_plain_values_as_written():
+    # Required fields are the YAML's; an optional sub-model defaulting to None is left out.
+    assert model_defaults(_Example) == {
+        "timeout_s": 30, "ratio": 0.5, "steps": [{"n": 2}], "sub": {"n": 1}, "note": None
+    }
+    assert type(model_defaults(_Example)["timeout_s"]) is int  # the hashed config keeps 30, not 30.0
 
 
 def test_section_reads_a_dotted_path_of_a_config_or_a_mapping():

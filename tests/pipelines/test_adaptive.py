@@ -233,7 +233,7 @@ def test_build_pipeline_picks_the_adaptive_pipeline_from_config(sandbox, scripte
     cfg = load_config(["scaling=adaptive", "pipeline.trace.directory=null", "pipeline.trace.mlflow=false"])
     built = build_pipeline(cfg, client=scripted({}), sandbox=sandbox)
     assert isinstance(built, AdaptivePipeline)
-    assert built.adaptive == AdaptiveScaling()  # conf/scaling/adaptive.yaml states the model's defaults
+    assert built.adaptive == AdaptiveScaling()  # scaling=adaptive changes none of its fields
 
 
 def test_the_first_wave_needs_a_candidate():
