@@ -44,6 +44,7 @@ from pipelines.trace import ReasoningTrace
 
 if TYPE_CHECKING:
     from pipelines.indexing.ensure import RetrievalStatus
+    from pipelines.sandbox import SandboxLimits
 
 PROG = "scale-analytics ask"
 DIALECTS = {".sqlite": "sqlite", ".sqlite3": "sqlite", ".db": "sqlite", ".duckdb": "duckdb"}
@@ -88,13 +89,13 @@ def database_ref(path: str, db_id: str | None, descriptions: str | None) -> Data
                        description_dir=descriptions)
 
 
-async def _answer(cfg, task: Task) -> tuple[Prediction, ReasoningTrace]:
+async def _answer(cfg, task: Task, limits: SandboxLimits) -> tuple[Prediction, ReasoningTrace]:
     import models
     from pipelines.factory import build_pipeline, build_retrievers
-    from pipelines.sandbox import Sandbox, SandboxLimits
+    from pipelines.sandbox import Sandbox
 
     client = models.build_client(cfg.model)
-    sandbox = Sandbox(limits=SandboxLimits.from_config(cfg.pipeline.sandbox))
+    sandbox = Sandbox(limits=limits)
     cells, examples = build_retrievers(cfg)
     pipeline = build_pipeline(cfg, client=client, sandbox=sandbox, cell_retriever=cells, example_retriever=examples)
     try:
@@ -262,22 +263,23 @@ def render(console: Console, prediction: Prediction, trace: ReasoningTrace, prev
 
 
 def main(argv: list[str]) -> int:
-    from core.config import load_config
-
+    from core.config import load_config, section
     from pipelines.indexing.ensure import ensure_indexes
+    from pipelines.sandbox import SandboxSettings
 
     args, evidence, overrides = parse_args(argv)
     try:
         db = database_ref(args.db, args.db_id, args.descriptions)
         cfg = load_config(overrides)
+        sandbox = section(cfg, "pipeline.sandbox", SandboxSettings)
     except (ValueError, *user_errors()) as exc:
         return fail(PROG, exc)
     task = Task(task_id="ask", question=args.question, db=db, evidence=evidence)
     # --json: stdout carries the one object only; anything else printed meanwhile goes to stderr.
     with redirect_stdout(sys.stderr) if args.as_json else nullcontext():
         status = ensure_indexes(cfg, [db])
-        prediction, trace = asyncio.run(_answer(cfg, task))
-    preview_rows = int(cfg.pipeline.sandbox.preview_rows)
+        prediction, trace = asyncio.run(_answer(cfg, task, sandbox.limits))
+    preview_rows = sandbox.preview_rows
     if args.as_json:
         sys.stdout.write(ask_output(task, prediction, trace, status, preview_rows).model_dump_json() + "\n")
         sys.stdout.flush()

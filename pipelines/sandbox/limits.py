@@ -59,12 +59,6 @@ class SandboxLimits(BaseModel):
         """DuckDB's ``memory_limit`` and SQLite's hard heap limit, each."""
         return max(32, self.memory_mb // 2)
 
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> SandboxLimits:
-        """The limits named in a config section (``cfg.pipeline.sandbox``); other keys, such
-        as ``preview_rows``, are not limits and are left out."""
-        return cls(**{key: section[key] for key in cls.model_fields if key in section})
-
 
 class SandboxSettings(SandboxLimits):
     """The ``pipeline.sandbox`` config section: the limits, and the result rows ``ask`` prints."""

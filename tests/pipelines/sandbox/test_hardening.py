@@ -14,12 +14,14 @@ import time
 
 import pytest
 
+from core.config import section
 from pipelines.sandbox import (
     ReadOnlyViolation,
     ResourceLimit,
     Sandbox,
     SandboxLimits,
     SandboxPool,
+    SandboxSettings,
     SQLExecutionError,
 )
 from pipelines.sandbox import sandbox as sandbox_module
@@ -479,11 +481,14 @@ def test_inline_isolation_keeps_the_other_bounds(sqlite_ref):
         assert sandbox.execute("SELECT count(*) FROM singer", sqlite_ref).rows == ((6,),)
 
 
-def test_limits_from_config_ignore_other_keys():
-    limits = SandboxLimits.from_config(
-        {"timeout_s": 5, "row_cap": 7, "preview_rows": 10, "memory_mb": 512}
-    )
+def test_sandbox_section_gives_the_limits_without_preview_rows():
+    cfg = {"pipeline": {"sandbox": {"timeout_s": 5, "row_cap": 7, "preview_rows": 3, "memory_mb": 512}}}
+    settings = section(cfg, "pipeline.sandbox", SandboxSettings)
+    limits = settings.limits
     assert (limits.timeout_s, limits.row_cap, limits.memory_mb) == (5, 7, 512)
+    assert settings.preview_rows == 3 and type(limits) is SandboxLimits
+    with pytest.raises(ValueError):  # a key that is no sandbox setting is an error, not ignored
+        section({"pipeline": {"sandbox": {"timeout": 5}}}, "pipeline.sandbox", SandboxSettings)
     assert SandboxLimits(max_result_bytes=4096, max_value_bytes=1 << 20).max_value_bytes == 4096
     with pytest.raises(ValueError):
         Sandbox(memory_mb=1)
