@@ -32,7 +32,7 @@ from rich.table import Table
 
 from core.cli import split_overrides
 from core.cli_errors import fail, user_errors
-from core.config import load_config
+from core.config import load_config, section
 from eval.errors import EvalError, PredictionsFormatError
 from eval.loaders import BenchmarkSpec, load_benchmark
 from eval.metrics import DEFAULT_ITERATIONS
@@ -152,10 +152,10 @@ def _write_report(out: Path, report: ScoreReport) -> None:
 
 
 def _spec(overrides: list[str], data: Path | None) -> BenchmarkSpec:
-    fields = dict(load_config(overrides).benchmark)
+    spec = section(load_config(overrides), "benchmark", BenchmarkSpec)
     if data is not None:  # set after composing: a path needs no quoting for Hydra's grammar
-        fields["data_dir"] = str(data)
-    return BenchmarkSpec.model_validate(fields)
+        spec = spec.model_copy(update={"data_dir": str(data)})
+    return spec
 
 
 def _print(console: Console, report: ScoreReport) -> None:
