@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence

@@ -185,7 +185,10 @@ class Bench:
             concurrent=False,
         )
         out["decode_tps"] = decode.completion_tokens / decode.wall_s
-        greedy = lambda ps: [request(p, max_tokens=a.max_tokens) for p in ps]
+
+        def greedy(ps):
+            return [request(p, max_tokens=a.max_tokens) for p in ps]
+
         out["seq"] = await self.phase(greedy(prompts.many_dbs), concurrent=False)
         out["conc"] = await self.phase(greedy(prompts.many_dbs_other), concurrent=True)
         out["same_seq"] = await self.phase(greedy(prompts.one_db), concurrent=False)

@@ -53,9 +53,9 @@ def main() -> None:
     guard = LoadGuard.from_args(args)
 
     import models
+    from core.config import load_config, section
     from eval.loaders import load_benchmark
     from eval.scoring import score_predictions
-    from core.config import load_config, section
     from pipelines.sandbox import Sandbox, SandboxSettings
 
     common = [f"model={args.model}", "benchmark=spider_dev_sub9", f"benchmark.limit={args.limit}",

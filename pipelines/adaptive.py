@@ -190,7 +190,7 @@ class AdaptivePipeline:
         steps: list[tuple[str, bool, Callable[[], Awaitable[object]]]] = [
             (FIRST_WAVE, True, lambda: self._first_wave(run, state)),
             ("fix", a.fix_max > 0, lambda: self._fix(run, state)),
-            *((("widen", True, lambda w=w: self._widen(run, w, state)) for w in a.widen)),
+            *(("widen", True, lambda w=w: self._widen(run, w, state)) for w in a.widen),
             ("revise", a.revise, lambda: self._revise(run)),
         ]
         for name, enabled, step in steps:

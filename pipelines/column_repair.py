@@ -109,7 +109,7 @@ class ColumnRepair:
     def _sources(self, scope: Scope) -> list[_Source]:
         """The scope's schema tables, in FROM order (derived tables and CTEs are not repaired)."""
         out = []
-        for alias, (node, source) in scope.selected_sources.items():
+        for alias, (_node, source) in scope.selected_sources.items():
             if isinstance(source, exp.Table) and source.name.lower() in self.columns:
                 out.append(_Source(alias=alias, table=source.name.lower()))
         return out

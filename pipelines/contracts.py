@@ -16,7 +16,6 @@ from pydantic import Field, model_validator
 
 from core.types import Frozen, Usage
 
-
 Dialect = Literal["sqlite", "duckdb"]
 Difficulty = Literal["simple", "moderate", "challenging", "easy", "medium", "hard", "extra"]
 
@@ -137,7 +136,7 @@ class AdaptiveScaling(Frozen):
     tournament_finalists: int = Field(default=2, ge=2)
 
     @model_validator(mode="after")
-    def _needs_a_candidate(self) -> "AdaptiveScaling":
+    def _needs_a_candidate(self) -> AdaptiveScaling:
         if not self.greedy and self.samples == 0:
             raise ValueError("adaptive first wave produces no candidates: greedy is false and samples is 0")
         return self
@@ -166,7 +165,7 @@ class ScalingConfig(Frozen):
     adaptive: AdaptiveScaling | None = None
 
     @model_validator(mode="after")
-    def _needs_a_generator(self) -> "ScalingConfig":
+    def _needs_a_generator(self) -> ScalingConfig:
         if not self.single_pass and self.k_reasoning + self.k_icl * len(self.icl_strategies) == 0:
             raise ValueError("ScalingConfig produces no candidates: k_reasoning and k_icl are both 0")
         return self
@@ -240,7 +239,7 @@ class ColumnInfo(Frozen):
     samples: tuple[str, ...] = ()
     primary_key: bool = False
     # Sub-fields of nested (STRUCT / LIST of STRUCT) columns, "parent.child" names.
-    children: tuple["ColumnInfo", ...] = ()
+    children: tuple[ColumnInfo, ...] = ()
 
 
 class ForeignKey(Frozen):

@@ -50,8 +50,8 @@ from pipelines.router import DifficultyRouter
 from pipelines.schema import introspect, render_ddl, render_light
 from pipelines.settings import PipelineSettings
 from pipelines.task_run import TaskRun, gather_all, record_failure
-from pipelines.trace import ReasoningTrace, RouteRecord, SafeSink, TraceRecorder, TraceSink, conclude, safe_sinks
 from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
+from pipelines.trace import ReasoningTrace, RouteRecord, SafeSink, TraceRecorder, TraceSink, conclude, safe_sinks
 from pipelines.understanding import Understander
 
 FAMILY_ORDER = ("reasoning", "icl/direct", "icl/cot", "icl/decompose")

@@ -21,11 +21,11 @@ from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
+from pipelines.bucketing import ExecutionBucketer
 from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingConfig, Task
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema_text import SchemaReadError, reference_schema
 from pipelines.settings import SinglePassSettings
-from pipelines.bucketing import ExecutionBucketer
 from pipelines.tournament import majority_vote
 from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, conclude, safe_sinks
 

@@ -80,7 +80,7 @@ class BucketSnapshot(Frozen):
     empty: bool
 
     @classmethod
-    def of(cls, stage: str, bucket: Bucket) -> "BucketSnapshot":
+    def of(cls, stage: str, bucket: Bucket) -> BucketSnapshot:
         return cls(
             stage=stage,
             hash=bucket.hash,

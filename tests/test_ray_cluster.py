@@ -3,8 +3,8 @@ predictions equal those of the same questions answered in a single process."""
 
 import asyncio
 import os
-import subprocess
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -120,8 +120,8 @@ def test_the_cluster_launcher_config_is_valid_for_ray_and_matches_the_cluster_sw
     import yaml
     from ray.autoscaler._private.util import prepare_config, validate_config
 
-    from eval.sweep.config import SweepConfig
     from core.config import REPO_ROOT, load_config
+    from eval.sweep.config import SweepConfig
 
     config = prepare_config(yaml.safe_load((REPO_ROOT / "ray_cluster.yaml").read_text()))
     validate_config(config)  # Ray's own schema check (raises on an unknown or missing field)

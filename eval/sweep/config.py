@@ -67,7 +67,7 @@ class SweepConfig(Frozen):
     retry: Retry = "none"
 
     @classmethod
-    def from_cfg(cls, cfg: Mapping[str, Any] | None) -> "SweepConfig":
+    def from_cfg(cls, cfg: Mapping[str, Any] | None) -> SweepConfig:
         """Read ``cfg.sweep`` (absent → the defaults).
 
         The question timeout is a backstop behind the pipeline's own ``scaling.global_timeout_s``

@@ -66,7 +66,7 @@ class SweepProgress:
         elapsed = max(time.perf_counter() - self._started, 1e-9)
         self._progress.update(self._task, advance=1, ex=self._ex(), tok_s=f"{self._tokens / elapsed:.0f}")
 
-    def __enter__(self) -> "SweepProgress":
+    def __enter__(self) -> SweepProgress:
         self._progress.start()
         return self
 

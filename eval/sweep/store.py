@@ -165,7 +165,7 @@ class RunStore:
         self._unlock: Callable[[], None] = lambda: None
 
     @classmethod
-    def open(cls, run_dir: str | Path, identity: dict[str, Any], config_yaml: str = "") -> "RunStore":
+    def open(cls, run_dir: str | Path, identity: dict[str, Any], config_yaml: str = "") -> RunStore:
         """Lock, create or reopen ``run_dir``.
 
         Raises :class:`RunDirLocked` while another process writes it, and :class:`RunDirConflict`
@@ -204,7 +204,7 @@ class RunStore:
     def close(self) -> None:
         self._unlock()
 
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> RunStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -262,7 +262,7 @@ class RunStore:
         _atomic_write_table(path, records_to_table(records))
         return path
 
-    def writer(self, flush_every: int) -> "PartWriter":
+    def writer(self, flush_every: int) -> PartWriter:
         return PartWriter(self, flush_every)
 
     def compact(self) -> pl.DataFrame:
@@ -303,7 +303,7 @@ class PartWriter:
             self._store.write_part(self._buffer)
             self._buffer = []
 
-    def __enter__(self) -> "PartWriter":
+    def __enter__(self) -> PartWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -98,7 +98,7 @@ class LessonsBlock(Frozen):
     def empty(self) -> bool:
         return not (self.avoid or self.corrections or self.warnings)
 
-    def for_generator(self, family: str) -> "LessonsBlock":
+    def for_generator(self, family: str) -> LessonsBlock:
         return LessonsBlock(
             avoid=self.avoid,
             corrections=tuple(x for x in self.corrections if x.applies_to(family)),

@@ -22,7 +22,7 @@ only the agent's own part (on a CPU the schema is most of each prompt's cost):
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from string import Template
 
@@ -66,7 +66,7 @@ def _squeeze_blank_lines(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(name: str, directory: str | None = None) -> PromptTemplate:
     """Read ``<directory or pipelines/prompts>/<name>.md`` (system section: its own, else the shared one)."""
     sections = _sections(Path(directory or PROMPT_DIR) / f"{name}.md")

@@ -91,7 +91,7 @@ def test_export_for_official_bird_scripts_reads_back(bird_bench, tmp_path):
     assert read_predictions(predict, "bird", bird_bench) == {
         i: t.gold_sql for i, t in enumerate(bird_bench.tasks)
     }
-    assert [json.loads(l)["difficulty"] for l in difficulty.read_text().splitlines()] == [
+    assert [json.loads(line)["difficulty"] for line in difficulty.read_text().splitlines()] == [
         t.difficulty for t in bird_bench.tasks
     ]
     assert gold.read_text().splitlines()[0] == "SELECT count(*) FROM singer\tmusic"

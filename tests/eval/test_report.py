@@ -5,7 +5,12 @@ import pytest
 
 from eval.metrics import pass_at_k
 from eval.report import (
-    NO_RETRIEVAL, ablation_table, ex_by_difficulty, pass_at_k_curve, run_metrics, write_experiment_report,
+    NO_RETRIEVAL,
+    ablation_table,
+    ex_by_difficulty,
+    pass_at_k_curve,
+    run_metrics,
+    write_experiment_report,
     write_run_report,
 )
 from eval.sweep.records import CandidateRecord, QuestionRecord, records_to_table

@@ -13,8 +13,8 @@ from core.config import load_config
 from core.types import Usage
 from eval.loaders import load_benchmark
 from eval.run import config_identity, run_configuration
-from eval.sweep.session import ray_session
 from eval.sweep.config import RayInitConfig
+from eval.sweep.session import ray_session
 from pipelines.contracts import CandidateSQL, Prediction, Task
 from pipelines.sandbox import Sandbox
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-import models
 import pytest
 
+import models
 from pipelines.ask_cli import AskOutput, main, parse_args
 
 

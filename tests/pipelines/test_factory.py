@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.config import load_config
 import pipelines
+from core.config import load_config
 from pipelines.contracts import Task
 from pipelines.single_pass import SinglePassPipeline
 

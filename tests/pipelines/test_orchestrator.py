@@ -199,8 +199,8 @@ async def test_resynthesis_stops_at_its_cap(tiny_db, sandbox, scripted):
     scaling = SMALL.model_copy(update={"resynth_max_passes": 2})
     prediction, trace = await pipeline(client, sandbox, scaling).answer_with_trace(task(tiny_db))
     assert labels(trace).count("resynthesis") == 2
-    assert {l for c in prediction.candidates for l in c.lineage if l.startswith("resynth")} == {"resynth:1",
-                                                                                             "resynth:2"}
+    lineage = {step for c in prediction.candidates for step in c.lineage if step.startswith("resynth")}
+    assert lineage == {"resynth:1", "resynth:2"}
     assert client.calls["reasoning"] == 3  # first wave + 2 passes
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from core.config import load_config, section
 import models
+from core.config import load_config, section
 from models.backends.replay import record_mode_from_env
 from models.errors import ModelUnavailable
-from models.types import ChatMessage, ChatRequest
 from models.registry import get_spec
 from models.store import ModelStore
+from models.types import ChatMessage, ChatRequest
 from pipelines.contracts import ScalingConfig, Task
 from pipelines.factory import build_pipeline
 from pipelines.orchestrator import Orchestrator, call_allowance, synthesis_jobs

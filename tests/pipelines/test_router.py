@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from pipelines.agents.types import Understanding
-from pipelines.contracts import (CandidateSQL, ColumnInfo, DatabaseRef, ExecutionResult, ScalingConfig, SchemaView,
-                                 TableInfo, Task)
+from pipelines.contracts import (
+    CandidateSQL,
+    ColumnInfo,
+    DatabaseRef,
+    ExecutionResult,
+    ScalingConfig,
+    SchemaView,
+    TableInfo,
+    Task,
+)
 from pipelines.router import DifficultyRouter
 from pipelines.settings import RouterSettings
 

@@ -10,8 +10,17 @@ import pytest
 from core.types import Usage
 from pipelines.agents.types import Context, FixAttempt, RevisionDelta
 from pipelines.contracts import CellHit, Prediction
-from pipelines.trace import (AgentEvent, JsonlTraceSink, MlflowTraceSink, ReasoningTrace, SafeSink, TraceRecorder,
-                             derive_metrics, read_traces, retrieval_precision)
+from pipelines.trace import (
+    AgentEvent,
+    JsonlTraceSink,
+    MlflowTraceSink,
+    ReasoningTrace,
+    SafeSink,
+    TraceRecorder,
+    derive_metrics,
+    read_traces,
+    retrieval_precision,
+)
 
 
 def event(surface, ok):

@@ -6,12 +6,21 @@ from __future__ import annotations
 import json
 
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
-from pipelines.agents.types import Context, Understanding
 from pipelines.agents.runtime import AgentRuntime
-from pipelines.contracts import (CellHit, ColumnInfo, DatabaseRef, ExampleHit, ForeignKey, ScalingConfig, SchemaView,
-                                 TableInfo, Task)
-from pipelines.schema import restrict
+from pipelines.agents.types import Context, Understanding
+from pipelines.contracts import (
+    CellHit,
+    ColumnInfo,
+    DatabaseRef,
+    ExampleHit,
+    ForeignKey,
+    ScalingConfig,
+    SchemaView,
+    TableInfo,
+    Task,
+)
 from pipelines.indexing.errors import IndexNotBuilt
+from pipelines.schema import restrict
 from pipelines.settings import AgentCall, UnderstandingSettings
 from pipelines.task_run import TaskRun
 from pipelines.trace import TraceRecorder

@@ -92,7 +92,7 @@ class ScriptedPipeline:
         self.delay_s, self.crash, self.hang, self.fail, self.marker_dir = delay_s, crash, hang, fail, marker_dir
         self.sandbox = SqliteExecutor()
 
-    def __call__(self) -> "ScriptedPipeline":  # the factory the worker calls
+    def __call__(self) -> ScriptedPipeline:  # the factory the worker calls
         return self
 
     async def answer(self, task: Task) -> Prediction:

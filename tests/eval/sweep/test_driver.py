@@ -11,8 +11,8 @@ import ray
 from eval.sweep.config import SweepConfig
 from eval.sweep.driver import run_sweep
 from eval.sweep.errors import SweepFailed, SweepInterrupted
-from eval.sweep.session import ray_session
 from eval.sweep.records import QuestionRecord, records_to_table
+from eval.sweep.session import ray_session
 from eval.sweep.store import RunStore
 from eval.sweep.worker import SweepWorker, WorkerSettings
 

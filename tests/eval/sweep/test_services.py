@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import models
 from omegaconf import OmegaConf
 
+import models
 from eval.sweep.services import shared_model_servers
 
 
