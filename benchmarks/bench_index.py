@@ -113,7 +113,8 @@ def bench_build(dbs: list[DatabaseRef], settings: IndexSettings) -> None:
                 f"demo (claims): {r.counts.get('values')} values, {r.bytes_on_disk / 1e6:.1f} MB, {r.seconds:.1f} s"
             )
     print(
-        f"example index: {ex.status}, {ex.counts.get('examples')} examples, {ex.bytes_on_disk / 1e6:.1f} MB, {ex.seconds:.1f} s"
+        f"example index: {ex.status}, {ex.counts.get('examples')} examples, "
+        f"{ex.bytes_on_disk / 1e6:.1f} MB, {ex.seconds:.1f} s"
     )
     started = time.perf_counter()
     again = build_all(dbs, settings, progress=False)
@@ -194,7 +195,8 @@ def bench_cell_recall(cells: CellRetriever, root: str, questions: list[dict]) ->
             found = sum(_found(lit, hits_by_q[id(q)], like) for q, lit, like in cases)
             per_q = (time.perf_counter() - started) / len(asked) * 1000
             print(
-                f"{query_kind:<8} {mode:<7} recall@5 {found / len(cases):.3f} ({found}/{len(cases)})   {per_q:6.0f} ms/question"
+                f"{query_kind:<8} {mode:<7} recall@5 {found / len(cases):.3f} ({found}/{len(cases)})   "
+                f"{per_q:6.0f} ms/question"
             )
 
 
@@ -226,7 +228,8 @@ def bench_examples(examples: ExampleRetriever, spider: Path, questions: list[dic
             top15 += gold is not None and gold in shapes
             top1 += gold is not None and bool(shapes) and shapes[0] == gold
         print(
-            f"query={kind:<12} top-15 shares gold skeleton {top15 / len(questions):.3f}   top-1 {top1 / len(questions):.3f}"
+            f"query={kind:<12} top-15 shares gold skeleton {top15 / len(questions):.3f}   "
+            f"top-1 {top1 / len(questions):.3f}"
         )
     train = json.loads((spider / "train_spider.json").read_text())
     train_shapes = {skel(t["query"]) for t in train}

@@ -216,7 +216,8 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
         f"\n(a) {args.requests} questions on {args.requests} databases: one after another vs all at once"
     )
     print(
-        f"{'model':<20}{'runtime':<18}{'seq req/s':>10}{'conc req/s':>11}{'seq gen t/s':>12}{'conc gen t/s':>13}{'ratio':>7}"
+        f"{'model':<20}{'runtime':<18}{'seq req/s':>10}{'conc req/s':>11}"
+        f"{'seq gen t/s':>12}{'conc gen t/s':>13}{'ratio':>7}"
     )
     for r in rows:
         print(
@@ -233,7 +234,8 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
             f"{r['model']:<20}{r['runtime']:<18}{r['same_seq'].rps:>11.3f}{r['same_conc'].rps:>9.3f}{no_aff}"
         )
     print(
-        f"\n(b) {args.samples} samples of one prompt (n={args.samples}) vs {args.samples} different prompts, all at once"
+        f"\n(b) {args.samples} samples of one prompt (n={args.samples}) "
+        f"vs {args.samples} different prompts, all at once"
     )
     k = args.samples
     print(

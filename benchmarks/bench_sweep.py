@@ -45,7 +45,9 @@ from pipelines.factory import build_pipeline, build_retrievers
 from pipelines.sandbox import LocalSandboxPool, SandboxSettings
 
 # A generous per-question timeout: a timed-out question would be cheap and distort the rate.
-DEFAULTS = ["benchmark=spider_dev_sub9", "model=qwen2.5-coder-0.5b", "scaling=single_pass", "scaling.global_timeout_s=900"]
+DEFAULTS = [
+    "benchmark=spider_dev_sub9", "model=qwen2.5-coder-0.5b", "scaling=single_pass", "scaling.global_timeout_s=900"
+]
 
 
 def ray_mode(cfg, tasks: list[Task], in_flight: int, scratch: Path) -> tuple[float, list[QuestionRecord]]:
@@ -101,7 +103,8 @@ def main(argv: list[str]) -> int:
     console = Console(width=120)
     console.print(
         f"{cfg.benchmark.name} first {len(tasks)} questions · model {cfg.model.name} · scaling "
-        f"single_pass={cfg.scaling.single_pass} · {os.cpu_count()} CPUs · {platform.processor() or platform.machine()} · "
+        f"single_pass={cfg.scaling.single_pass} · {os.cpu_count()} CPUs · "
+        f"{platform.processor() or platform.machine()} · "
         f"load average {os.getloadavg()[0]:.1f}"
     )
     modes: dict[str, tuple[float, list[QuestionRecord]]] = {}
@@ -132,7 +135,8 @@ def main(argv: list[str]) -> int:
     console.print(f"load average at the end: {os.getloadavg()[0]:.1f} (other processes share these CPUs)")
     ray_n = modes[f"ray, {args.in_flight} in flight"][0]
     local_n = modes[f"in-process, {args.in_flight} in flight"][0]
-    console.print(f"Ray overhead at {args.in_flight} in flight: {ray_n - local_n:+.1f} s ({ray_n / local_n:.2f}x in-process wall time)")
+    console.print(f"Ray overhead at {args.in_flight} in flight: {ray_n - local_n:+.1f} s "
+                  f"({ray_n / local_n:.2f}x in-process wall time)")
     return 0
 
 

@@ -223,7 +223,10 @@ def plot_pass_at_k(curves: dict[str, dict[int, float]], path: Path, title: str) 
 def plot_cost_vs_accuracy(points: pl.DataFrame, path: Path, title: str) -> Path:
     """``points`` has ``label``, ``tokens_per_question``, ``ex_bird`` (and ``cost_usd_per_question``)."""
     fig, ax = plt.subplots(figsize=(6, 4))
-    use_cost = "cost_usd_per_question" in points.columns and (points.get_column("cost_usd_per_question").fill_null(0) > 0).any()
+    use_cost = (
+        "cost_usd_per_question" in points.columns
+        and (points.get_column("cost_usd_per_question").fill_null(0) > 0).any()
+    )
     x_name = "cost_usd_per_question" if use_cost else "tokens_per_question"
     shown = [r for r in points.iter_rows(named=True) if r[x_name] is not None and r["ex_bird"] is not None]
     # alternate label offsets: configurations with equal accuracy and similar cost sit together
@@ -352,7 +355,9 @@ def ablation_table(runs: pl.DataFrame, baseline: str = "full") -> pl.DataFrame:
     if runs.is_empty():
         raise ValueError("no runs to tabulate")
     runs = runs.unique(subset="run_name", keep="first", maintain_order=True)
-    pass_columns = sorted((c for c in runs.columns if c.startswith("pass_at_") and c[8:].isdigit()), key=lambda c: int(c[8:]))
+    pass_columns = sorted(
+        (c for c in runs.columns if c.startswith("pass_at_") and c[8:].isdigit()), key=lambda c: int(c[8:])
+    )
     columns = [c for c in ABLATION_COLUMNS if c in runs.columns] + pass_columns[-1:]
     table = runs.select(pl.col("run_name").alias("configuration"), *columns)
     if "ex_bird" in table.columns and baseline in table.get_column("configuration").to_list():

@@ -105,10 +105,12 @@ def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
         largest_k = max((int(k[8:]) for k in m if k.startswith("pass_at_") and k[8:].isdigit()), default=0)
         console.print(
             f"[bold]{o.label}[/]: {m.get('latency_mean_s', 0):.2f} s/question (p50 {m.get('latency_p50_s', 0):.2f}), "
-            f"{m.get('tokens_per_question', 0):.0f} tokens/question, {m.get('calls_per_question', 0):.1f} calls/question, "
+            f"{m.get('tokens_per_question', 0):.0f} tokens/question, "
+            f"{m.get('calls_per_question', 0):.1f} calls/question, "
             f"degraded {m.get('degraded_rate', 0):.1%}"
             + (f", pass@{largest_k} {m[f'pass_at_{largest_k}']:.3f}" if largest_k else "")
-            + (f", {m['questions_per_minute']:.1f} questions/min in this invocation" if "questions_per_minute" in m else "")
+            + (f", {m['questions_per_minute']:.1f} questions/min in this invocation"
+               if "questions_per_minute" in m else "")
         )
         for line in retrieval_summary(o):
             console.print(f"  {line}", highlight=False)

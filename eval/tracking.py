@@ -148,4 +148,6 @@ def experiment_runs(tracking_uri: str, experiment: str) -> pl.DataFrame:
         {"run_name": run.info.run_name, "run_id": run.info.run_id, **run.data.metrics}
         for run in runs
     ]
-    return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(schema={"run_name": pl.String, "run_id": pl.String})
+    if not rows:
+        return pl.DataFrame(schema={"run_name": pl.String, "run_id": pl.String})
+    return pl.DataFrame(rows, infer_schema_length=None)

@@ -2,8 +2,9 @@
 
 Tried in order, the last match of each kind wins (models often show a draft, then the answer):
 
-    ```sql … ```   ──►  <sql> … </sql>  ──►  ``` … ``` holding a query  ──►  a bare SELECT/WITH … up to ; or a blank line
-                   ──►  an upper-case SELECT … FROM … inside a line (small models put it in a bullet or `code`)
+    ```sql … ```  ──►  <sql> … </sql>  ──►  ``` … ``` holding a query
+        ──►  a bare SELECT/WITH … up to ; or a blank line
+        ──►  an upper-case SELECT … FROM … inside a line (small models put it in a bullet or `code`)
 
 >>> extract_sql("Here you go:\\n```sql\\nSELECT name FROM singer;\\n```")
 'SELECT name FROM singer'

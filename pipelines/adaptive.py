@@ -309,7 +309,8 @@ class AdaptivePipeline:
         )
         request = ChatRequest(
             messages=messages, n=n, temperature=temperature, max_tokens=self.settings.single_pass.max_tokens,
-            stop=(END_OF_SQL_BLOCK,), grammar=SQL_BLOCK_GRAMMAR, grammar_optional=True, seed=self.settings.single_pass.seed if temperature == 0.0 else None,
+            stop=(END_OF_SQL_BLOCK,), grammar=SQL_BLOCK_GRAMMAR, grammar_optional=True,
+            seed=self.settings.single_pass.seed if temperature == 0.0 else None,
         )
         try:
             response = await run.runtime.chat(request, role="generator", agent=producer.rsplit("/T=", 1)[0])

@@ -251,7 +251,8 @@ def render(console: Console, prediction: Prediction, trace: ReasoningTrace, prev
     s = trace.summary()
     console.print(
         f"candidates {s['candidates']} · buckets {s['buckets']} · LLM calls {s['llm_calls']} · "
-        f"tokens {s['tokens']} ({s['cached_prompt_tokens']} prompt tokens from cache) · {s['seconds']} s" + (f" · producer {prediction.producer}" if prediction.producer else "")
+        f"tokens {s['tokens']} ({s['cached_prompt_tokens']} prompt tokens from cache) · {s['seconds']} s"
+        + (f" · producer {prediction.producer}" if prediction.producer else "")
     )
     if status is not None:
         line = escape(retrieval_line(prediction, status, trace))

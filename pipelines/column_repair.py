@@ -180,7 +180,8 @@ class ColumnRepair:
         here_alias, here = start.alias, start.table
         for edge in path:
             there = edge.ref_table if edge.table.lower() == here else edge.table
-            here_col, there_col = (edge.column, edge.ref_column) if edge.table.lower() == here else (edge.ref_column, edge.column)
+            here_col, there_col = ((edge.column, edge.ref_column) if edge.table.lower() == here
+                                   else (edge.ref_column, edge.column))
             alias = _fresh_alias(used)
             select.join(
                 exp.alias_(exp.to_table(there), alias, table=True),

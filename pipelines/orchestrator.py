@@ -289,7 +289,8 @@ class Orchestrator:
 
     # --- L2 synthesis --------------------------------------------------------------------------
 
-    async def _synthesize(self, run: TaskRun, jobs: Sequence[GenJob], *, lineage: tuple[str, ...]) -> list[CandidateSQL]:
+    async def _synthesize(self, run: TaskRun, jobs: Sequence[GenJob], *,
+                          lineage: tuple[str, ...]) -> list[CandidateSQL]:
         temps: dict[str, list[float]] = {}
         for job in jobs:
             temps.setdefault(job.family, []).append(job.temperature)
@@ -304,7 +305,8 @@ class Orchestrator:
         run.end_wave(executed)
         return executed
 
-    async def _generate(self, run: TaskRun, family: str, temps: list[float], lineage: tuple[str, ...]) -> list[CandidateSQL]:
+    async def _generate(self, run: TaskRun, family: str, temps: list[float],
+                        lineage: tuple[str, ...]) -> list[CandidateSQL]:
         icl = family != "reasoning"
         inp = GenerationInput(
             question=run.task.question,
@@ -336,7 +338,8 @@ class Orchestrator:
             fresh = [b for b in buckets if not b.error and b.hash not in run.critiques]
             if not fresh:
                 break
-            critiques = [(b, self._apply_threshold(run, c)) for b, c in await self.refiner.critique_all(run, buckets, fresh)]
+            read = await self.refiner.critique_all(run, buckets, fresh)
+            critiques = [(b, self._apply_threshold(run, c)) for b, c in read]
             for bucket, critique in critiques:
                 run.critiques[bucket.hash] = critique
                 run.recorder.critiques.append(critique)

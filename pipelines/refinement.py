@@ -111,7 +111,8 @@ class Refiner:
             current = attempt
         return None
 
-    async def critique_all(self, run: TaskRun, buckets: Sequence[Bucket], fresh: Sequence[Bucket]) -> list[tuple[Bucket, Critique]]:
+    async def critique_all(self, run: TaskRun, buckets: Sequence[Bucket],
+                           fresh: Sequence[Bucket]) -> list[tuple[Bucket, Critique]]:
         """The critic's reading of each fresh bucket (as the model wrote it; failures skipped)."""
         total = sum(b.size for b in buckets)
         rows = self.preview_rows

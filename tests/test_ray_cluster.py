@@ -27,7 +27,9 @@ from pipelines.sandbox import Sandbox
 pytestmark = pytest.mark.ray
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-QUERIES = ["SELECT count(*) FROM t", "SELECT v FROM t WHERE v > 2", "SELECT max(v) FROM t", "SELECT v FROM t ORDER BY v DESC"]
+QUERIES = [
+    "SELECT count(*) FROM t", "SELECT v FROM t WHERE v > 2", "SELECT max(v) FROM t", "SELECT v FROM t ORDER BY v DESC"
+]
 
 
 class LazySandbox:
@@ -54,8 +56,10 @@ class DeterministicPipeline:
         index = int(task.task_id.split(":")[1])
         chosen = QUERIES[(index * 7) % len(QUERIES)]
         pool = [chosen, QUERIES[index % len(QUERIES)]]
-        candidates = [CandidateSQL(sql=s, producer=f"c{k}", exec_result=await self.sandbox.execute(s, task.db)) for k, s in enumerate(pool)]
-        return Prediction(task_id=task.task_id, sql=chosen, candidates=tuple(candidates), usage=Usage(calls=2, prompt_tokens=index))
+        candidates = [CandidateSQL(sql=s, producer=f"c{k}", exec_result=await self.sandbox.execute(s, task.db))
+                      for k, s in enumerate(pool)]
+        return Prediction(task_id=task.task_id, sql=chosen, candidates=tuple(candidates),
+                          usage=Usage(calls=2, prompt_tokens=index))
 
     async def aclose(self):
         pass
@@ -104,12 +108,14 @@ def test_workers_spread_over_both_nodes_and_answers_match_one_process(two_nodes,
     # that the first worker cannot finish them all before the other node's worker has started.
     config = SweepConfig(workers=2, worker_num_cpus=0.6, in_flight=1, progress=False, ves_iterations=1)
     store = RunStore.open(tmp_path / "run", identity={})
-    result = run_sweep(tasks, store=store, factory=DeterministicPipeline(delay_s=0.5), sandbox=LazySandbox(), config=config)
+    result = run_sweep(tasks, store=store, factory=DeterministicPipeline(delay_s=0.5), sandbox=LazySandbox(),
+                       config=config)
     assert result.answered == len(tasks)
     frame = store.compact()
     assert frame.get_column("node_id").n_unique() == 2
 
-    worker = SweepWorker(DeterministicPipeline(), LazySandbox(), WorkerSettings(question_timeout_s=10, ves_iterations=1))
+    settings = WorkerSettings(question_timeout_s=10, ves_iterations=1)
+    worker = SweepWorker(DeterministicPipeline(), LazySandbox(), settings)
     out = asyncio.run(worker({"position": list(range(len(tasks))), "task": [t.model_dump_json() for t in tasks]}))
     single = pl.from_arrow(records_to_table([QuestionRecord.model_validate_json(r) for r in out["record"]]))
     assert frame.select(COMPARED).equals(single.select(COMPARED))

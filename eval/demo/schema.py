@@ -490,7 +490,8 @@ CLAIMS = Table(
             "denial_reason",
             "denial reason",
             "Why the claim was denied.",
-            "e.g. 'Prior authorization required', 'Service not covered', 'Duplicate claim'; NULL unless the claim is denied.",
+            "e.g. 'Prior authorization required', 'Service not covered', 'Duplicate claim'; "
+            "NULL unless the claim is denied.",
         ),
         _money(
             "billed_amount",

@@ -49,7 +49,9 @@ class ConfiguredPipeline:
 
 
 @contextmanager
-def sweep_services(cfg: DictConfig, sweep: SweepConfig, trace_dir: str | None) -> Iterator[tuple[ConfiguredPipeline, Any]]:
+def sweep_services(
+    cfg: DictConfig, sweep: SweepConfig, trace_dir: str | None
+) -> Iterator[tuple[ConfiguredPipeline, Any]]:
     """Start the shared sandbox pool and model servers (Ray must be up); stop them after."""
     from models import build_client
     from pipelines.sandbox import SandboxPool, SandboxSettings

@@ -22,7 +22,7 @@ Example::
     Traceback (most recent call last):
     ...
     pipelines.sandbox.errors.ReadOnlyViolation: read-only violation: DELETE is not allowed (only one read query is allowed)
-"""
+"""  # noqa: E501 (a doctest's expected exception line)
 
 from __future__ import annotations
 

@@ -23,7 +23,8 @@ def test_variant_overrides_replace_the_same_key_and_labels_skip_resources():
     assert merge(["scaling=default", "benchmark.limit=5"], ["scaling=single_pass"]) == (
         "benchmark.limit=5", "scaling=single_pass",
     )
-    assert label_of(["scaling=single_pass", "sweep.workers=4", "+paths.runs=/x", "model=m"]) == "scaling=single_pass,model=m"
+    overrides = ["scaling=single_pass", "sweep.workers=4", "+paths.runs=/x", "model=m"]
+    assert label_of(overrides) == "scaling=single_pass,model=m"
     # the subset is not part of a run's name: a run grows from benchmark.limit=12 to the whole subset
     assert label_of(["benchmark.limit=12", "benchmark.stride=3", "model=m"]) == "model=m"
 
@@ -46,7 +47,8 @@ def test_the_ablation_experiment_expands_to_one_configuration_per_variant():
 
 
 def test_multirun_over_an_experiment_labels_each_variant_by_its_combination():
-    configurations = expand(["experiment=ablation", "model=qwen2.5-coder-0.5b,qwen2.5-coder-1.5b"], load_config, multirun=True)
+    overrides = ["experiment=ablation", "model=qwen2.5-coder-0.5b,qwen2.5-coder-1.5b"]
+    configurations = expand(overrides, load_config, multirun=True)
     assert len(configurations) == 16
     assert configurations[0].label == "full[model=qwen2.5-coder-0.5b]"
 

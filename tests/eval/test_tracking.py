@@ -41,7 +41,8 @@ def test_a_run_logs_params_metrics_and_artifacts_beside_the_database(uri, tmp_pa
 def test_the_same_run_key_updates_one_run(uri):
     first = log_run(RunLog(tracking_uri=uri, experiment="exp", run_name="full", run_key="k", metrics={"ex_bird": 0.3}))
     again = log_run(RunLog(tracking_uri=uri, experiment="exp", run_name="full", run_key="k", metrics={"ex_bird": 0.6}))
-    other = log_run(RunLog(tracking_uri=uri, experiment="exp", run_name="no_icl", run_key="k2", metrics={"ex_bird": 0.2}))
+    other = log_run(RunLog(tracking_uri=uri, experiment="exp", run_name="no_icl", run_key="k2",
+                           metrics={"ex_bird": 0.2}))
     assert first.run_id == again.run_id != other.run_id
     runs = experiment_runs(uri, "exp")
     assert sorted(runs.get_column("run_name").to_list()) == ["full", "no_icl"]

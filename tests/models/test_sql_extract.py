@@ -19,7 +19,8 @@ from models.sql_extract import extract_sql
         # an unterminated fence (reply cut by max_tokens) still yields the query
         ("```sql\nSELECT a FROM b WHERE c = 1", "SELECT a FROM b WHERE c = 1"),
         # a small model's bullet with the query in inline code (seen from the 0.5B)
-        ("- `- SELECT T2.name FROM park AS T2 WHERE T2.year = 2008`", "SELECT T2.name FROM park AS T2 WHERE T2.year = 2008"),
+        ("- `- SELECT T2.name FROM park AS T2 WHERE T2.year = 2008`",
+         "SELECT T2.name FROM park AS T2 WHERE T2.year = 2008"),
         ("- the answer is SELECT count(*) FROM singer; done", "SELECT count(*) FROM singer"),
     ],
 )

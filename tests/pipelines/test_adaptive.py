@@ -243,13 +243,15 @@ def test_the_first_wave_needs_a_candidate():
 
 async def test_an_empty_answer_most_candidates_agree_on_is_kept(tiny_db, sandbox, scripted):
     client = scripted({"single_pass": first_wave(EMPTY, [EMPTY, EMPTY, EMPTY, WRONG])})
-    prediction = await pipeline(client, sandbox, scaling(widen=(), revise=False, tournament=False)).answer(task(tiny_db))
+    adaptive = pipeline(client, sandbox, scaling(widen=(), revise=False, tournament=False))
+    prediction = await adaptive.answer(task(tiny_db))
 
     assert prediction.sql == EMPTY and prediction.exec_result.rows == ()
 
 
 async def test_on_a_tie_an_answer_with_rows_beats_an_empty_one(tiny_db, sandbox, scripted):
     client = scripted({"single_pass": first_wave(EMPTY, [EMPTY, WRONG, WRONG, OTHER])})
-    prediction = await pipeline(client, sandbox, scaling(widen=(), revise=False, tournament=False)).answer(task(tiny_db))
+    adaptive = pipeline(client, sandbox, scaling(widen=(), revise=False, tournament=False))
+    prediction = await adaptive.answer(task(tiny_db))
 
     assert prediction.exec_result.rows == ((5,),)

@@ -231,7 +231,8 @@ async def test_tournament_picks_the_selectors_winner_over_the_majority(tiny_db, 
         a = text.split("Query A:")[1].split("Query B:")[0]
         return json.dumps({"reason": "", "winner": "A" if RIGHT in a else "B"})
 
-    client = scripted(base_script(**{"reasoning": lambda r: f"<sql>{WRONG}</sql>", "icl/direct": lambda r: sql_reply(WRONG),
+    client = scripted(base_script(**{"reasoning": lambda r: f"<sql>{WRONG}</sql>",
+                                     "icl/direct": lambda r: sql_reply(WRONG),
                                      "icl/cot": lambda r: sql_reply(OTHER), "selector": selector}))
     prediction, trace = await pipeline(client, sandbox).answer_with_trace(task(tiny_db))
     assert client.calls["selector"] == 6  # 3 buckets: round robin, each pair in both orders
@@ -240,7 +241,8 @@ async def test_tournament_picks_the_selectors_winner_over_the_majority(tiny_db, 
 
 
 async def test_a_configured_majority_share_skips_the_selector(tiny_db, sandbox, scripted):
-    client = scripted(base_script(**{"reasoning": lambda r: f"<sql>{WRONG}</sql>", "icl/direct": lambda r: sql_reply(WRONG),
+    client = scripted(base_script(**{"reasoning": lambda r: f"<sql>{WRONG}</sql>",
+                                     "icl/direct": lambda r: sql_reply(WRONG),
                                      "icl/cot": lambda r: sql_reply(OTHER)}))
     settings = PipelineSettings(tournament=TournamentSettings(majority_share=0.5))
     prediction, trace = await pipeline(client, sandbox, settings=settings).answer_with_trace(task(tiny_db))
@@ -249,7 +251,8 @@ async def test_a_configured_majority_share_skips_the_selector(tiny_db, sandbox, 
 
 
 async def test_selector_failure_falls_back_to_majority_vote(tiny_db, sandbox, scripted):
-    client = scripted(base_script(**{"reasoning": lambda r: f"<sql>{WRONG}</sql>", "icl/direct": lambda r: sql_reply(WRONG),
+    client = scripted(base_script(**{"reasoning": lambda r: f"<sql>{WRONG}</sql>",
+                                     "icl/direct": lambda r: sql_reply(WRONG),
                                      "selector": lambda r: ModelTimeout("slow")}))
     prediction, trace = await pipeline(client, sandbox).answer_with_trace(task(tiny_db))
     assert prediction.sql == WRONG  # 2 votes against 2: tie broken by the reasoning producer
@@ -279,7 +282,8 @@ async def test_single_agent_failures_degrade_but_answer(tiny_db, sandbox, script
 
 
 async def test_fixer_failure_keeps_pre_refinement_candidates(tiny_db, sandbox, scripted):
-    client = scripted(base_script(**{"icl/direct": lambda r: sql_reply(BROKEN), "fixer": lambda r: ModelUnavailable("x")}))
+    client = scripted(base_script(**{"icl/direct": lambda r: sql_reply(BROKEN),
+                                     "fixer": lambda r: ModelUnavailable("x")}))
     prediction = await pipeline(client, sandbox).answer(task(tiny_db))
     assert "fixer_failed" in prediction.degradation_reasons
     assert any(c.sql == BROKEN for c in prediction.candidates) and prediction.sql == RIGHT
@@ -424,7 +428,8 @@ async def test_router_judges_the_schema_the_generators_see(tiny_db, sandbox, scr
     settings = PipelineSettings(understanding=UnderstandingSettings(max_schema_tokens=100),
                                 router=RouterSettings(probe_k_reasoning=1, probe_k_icl=1, probe_strategies=("direct",)))
     client = scripted(base_script())
-    _, trace = await pipeline(client, sandbox, ScalingConfig(router_enabled=True), settings).answer_with_trace(task(tiny_db))
+    routed = pipeline(client, sandbox, ScalingConfig(router_enabled=True), settings)
+    _, trace = await routed.answer_with_trace(task(tiny_db))
     assert "schema.focused" in labels(trace) and trace.route.features["tables"] == 1
     assert "concert" not in "\n".join(m.content for m in client.requests[-1][1].messages)
 
@@ -465,7 +470,8 @@ async def test_trace_is_written_and_a_failing_sink_warns_once(tiny_db, sandbox, 
 
 
 async def test_unusable_replies_are_noted_but_do_not_degrade(tiny_db, sandbox, scripted):
-    client = scripted(base_script(**{"icl/direct": lambda r: sql_reply(BROKEN), "fixer": lambda r: "I would rewrite it.",
+    client = scripted(base_script(**{"icl/direct": lambda r: sql_reply(BROKEN),
+                                     "fixer": lambda r: "I would rewrite it.",
                                      "icl/cot": lambda r: "no idea"}))
     prediction, trace = await pipeline(client, sandbox).answer_with_trace(task(tiny_db))
     assert {"fixer_unusable", "generator_unusable"} <= set(labels(trace))

@@ -21,7 +21,8 @@ DB = DatabaseRef(db_id="d", path="/nonexistent")
 
 def view(tables: int, columns: int = 3) -> SchemaView:
     cols = tuple(ColumnInfo(name=f"c{i}", type="int") for i in range(columns))
-    return SchemaView(db_id="d", dialect="sqlite", tables=tuple(TableInfo(name=f"t{i}", columns=cols) for i in range(tables)))
+    return SchemaView(db_id="d", dialect="sqlite",
+                      tables=tuple(TableInfo(name=f"t{i}", columns=cols) for i in range(tables)))
 
 
 def cand(h, ok=True, rows=1):

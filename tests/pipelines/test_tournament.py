@@ -45,7 +45,8 @@ async def test_single_bucket_needs_no_call():
 
 async def test_round_robin_ranks_by_wins():
     selector = Selector(prefer=["c", "b", "a"])
-    result = await Tournament(selector, TournamentSettings()).run([bucket("a", 3), bucket("b", 2), bucket("c", 1)], Q, None)
+    field = [bucket("a", 3), bucket("b", 2), bucket("c", 1)]
+    result = await Tournament(selector, TournamentSettings()).run(field, Q, None)
     assert len(selector.pairs) == 6 and result.ranking == ("c", "b", "a") and result.wins == {"a": 0, "b": 1, "c": 2}
     assert {tuple(sorted(p)) for p in selector.pairs} == {("a", "b"), ("a", "c"), ("b", "c")}
     assert set(selector.pairs) == {("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")}
@@ -98,7 +99,8 @@ async def test_a_clear_majority_wins_without_selector_calls_when_configured():
 
 async def test_selector_failure_falls_back_to_majority_vote():
     selector = Selector(prefer=["c"], fail_on=("a", "c"))
-    result = await Tournament(selector, TournamentSettings()).run([bucket("a", 3), bucket("b", 2), bucket("c", 1)], Q, None)
+    field = [bucket("a", 3), bucket("b", 2), bucket("c", 1)]
+    result = await Tournament(selector, TournamentSettings()).run(field, Q, None)
     assert result.selector_failed and result.winner.hash == "a"
     assert sum(m.winner is None for m in result.matches) == 2  # the pair failed in both orders
 

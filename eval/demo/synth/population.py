@@ -303,7 +303,8 @@ def _contact(
     email = None
     if age >= 18 and rng.random() < (0.75 if age < 70 else 0.4):
         handle = f"{first}.{last}".lower().replace("'", "")
-        email = f"{handle}{rng.randint(1, 99) if rng.random() < 0.5 else ''}@{rng.choice(('example.com', 'example.net', 'example.org'))}"
+        number = rng.randint(1, 99) if rng.random() < 0.5 else ""
+        email = f"{handle}{number}@{rng.choice(('example.com', 'example.net', 'example.org'))}"
     return phone, email
 
 

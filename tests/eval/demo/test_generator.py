@@ -347,7 +347,8 @@ def test_services_fall_inside_coverage_on_the_claims_plan(ro):
 def test_member_months_agree_with_enrollment_spans(ro):
     spans_months = ro.execute("""
         WITH RECURSIVE months(member_id, plan_id, month, last) AS (
-          SELECT member_id, plan_id, MAX(substr(start_date, 1, 7), '2022-01'), substr(COALESCE(end_date, '2025-03-31'), 1, 7)
+          SELECT member_id, plan_id, MAX(substr(start_date, 1, 7), '2022-01'),
+                 substr(COALESCE(end_date, '2025-03-31'), 1, 7)
           FROM member_enrollments WHERE COALESCE(end_date, '2025-03-31') >= '2022-01-01'
           UNION ALL
           SELECT member_id, plan_id, strftime('%Y-%m', month || '-01', '+1 month'), last FROM months WHERE month < last)

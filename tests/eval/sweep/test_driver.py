@@ -87,7 +87,9 @@ def test_a_crashed_worker_is_restarted_and_its_question_retried(local_ray, tmp_p
     assert frame.filter(frame["task_id"] == "fake:3").get_column("ex_bird").to_list() == [False]
 
 
-def test_a_worker_crashing_past_its_retries_stops_the_sweep_with_a_resumable_error(local_ray, tmp_path, clinic_db, fakes):
+def test_a_worker_crashing_past_its_retries_stops_the_sweep_with_a_resumable_error(
+    local_ray, tmp_path, clinic_db, fakes
+):
     tasks = fakes.make_tasks(clinic_db, 6)
     config = CONFIG.model_copy(update={"max_restarts": 1, "max_task_retries": 1, "flush_every": 1})
     with pytest.raises(SweepFailed, match="rerun the same configuration") as info:
@@ -120,7 +122,8 @@ async def test_a_sweep_killed_with_sigkill_resumes_without_loss_or_duplicates(lo
     run_dir = tmp_path / "killed"
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD_SWEEP, fakes.__file__, str(run_dir), clinic_db.path],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 120
     while len(list((run_dir / "parts").glob("part-*.parquet"))) < 3:

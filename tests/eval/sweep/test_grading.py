@@ -3,13 +3,15 @@ from pipelines.contracts import CandidateSQL, Prediction, Task
 
 
 def prediction(task: Task, sql: str, pool: list[str] = ()) -> Prediction:
-    return Prediction(task_id=task.task_id, sql=sql, candidates=tuple(CandidateSQL(sql=s, producer=f"p{i}") for i, s in enumerate(pool)))
+    candidates = tuple(CandidateSQL(sql=s, producer=f"p{i}") for i, s in enumerate(pool))
+    return Prediction(task_id=task.task_id, sql=sql, candidates=candidates)
 
 
 async def test_verdicts_and_candidate_correctness(clinic_db, fakes):
     task = fakes.make_tasks(clinic_db, 1)[0]
     grader = Grader(fakes.SqliteExecutor(), ves_iterations=2)
-    grade = await grader.grade(task, prediction(task, task.gold_sql, [fakes.WRONG, task.gold_sql, "SELECT bad FROM member"]))
+    pool = [fakes.WRONG, task.gold_sql, "SELECT bad FROM member"]
+    grade = await grader.grade(task, prediction(task, task.gold_sql, pool))
     assert (grade.ex_bird, grade.ex_spider) == (True, True)
     assert [c.correct_bird for c in grade.candidates] == [False, True, False]
     assert grade.candidates[2].error and grade.candidates[2].hash.startswith("ERR:")
@@ -22,7 +24,8 @@ async def test_spider_semantics_respect_order_by_while_bird_ignores_it(clinic_db
     task = fakes.make_tasks(clinic_db, 3)[2]
     assert "ORDER BY" in task.gold_sql
     reversed_sql = "SELECT name FROM member ORDER BY age ASC"
-    grade = await Grader(fakes.SqliteExecutor(), ves_iterations=1).grade(task, prediction(task, reversed_sql, [reversed_sql, task.gold_sql]))
+    grader = Grader(fakes.SqliteExecutor(), ves_iterations=1)
+    grade = await grader.grade(task, prediction(task, reversed_sql, [reversed_sql, task.gold_sql]))
     assert (grade.ex_bird, grade.ex_spider) == (True, False)
     # same result hash (same bag of rows) but different order: each candidate judged on its own rows
     assert [(c.correct_bird, c.correct_spider) for c in grade.candidates] == [(True, False), (True, True)]
@@ -30,13 +33,15 @@ async def test_spider_semantics_respect_order_by_while_bird_ignores_it(clinic_db
 
 async def test_spider_semantics_allow_duplicates_to_matter(clinic_db, fakes):
     task = Task(task_id="d", question="plans", db=clinic_db, gold_sql="SELECT DISTINCT plan FROM member")
-    grade = await Grader(fakes.SqliteExecutor(), ves_iterations=1).grade(task, prediction(task, "SELECT plan FROM member"))
+    grader = Grader(fakes.SqliteExecutor(), ves_iterations=1)
+    grade = await grader.grade(task, prediction(task, "SELECT plan FROM member"))
     assert (grade.ex_bird, grade.ex_spider) == (True, False)
 
 
 async def test_failing_gold_is_reported_not_scored(clinic_db, fakes):
     task = Task(task_id="g", question="?", db=clinic_db, gold_sql="SELECT missing FROM member")
-    grade = await Grader(fakes.SqliteExecutor(), ves_iterations=1).grade(task, prediction(task, fakes.GOLD[0], [fakes.GOLD[0]]))
+    grader = Grader(fakes.SqliteExecutor(), ves_iterations=1)
+    grade = await grader.grade(task, prediction(task, fakes.GOLD[0], [fakes.GOLD[0]]))
     assert grade.ex_bird is None and grade.ex_spider is None
     assert "missing" in grade.gold_error
     assert grade.candidates[0].correct_bird is None
@@ -47,7 +52,8 @@ async def test_no_gold_means_no_verdict_but_hashes(clinic_db, fakes):
     executor = fakes.SqliteExecutor()
     known = await executor.execute(fakes.GOLD[1], clinic_db)
     pool = (CandidateSQL(sql=fakes.GOLD[1], producer="p", exec_result=known),)
-    grade = await Grader(executor, ves_iterations=1).grade(task, Prediction(task_id="n", sql=fakes.GOLD[1], candidates=pool))
+    grader = Grader(executor, ves_iterations=1)
+    grade = await grader.grade(task, Prediction(task_id="n", sql=fakes.GOLD[1], candidates=pool))
     assert grade.ex_bird is None and grade.exec_hash == known.hash
     assert (grade.candidates[0].hash, grade.candidates[0].correct_bird) == (known.hash, None)
 
@@ -71,7 +77,8 @@ async def test_known_candidate_results_are_not_executed_twice(clinic_db, fakes):
             return await base.execute(sql, db)
 
     counting = CountingExecutor()
-    grade = await Grader(counting, ves_iterations=1).grade(task, Prediction(task_id="x", sql=task.gold_sql, candidates=pool))
+    grader = Grader(counting, ves_iterations=1)
+    grade = await grader.grade(task, Prediction(task_id="x", sql=task.gold_sql, candidates=pool))
     assert all(c.correct_bird for c in grade.candidates)
     # prediction + gold + one timed pair for R-VES; none of the five same-hash candidates re-ran
     assert len(calls) == 4

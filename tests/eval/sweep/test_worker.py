@@ -15,7 +15,8 @@ async def run(worker, tasks):
 
 async def test_a_batch_is_answered_graded_and_recorded(clinic_db, fakes):
     tasks = fakes.make_tasks(clinic_db, 4)
-    worker = SweepWorker(fakes.ScriptedPipeline(), fakes.SqliteExecutor(), WorkerSettings(question_timeout_s=5, ves_iterations=1))
+    settings = WorkerSettings(question_timeout_s=5, ves_iterations=1)
+    worker = SweepWorker(fakes.ScriptedPipeline(), fakes.SqliteExecutor(), settings)
     records = await run(worker, tasks)
     assert [r.task_id for r in records] == [t.task_id for t in tasks]
     assert [r.ex_bird for r in records] == [True, False, True, False]
@@ -27,7 +28,8 @@ async def test_a_batch_is_answered_graded_and_recorded(clinic_db, fakes):
 
 async def test_questions_of_a_batch_run_concurrently(clinic_db, fakes):
     tasks = fakes.make_tasks(clinic_db, 8)
-    worker = SweepWorker(fakes.ScriptedPipeline(delay_s=0.3), fakes.SqliteExecutor(), WorkerSettings(question_timeout_s=5, ves_iterations=1))
+    settings = WorkerSettings(question_timeout_s=5, ves_iterations=1)
+    worker = SweepWorker(fakes.ScriptedPipeline(delay_s=0.3), fakes.SqliteExecutor(), settings)
     started = time.perf_counter()
     await run(worker, tasks)
     assert time.perf_counter() - started < 8 * 0.3 / 2
@@ -50,7 +52,8 @@ async def test_a_broken_sandbox_leaves_the_verdict_unknown(clinic_db, fakes):
         async def execute(self, sql, db):
             raise ConnectionError("sandbox actor gone")
 
-    worker = SweepWorker(fakes.ScriptedPipeline(), BrokenSandbox(), WorkerSettings(question_timeout_s=5, ves_iterations=1))
+    settings = WorkerSettings(question_timeout_s=5, ves_iterations=1)
+    worker = SweepWorker(fakes.ScriptedPipeline(), BrokenSandbox(), settings)
     (record,) = await run(worker, fakes.make_tasks(clinic_db, 1))
     assert record.ex_bird is None and "sandbox actor gone" in record.grading_error
     assert record.sql  # the answer itself is kept

@@ -32,7 +32,8 @@ def test_tagged_reply_falls_back_to_a_code_block_and_unclosed_tags():
 
 
 def test_plain_reply_keeps_bullets_as_rationale():
-    assert parse_sql_reply("- use t\n- filter\n```sql\nSELECT 1\n```\nDone.") == ("SELECT 1", "- use t\n- filter\n\nDone.")
+    reply = "- use t\n- filter\n```sql\nSELECT 1\n```\nDone."
+    assert parse_sql_reply(reply) == ("SELECT 1", "- use t\n- filter\n\nDone.")
 
 
 async def test_same_temperature_samples_share_one_request(scripted):

@@ -81,7 +81,8 @@ async def test_critique_outside_the_closed_enums_is_rejected(scripted, bad):
 
 async def test_selector_returns_the_winner(scripted):
     client = scripted({"selector": lambda r: json.dumps({"reason": "B filters", "winner": "B"})})
-    inp = SelectionInput(question="q", schema_text="s", sql_a="SELECT 1", preview_a="1", sql_b="SELECT 2", preview_b="2")
+    inp = SelectionInput(question="q", schema_text="s", sql_a="SELECT 1", preview_a="1",
+                         sql_b="SELECT 2", preview_b="2")
     assert await ReasoningSelector(settings=AgentCall()).choose(inp, runtime(client)) == "B"
     client = scripted({"selector": lambda r: json.dumps({"reason": "?", "winner": "C"})})
     with pytest.raises(AgentOutputError):
