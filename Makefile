@@ -16,7 +16,7 @@ export TOKENIZERS_PARALLELISM := false
 # lancedb 0.40 warns on every hybrid search (its sub-queries' score columns)
 export LANCEDB_LOG := error
 
-.PHONY: install install-llamacpp demo test cassettes bench clean
+.PHONY: install install-llamacpp demo test lint format cassettes bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,8 +41,17 @@ demo: $(STAMP)
 	$(BIN)/scale-analytics demo
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/scale-analytics models pull qwen2.5-coder-0.5b
 	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+# Rewrites files in place (the safe lint fixes, then ruff format); not part of `make test`.
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 # Re-record the replay cassettes from the real 0.5B model (never written by hand).
 cassettes: $(STAMP)
