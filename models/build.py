@@ -24,7 +24,12 @@ from pydantic import SecretStr
 from core.config import section
 from models.backends.base import ChatBackend
 from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
-from models.backends.replay import Cassette, ReplayBackend, fill_missing_from_env, record_mode_from_env
+from models.backends.replay import (
+    Cassette,
+    ReplayBackend,
+    fill_missing_from_env,
+    record_mode_from_env,
+)
 from models.backends.response_cache import CachedBackend, ResponseCache
 from models.client import ModelClient, Slot
 from models.config import LocalSlot, ModelConfig, OpenAISlot, ReplaySlot, VLLMServeSlot

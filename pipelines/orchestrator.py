@@ -45,13 +45,27 @@ from pipelines.agents.sql_revisor import SQLRevisor
 from pipelines.agents.types import Critique
 from pipelines.bucketing import ExecutionBucketer
 from pipelines.contracts import CandidateSQL, Prediction, ScalingConfig, SchemaView, Task
-from pipelines.refinement import UNFIXABLE_ERRORS, Refiner, lessons_from, merge_lessons, resynthesis_reason
+from pipelines.refinement import (
+    UNFIXABLE_ERRORS,
+    Refiner,
+    lessons_from,
+    merge_lessons,
+    resynthesis_reason,
+)
 from pipelines.router import DifficultyRouter
 from pipelines.schema import introspect, render_ddl, render_light
 from pipelines.settings import PipelineSettings
 from pipelines.task_run import TaskRun, gather_all, record_failure
 from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
-from pipelines.trace import ReasoningTrace, RouteRecord, SafeSink, TraceRecorder, TraceSink, conclude, safe_sinks
+from pipelines.trace import (
+    ReasoningTrace,
+    RouteRecord,
+    SafeSink,
+    TraceRecorder,
+    TraceSink,
+    conclude,
+    safe_sinks,
+)
 from pipelines.understanding import Understander
 
 FAMILY_ORDER = ("reasoning", "icl/direct", "icl/cot", "icl/decompose")

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import polars as pl
 
-from eval.breakdown import breakdown_metrics, family, family_accuracy, losses, step_costs, step_shares
+from eval.breakdown import (
+    breakdown_metrics,
+    family,
+    family_accuracy,
+    losses,
+    step_costs,
+    step_shares,
+)
 from eval.sweep.records import CandidateRecord, QuestionRecord, records_to_table
 from pipelines.contracts import StepCost
 

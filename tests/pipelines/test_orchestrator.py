@@ -15,7 +15,12 @@ import pytest
 from models.errors import BudgetExceeded, ModelTimeout, ModelUnavailable
 from pipelines.contracts import CellHit, ExampleHit, ScalingConfig, Task
 from pipelines.orchestrator import Orchestrator, call_allowance, resynthesis_jobs, synthesis_jobs
-from pipelines.settings import PipelineSettings, RouterSettings, TournamentSettings, UnderstandingSettings
+from pipelines.settings import (
+    PipelineSettings,
+    RouterSettings,
+    TournamentSettings,
+    UnderstandingSettings,
+)
 from pipelines.trace import JsonlTraceSink, read_traces
 
 RIGHT = "SELECT count(*) FROM singer WHERE country = 'France'"  # 2

@@ -9,7 +9,12 @@ import pytest
 from core.config import load_config
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing import runner
-from pipelines.indexing.ensure import NOT_AUTO_BUILT, RetrievalStatus, ensure_indexes, retrieval_needs
+from pipelines.indexing.ensure import (
+    NOT_AUTO_BUILT,
+    RetrievalStatus,
+    ensure_indexes,
+    retrieval_needs,
+)
 
 
 def config(root: Path, train_files, *extra: str):
