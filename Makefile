@@ -42,13 +42,15 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/scale-analytics models pull qwen2.5-coder-0.5b
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
-# Rewrites files in place (the safe lint fixes, then ruff format); not part of `make test`.
+# Rewrites files in place (the safe lint fixes, then ruff format); `make test` only checks.
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .

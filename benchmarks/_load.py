@@ -128,7 +128,9 @@ class LoadGuard:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, **kw: object) -> LoadGuard:
-        ignore = bool(getattr(args, "ignore_load", False)) or os.environ.get(IGNORE_ENV, "") not in (
+        ignore = bool(getattr(args, "ignore_load", False)) or os.environ.get(
+            IGNORE_ENV, ""
+        ) not in (
             "",
             "0",
         )
@@ -205,7 +207,9 @@ class LoadGuard:
             flush=True,
         )
         if others > self.max_load:
-            self._refuse(f"load {others:.2f} > {self.max_load:g} from other processes during the run")
+            self._refuse(
+                f"load {others:.2f} > {self.max_load:g} from other processes during the run"
+            )
         return others
 
 

@@ -167,8 +167,11 @@ class Bench:
             sum(r.usage.prompt_tokens for r in responses),
         )
         mode = "at once" if concurrent else "one by one"
-        print(f"   {len(requests)} requests {mode} {slot_overrides or ''}: {wall:.1f} s, "
-              f"{run.prompt_tokens} prompt + {run.completion_tokens} generated tokens", flush=True)
+        print(
+            f"   {len(requests)} requests {mode} {slot_overrides or ''}: {wall:.1f} s, "
+            f"{run.prompt_tokens} prompt + {run.completion_tokens} generated tokens",
+            flush=True,
+        )
         return run
 
     async def run(self, prompts: Prompts) -> dict:
@@ -316,7 +319,12 @@ async def _raw(backend: object, req: ChatRequest) -> tuple[dict, float]:
 
 class SettingsBench:
     def __init__(
-        self, model: str, args: argparse.Namespace, schema: str, questions: list[str], guard: LoadGuard
+        self,
+        model: str,
+        args: argparse.Namespace,
+        schema: str,
+        questions: list[str],
+        guard: LoadGuard,
     ) -> None:
         self.model, self.args, self.guard = model, args, guard
         from models.config import LocalSlot, ModelConfig
@@ -325,14 +333,19 @@ class SettingsBench:
         self.slot = config.roles["generator"]
         s = config.slots[self.slot]
         if not isinstance(s, LocalSlot):
-            raise SystemExit(f"--settings needs a local model slot; {model}'s {self.slot} is {s.backend}")
+            raise SystemExit(
+                f"--settings needs a local model slot; {model}'s {self.slot} is {s.backend}"
+            )
         # the model config's current settings: the baseline
         self.baseline = Setting(s.omp_wait_policy, s.poll, s.n_batch, s.n_parallel, s.ctx_per_slot)
         self.first = [
             ChatMessage(role="system", content=SYSTEM),
             ChatMessage(role="user", content=f"{schema}\n\nQuestion: {questions[0]}"),
         ]
-        self.second = [self.first[0], ChatMessage(role="user", content=f"{schema}\n\nQuestion: {questions[1]}")]
+        self.second = [
+            self.first[0],
+            ChatMessage(role="user", content=f"{schema}\n\nQuestion: {questions[1]}"),
+        ]
 
     async def measure(self, setting: Setting) -> SettingRun:
         a = self.args
@@ -357,7 +370,9 @@ class SettingsBench:
             async with asyncio.timeout(a.setting_timeout):
                 await backend.chat(request("SELECT 1", max_tokens=2))  # warm-up: threads, pages
                 # the schema prompt from scratch; one token generated
-                body, wall = await _raw(backend, ChatRequest(messages=tuple(self.first), max_tokens=1))
+                body, wall = await _raw(
+                    backend, ChatRequest(messages=tuple(self.first), max_tokens=1)
+                )
                 prompt_tokens = int(body["usage"]["prompt_tokens"])
                 timings = body.get("timings") or {}
                 prompt_tps = float(timings.get("prompt_per_second") or prompt_tokens / wall)
@@ -369,12 +384,19 @@ class SettingsBench:
                     timings = body.get("timings") or {}
                     n = int(timings.get("predicted_n") or body["usage"]["completion_tokens"])
                     decode_tokens += n
-                    decode_s += float(timings["predicted_ms"]) / 1000 if timings.get("predicted_ms") else wall
+                    decode_s += (
+                        float(timings["predicted_ms"]) / 1000
+                        if timings.get("predicted_ms")
+                        else wall
+                    )
                 decode_tps = decode_tokens / decode_s
                 # n=8 samples of another question on the same schema, as the client sends them
                 req = ChatRequest(
-                    messages=tuple(self.second), n=a.samples, temperature=0.8,
-                    max_tokens=a.n8_tokens, seed=1234,
+                    messages=tuple(self.second),
+                    n=a.samples,
+                    temperature=0.8,
+                    max_tokens=a.n8_tokens,
+                    seed=1234,
                 )
                 start = time.perf_counter()
                 resp: ChatResponse = await backend.chat(req)
@@ -388,7 +410,14 @@ class SettingsBench:
         )
         workload = prompt_tokens / prompt_tps + a.decode_tokens / decode_tps + n8_s
         run = SettingRun(
-            setting, start_s, prompt_tokens, prompt_tps, decode_tps, n8_s, n8_tokens, workload,
+            setting,
+            start_s,
+            prompt_tokens,
+            prompt_tps,
+            decode_tps,
+            n8_s,
+            n8_tokens,
+            workload,
             self.guard.others_since(mark),
         )
         others = "-" if run.others is None else f"{run.others:.2f}"
@@ -472,10 +501,14 @@ def settings_report(bench: SettingsBench, runs: list[SettingRun], guard: LoadGua
     if repeats:
         drift = repeats[-1].workload_s / base.workload_s - 1
         steady = "steady" if abs(drift) <= 0.1 else "NOT steady: compare rows with care"
-        print(f"drift: the current default measured again at the end: workload {drift:+.0%} ({steady})")
+        print(
+            f"drift: the current default measured again at the end: workload {drift:+.0%} ({steady})"
+        )
     top = min(runs, key=lambda r: r.workload_s)
-    print(f"lowest workload: row {runs.index(top) + 1}, {_describe(top.setting)} "
-          f"({base.workload_s / top.workload_s:.2f}x the current default)")
+    print(
+        f"lowest workload: row {runs.index(top) + 1}, {_describe(top.setting)} "
+        f"({base.workload_s / top.workload_s:.2f}x the current default)"
+    )
     s = top.setting
     print(
         "as model config overrides: "
@@ -494,7 +527,9 @@ async def settings_main(args: argparse.Namespace, guard: LoadGuard) -> None:
     if not db_file.exists():
         raise SystemExit(f"Spider's concert_singer not found at {db_file}")
     questions = [
-        q["question"] for q in json.loads((spider / "dev.json").read_text()) if q["db_id"] == "concert_singer"
+        q["question"]
+        for q in json.loads((spider / "dev.json").read_text())
+        if q["db_id"] == "concert_singer"
     ]
     with Sandbox(timeout_s=30, row_cap=100) as sandbox:
         schema = await reference_schema(
@@ -518,17 +553,33 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=48)
-    parser.add_argument("--decode-tokens", type=int, default=None,
-                        help="tokens per decode measurement (default 96; --settings: 64)")
+    parser.add_argument(
+        "--decode-tokens",
+        type=int,
+        default=None,
+        help="tokens per decode measurement (default 96; --settings: 64)",
+    )
     settings = parser.add_argument_group("runtime settings (--settings)")
-    settings.add_argument("--settings", action="store_true",
-                          help="compare the server's runtime settings for one model")
-    settings.add_argument("--model", default=None,
-                          help="model config (default qwen2.5-coder-1.5b; --quick: qwen2.5-coder-0.5b)")
+    settings.add_argument(
+        "--settings",
+        action="store_true",
+        help="compare the server's runtime settings for one model",
+    )
+    settings.add_argument(
+        "--model",
+        default=None,
+        help="model config (default qwen2.5-coder-1.5b; --quick: qwen2.5-coder-0.5b)",
+    )
     settings.add_argument("--quick", action="store_true", help="smoke run: the 0.5B, 4 settings")
-    settings.add_argument("--n8-tokens", type=int, default=64, help="tokens per sample of the n=8 request")
-    settings.add_argument("--decode-reps", type=int, default=None, help="decode measurements (2; --quick: 1)")
-    settings.add_argument("--setting-timeout", type=float, default=300.0, help="seconds per setting")
+    settings.add_argument(
+        "--n8-tokens", type=int, default=64, help="tokens per sample of the n=8 request"
+    )
+    settings.add_argument(
+        "--decode-reps", type=int, default=None, help="decode measurements (2; --quick: 1)"
+    )
+    settings.add_argument(
+        "--setting-timeout", type=float, default=300.0, help="seconds per setting"
+    )
     add_load_arguments(parser)
     args = parser.parse_args()
     guard = LoadGuard.from_args(args)

@@ -26,7 +26,9 @@ async def run_config(name, cfg, tasks, client, sandbox, concurrency):
     from pipelines.factory import build_pipeline, build_retrievers
 
     cells, examples = build_retrievers(cfg)
-    pipeline = build_pipeline(cfg, client=client, sandbox=sandbox, cell_retriever=cells, example_retriever=examples)
+    pipeline = build_pipeline(
+        cfg, client=client, sandbox=sandbox, cell_retriever=cells, example_retriever=examples
+    )
     gate = asyncio.Semaphore(concurrency)
 
     async def one(task):
@@ -43,11 +45,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=12)
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
-    parser.add_argument("--concurrency", type=int, default=2, help="questions in flight per configuration")
-    parser.add_argument("--timeout", type=float, default=None,
-                        help="global timeout per question for every configuration (a busy machine needs more)")
-    parser.add_argument("--pipeline", nargs="*", default=["scaling=cpu_small", "pipeline=cpu_small"],
-                        help="Hydra overrides of the full pipeline's configuration")
+    parser.add_argument(
+        "--concurrency", type=int, default=2, help="questions in flight per configuration"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="global timeout per question for every configuration (a busy machine needs more)",
+    )
+    parser.add_argument(
+        "--pipeline",
+        nargs="*",
+        default=["scaling=cpu_small", "pipeline=cpu_small"],
+        help="Hydra overrides of the full pipeline's configuration",
+    )
     add_load_arguments(parser)
     args = parser.parse_args()
     guard = LoadGuard.from_args(args)
@@ -58,8 +70,13 @@ def main() -> None:
     from eval.scoring import score_predictions
     from pipelines.sandbox import Sandbox, SandboxSettings
 
-    common = [f"model={args.model}", "benchmark=spider_dev_sub9", f"benchmark.limit={args.limit}",
-              "pipeline.trace.mlflow=false", "pipeline.trace.directory=${paths.runs}/bench_traces"]
+    common = [
+        f"model={args.model}",
+        "benchmark=spider_dev_sub9",
+        f"benchmark.limit={args.limit}",
+        "pipeline.trace.mlflow=false",
+        "pipeline.trace.directory=${paths.runs}/bench_traces",
+    ]
     if args.timeout:
         common.append(f"scaling.global_timeout_s={args.timeout}")
     base = load_config(common)
@@ -72,16 +89,35 @@ def main() -> None:
         from models.types import ChatMessage, ChatRequest
 
         # Start the model server before any clock runs: the pipelines' timeouts are for answering.
-        await client.chat(ChatRequest(messages=(ChatMessage(role="user", content="SELECT 1"),), max_tokens=1),
-                          role="generator")
-        full = await run_config("pipeline", load_config(common + args.pipeline), tasks, client, sandbox,
-                                args.concurrency)
+        await client.chat(
+            ChatRequest(messages=(ChatMessage(role="user", content="SELECT 1"),), max_tokens=1),
+            role="generator",
+        )
+        full = await run_config(
+            "pipeline",
+            load_config(common + args.pipeline),
+            tasks,
+            client,
+            sandbox,
+            args.concurrency,
+        )
         width = max(1, round(statistics.mean(len(p.candidates) for p in full[1])))
-        greedy = await run_config("single-pass greedy", load_config(common + ["scaling=single_pass"]), tasks,
-                                  client, sandbox, args.concurrency)
-        vote = await run_config(f"self-consistency x{width}",
-                                load_config(common + ["scaling=self_consistency", f"scaling.k_icl={width}"]),
-                                tasks, client, sandbox, args.concurrency)
+        greedy = await run_config(
+            "single-pass greedy",
+            load_config(common + ["scaling=single_pass"]),
+            tasks,
+            client,
+            sandbox,
+            args.concurrency,
+        )
+        vote = await run_config(
+            f"self-consistency x{width}",
+            load_config(common + ["scaling=self_consistency", f"scaling.k_icl={width}"]),
+            tasks,
+            client,
+            sandbox,
+            args.concurrency,
+        )
         await client.aclose()
         return [greedy, vote, full]
 
@@ -91,22 +127,35 @@ def main() -> None:
         for name, predictions, wall in asyncio.run(measure()):
             report = score_predictions(benchmark, {p.task_id: p.sql for p in predictions})
             n = len(predictions)
-            rows.append((name, report.overall.ex_bird, report.overall.ex_spider,
-                         sum(p.usage.calls for p in predictions) / n,
-                         sum(p.usage.total_tokens for p in predictions) / n,
-                         sum(p.latency_s for p in predictions) / n, wall / n,
-                         sum(p.degraded for p in predictions) / n))
+            rows.append(
+                (
+                    name,
+                    report.overall.ex_bird,
+                    report.overall.ex_spider,
+                    sum(p.usage.calls for p in predictions) / n,
+                    sum(p.usage.total_tokens for p in predictions) / n,
+                    sum(p.latency_s for p in predictions) / n,
+                    wall / n,
+                    sum(p.degraded for p in predictions) / n,
+                )
+            )
     finally:
         sandbox.close()
     guard.after()  # exit 3 before the table when other processes loaded the machine
     if guard.banner:
         print(guard.banner)
-    print(f"\nSpider dev sub9, first {len(tasks)} questions, model {args.model}, pipeline: {' '.join(args.pipeline)}")
-    print(f"{'configuration':<24} {'EX(bird)':>8} {'EX(spider)':>10} {'calls/q':>8} {'tokens/q':>9} "
-          f"{'latency/q':>9} {'wall s/q':>8} {'degraded':>8}")
+    print(
+        f"\nSpider dev sub9, first {len(tasks)} questions, model {args.model}, pipeline: {' '.join(args.pipeline)}"
+    )
+    print(
+        f"{'configuration':<24} {'EX(bird)':>8} {'EX(spider)':>10} {'calls/q':>8} {'tokens/q':>9} "
+        f"{'latency/q':>9} {'wall s/q':>8} {'degraded':>8}"
+    )
     for name, ex_b, ex_s, calls, tokens, lat, wall, degraded in rows:
-        print(f"{name:<24} {ex_b:>8.3f} {ex_s:>10.3f} {calls:>8.1f} {tokens:>9.0f} {lat:>9.1f} {wall:>8.1f} "
-              f"{degraded:>8.2f}")
+        print(
+            f"{name:<24} {ex_b:>8.3f} {ex_s:>10.3f} {calls:>8.1f} {tokens:>9.0f} {lat:>9.1f} {wall:>8.1f} "
+            f"{degraded:>8.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -34,14 +34,18 @@ from pipelines.understanding import Understander, prompt_view_tokens
 def claims_ref(cfg) -> DatabaseRef:
     path = Path(cfg.paths.demo) / "dev_databases" / "claims" / "claims.sqlite"
     if not path.exists():
-        raise SystemExit(f"no demo database at {path}: run `scale-analytics demo` or the demo build first")
+        raise SystemExit(
+            f"no demo database at {path}: run `scale-analytics demo` or the demo build first"
+        )
     return DatabaseRef(db_id="claims", dialect="sqlite", path=str(path))
 
 
 def spider_refs(cfg, n: int) -> list[DatabaseRef]:
     paths = sorted(Path(cfg.paths.benchmarks, "spider", "database").glob("*/*.sqlite"))
-    return [DatabaseRef(db_id=p.parent.name, dialect="sqlite", path=str(p))
-            for p in random.Random(0).sample(paths, min(n, len(paths)))]
+    return [
+        DatabaseRef(db_id=p.parent.name, dialect="sqlite", path=str(p))
+        for p in random.Random(0).sample(paths, min(n, len(paths)))
+    ]
 
 
 def token_table(dbs: list[DatabaseRef], tokenize) -> None:
@@ -52,8 +56,10 @@ def token_table(dbs: list[DatabaseRef], tokenize) -> None:
             for style, text in (("light", render_light(view)), ("ddl", render_ddl(view))):
                 digits = sum(c.isdigit() for c in text)
                 real = tokenize(text) if tokenize else "-"
-                print(f"{db.db_id:<15} {style:<5} {samples:>7} {len(text):>6} {digits:>7} "
-                      f"{math.ceil(len(text) / 4):>6} {token_size(text):>12} {real:>5}")
+                print(
+                    f"{db.db_id:<15} {style:<5} {samples:>7} {len(text):>6} {digits:>7} "
+                    f"{math.ceil(len(text) / 4):>6} {token_size(text):>12} {real:>5}"
+                )
 
 
 def focus_table(cfg, db: DatabaseRef) -> None:
@@ -62,20 +68,32 @@ def focus_table(cfg, db: DatabaseRef) -> None:
     print("samples  budget  mean tokens  gold tables kept")
     for samples in (3, 2, 1):
         view = introspect(db, samples)
-        print(f"{samples:>7} {'whole':>7} {prompt_view_tokens(view):>12} {len(questions):>10}/{len(questions)}")
+        print(
+            f"{samples:>7} {'whole':>7} {prompt_view_tokens(view):>12} {len(questions):>10}/{len(questions)}"
+        )
         for budget in (1000, 1500, 2000):
-            focus = Understander(extractor=None, settings=UnderstandingSettings(max_schema_tokens=budget)).focus
+            focus = Understander(
+                extractor=None, settings=UnderstandingSettings(max_schema_tokens=budget)
+            ).focus
             kept, sizes = 0, []
             for q in questions:
                 run = SimpleNamespace(
                     task=SimpleNamespace(question=q["question"], evidence=q.get("evidence", "")),
-                    context=SimpleNamespace(understanding=SimpleNamespace(keywords=()), cell_hits=()),
-                    recorder=SimpleNamespace(decide=lambda *a, **k: None))
+                    context=SimpleNamespace(
+                        understanding=SimpleNamespace(keywords=()), cell_hits=()
+                    ),
+                    recorder=SimpleNamespace(decide=lambda *a, **k: None),
+                )
                 focused = focus(view, run)
-                gold = {t.name.lower() for t in sqlglot.parse_one(q["SQL"], read="sqlite").find_all(exp.Table)}
+                gold = {
+                    t.name.lower()
+                    for t in sqlglot.parse_one(q["SQL"], read="sqlite").find_all(exp.Table)
+                }
                 kept += gold <= {t.name.lower() for t in focused.tables}
                 sizes.append(prompt_view_tokens(focused))
-            print(f"{samples:>7} {budget:>7} {sum(sizes) / len(sizes):>12.0f} {kept:>10}/{len(questions)}")
+            print(
+                f"{samples:>7} {budget:>7} {sum(sizes) / len(sizes):>12.0f} {kept:>10}/{len(questions)}"
+            )
 
 
 def main() -> None:
@@ -100,10 +118,18 @@ def main() -> None:
         from models.store import ModelStore
 
         path = ModelStore(cfg.paths.models).path_for(get_spec(args.model))
-        with LocalServer(path, LocalServerConfig(n_parallel=1, ctx_per_slot=4096), alias=args.model) as server:
+        with LocalServer(
+            path, LocalServerConfig(n_parallel=1, ctx_per_slot=4096), alias=args.model
+        ) as server:
             url = server.base_url.removesuffix("/v1") + "/tokenize"
-            token_table(dbs, lambda text: len(httpx.post(url, json={"content": text}, headers=server.auth_headers)
-                                              .json()["tokens"]))
+            token_table(
+                dbs,
+                lambda text: len(
+                    httpx.post(url, json={"content": text}, headers=server.auth_headers).json()[
+                        "tokens"
+                    ]
+                ),
+            )
     focus_table(cfg, claims)
     guard.after()  # exit 3 when other processes loaded the machine
     print(guard.banner or "load ok")

@@ -46,12 +46,19 @@ from pipelines.sandbox import LocalSandboxPool, SandboxSettings
 
 # A generous per-question timeout: a timed-out question would be cheap and distort the rate.
 DEFAULTS = [
-    "benchmark=spider_dev_sub9", "model=qwen2.5-coder-0.5b", "scaling=single_pass", "scaling.global_timeout_s=900"
+    "benchmark=spider_dev_sub9",
+    "model=qwen2.5-coder-0.5b",
+    "scaling=single_pass",
+    "scaling.global_timeout_s=900",
 ]
 
 
-def ray_mode(cfg, tasks: list[Task], in_flight: int, scratch: Path) -> tuple[float, list[QuestionRecord]]:
-    sweep = SweepConfig.from_cfg(cfg).model_copy(update={"in_flight": in_flight, "workers": 1, "progress": False})
+def ray_mode(
+    cfg, tasks: list[Task], in_flight: int, scratch: Path
+) -> tuple[float, list[QuestionRecord]]:
+    sweep = SweepConfig.from_cfg(cfg).model_copy(
+        update={"in_flight": in_flight, "workers": 1, "progress": False}
+    )
     store = RunStore.open(scratch / f"ray-{in_flight}", identity={})
     with sweep_services(cfg, sweep, trace_dir=None) as (factory, sandbox):
         started = time.perf_counter()
@@ -61,7 +68,9 @@ def ray_mode(cfg, tasks: list[Task], in_flight: int, scratch: Path) -> tuple[flo
     return elapsed, [QuestionRecord.model_validate(row) for row in frame.to_dicts()]
 
 
-async def in_process_mode(cfg, tasks: list[Task], in_flight: int) -> tuple[float, list[QuestionRecord]]:
+async def in_process_mode(
+    cfg, tasks: list[Task], in_flight: int
+) -> tuple[float, list[QuestionRecord]]:
     """No Ray at all: the model server as a child process, sandbox threads, the same worker
     class called directly with the same number of questions in flight."""
     sweep = SweepConfig.from_cfg(cfg)
@@ -71,8 +80,12 @@ async def in_process_mode(cfg, tasks: list[Task], in_flight: int) -> tuple[float
     client = build_client(cfg.model)
     try:
         cells, examples = build_retrievers(cfg)
-        pipeline = build_pipeline(cfg, client=client, sandbox=sandbox, cell_retriever=cells, example_retriever=examples)
-        settings = WorkerSettings(question_timeout_s=sweep.question_timeout_s, ves_iterations=sweep.ves_iterations)
+        pipeline = build_pipeline(
+            cfg, client=client, sandbox=sandbox, cell_retriever=cells, example_retriever=examples
+        )
+        settings = WorkerSettings(
+            question_timeout_s=sweep.question_timeout_s, ves_iterations=sweep.ves_iterations
+        )
         worker = SweepWorker(lambda: pipeline, sandbox, settings)
         gate = asyncio.Semaphore(in_flight)
 
@@ -92,8 +105,12 @@ async def in_process_mode(cfg, tasks: list[Task], in_flight: int) -> tuple[float
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=16)
-    parser.add_argument("--in-flight", type=int, default=4, help="default: the model slot's n_parallel")
-    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. model=qwen2.5-coder-1.5b")
+    parser.add_argument(
+        "--in-flight", type=int, default=4, help="default: the model slot's n_parallel"
+    )
+    parser.add_argument(
+        "overrides", nargs="*", help="Hydra overrides, e.g. model=qwen2.5-coder-1.5b"
+    )
     add_load_arguments(parser)
     args = parser.parse_args(argv)
     guard = LoadGuard.from_args(args)
@@ -111,14 +128,26 @@ def main(argv: list[str]) -> int:
     guard.before()
     with tempfile.TemporaryDirectory() as scratch, ray_session(SweepConfig.from_cfg(cfg).ray):
         modes["ray, 1 in flight"] = ray_mode(cfg, tasks, 1, Path(scratch))
-        modes[f"ray, {args.in_flight} in flight"] = ray_mode(cfg, tasks, args.in_flight, Path(scratch))
-    modes[f"in-process, {args.in_flight} in flight"] = asyncio.run(in_process_mode(cfg, tasks, args.in_flight))
+        modes[f"ray, {args.in_flight} in flight"] = ray_mode(
+            cfg, tasks, args.in_flight, Path(scratch)
+        )
+    modes[f"in-process, {args.in_flight} in flight"] = asyncio.run(
+        in_process_mode(cfg, tasks, args.in_flight)
+    )
 
     guard.after()  # exit 3 before the table when other processes loaded the machine
     if guard.banner:
         console.print(guard.banner)
     table = Table(title="sweep throughput")
-    for column in ("mode", "seconds", "questions/min", "vs 1 in flight", "EX (BIRD)", "tokens/question", "degraded"):
+    for column in (
+        "mode",
+        "seconds",
+        "questions/min",
+        "vs 1 in flight",
+        "EX (BIRD)",
+        "tokens/question",
+        "degraded",
+    ):
         table.add_column(column, justify="left" if column == "mode" else "right")
     base_rate = None
     for mode, (elapsed, records) in modes.items():
@@ -127,16 +156,24 @@ def main(argv: list[str]) -> int:
         scored = [r.ex_bird for r in records if r.ex_bird is not None]
         tokens = sum(r.prompt_tokens + r.completion_tokens for r in records) / max(len(records), 1)
         table.add_row(
-            mode, f"{elapsed:.1f}", f"{rate:.1f}", f"{rate / base_rate:.2f}x",
-            f"{sum(scored) / len(scored):.3f}" if scored else "–", f"{tokens:.0f}",
+            mode,
+            f"{elapsed:.1f}",
+            f"{rate:.1f}",
+            f"{rate / base_rate:.2f}x",
+            f"{sum(scored) / len(scored):.3f}" if scored else "–",
+            f"{tokens:.0f}",
             str(sum(r.degraded for r in records)),
         )
     console.print(table)
-    console.print(f"load average at the end: {os.getloadavg()[0]:.1f} (other processes share these CPUs)")
+    console.print(
+        f"load average at the end: {os.getloadavg()[0]:.1f} (other processes share these CPUs)"
+    )
     ray_n = modes[f"ray, {args.in_flight} in flight"][0]
     local_n = modes[f"in-process, {args.in_flight} in flight"][0]
-    console.print(f"Ray overhead at {args.in_flight} in flight: {ray_n - local_n:+.1f} s "
-                  f"({ray_n / local_n:.2f}x in-process wall time)")
+    console.print(
+        f"Ray overhead at {args.in_flight} in flight: {ray_n - local_n:+.1f} s "
+        f"({ray_n / local_n:.2f}x in-process wall time)"
+    )
     return 0
 
 

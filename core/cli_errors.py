@@ -20,7 +20,13 @@ import sys
 
 EXIT_USAGE = 2
 # Lines of Hydra / OmegaConf / pydantic messages that add nothing on one line.
-_NOISE = ("See https://", "For further information visit", "full_key:", "object_type=", "reference_type=")
+_NOISE = (
+    "See https://",
+    "For further information visit",
+    "full_key:",
+    "object_type=",
+    "reference_type=",
+)
 _STOP = ("Available options", "Config search path")  # the rest of the message is a listing
 
 
@@ -32,7 +38,12 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from core.errors import ProjectError
 
     return (
-        HydraException, OmegaConfBaseException, ValidationError, ProjectError, OSError, UnicodeError,
+        HydraException,
+        OmegaConfBaseException,
+        ValidationError,
+        ProjectError,
+        OSError,
+        UnicodeError,
         json.JSONDecodeError,
     )
 
@@ -42,7 +53,9 @@ def one_line(exc: BaseException) -> str:
     from pydantic import ValidationError
 
     if isinstance(exc, ValidationError):
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()
+        )
         return f"invalid {exc.title}: {problems}"
     parts: list[str] = []
     seen: set[int] = set()
@@ -54,13 +67,20 @@ def one_line(exc: BaseException) -> str:
             if line.startswith(_STOP):
                 break
             line = line.rstrip(".:;")
-            if line.strip("^ ") == "" or line == "None" or line.startswith(_NOISE) or any(line in p for p in parts):
+            if (
+                line.strip("^ ") == ""
+                or line == "None"
+                or line.startswith(_NOISE)
+                or any(line in p for p in parts)
+            ):
                 continue  # empty, a caret under the parser's position, or said already
             parts.append(line)
         current = current.__cause__
     override = getattr(exc, "override", None)  # Hydra's OverrideParseException
     if override is not None:
-        parts = [f"cannot parse the override {override!r}"] + [p for p in parts if not p.startswith("Error parsing")]
+        parts = [f"cannot parse the override {override!r}"] + [
+            p for p in parts if not p.startswith("Error parsing")
+        ]
     text = ": ".join(parts) or type(exc).__name__
     options = getattr(exc, "options", None)  # Hydra's MissingConfigException: the group's choices
     return text + (f" (available: {', '.join(options)})" if options else "")

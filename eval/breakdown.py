@@ -40,8 +40,12 @@ def step_shares(frame: pl.DataFrame) -> dict[str, float]:
     graded = _graded(frame)
     if graded.is_empty() or "answered_by" not in graded.columns:
         return {}
-    counts = graded.get_column("answered_by").fill_null("").replace("", "none").value_counts(sort=True)
-    return {row["answered_by"]: row["count"] / graded.height for row in counts.iter_rows(named=True)}
+    counts = (
+        graded.get_column("answered_by").fill_null("").replace("", "none").value_counts(sort=True)
+    )
+    return {
+        row["answered_by"]: row["count"] / graded.height for row in counts.iter_rows(named=True)
+    }
 
 
 def step_costs(frame: pl.DataFrame) -> pl.DataFrame:
@@ -51,10 +55,12 @@ def step_costs(frame: pl.DataFrame) -> pl.DataFrame:
     steps = frame.select(pl.col("steps").explode()).drop_nulls().unnest("steps")
     if steps.is_empty():
         return pl.DataFrame()
-    return (
-        steps.group_by("step", maintain_order=True)
-        .agg(pl.len().alias("questions"), pl.col("calls").mean(), pl.col("prompt_tokens").mean(),
-             pl.col("completion_tokens").mean(), pl.col("seconds").mean())
+    return steps.group_by("step", maintain_order=True).agg(
+        pl.len().alias("questions"),
+        pl.col("calls").mean(),
+        pl.col("prompt_tokens").mean(),
+        pl.col("completion_tokens").mean(),
+        pl.col("seconds").mean(),
     )
 
 
@@ -67,11 +73,15 @@ def family_accuracy(frame: pl.DataFrame, semantics: str = "correct_bird") -> pl.
         if c[semantics] is not None
     ]
     if not rows:
-        return pl.DataFrame(schema={"family": pl.String, "samples": pl.UInt32, "right_share": pl.Float64})
+        return pl.DataFrame(
+            schema={"family": pl.String, "samples": pl.UInt32, "right_share": pl.Float64}
+        )
     return (
         pl.DataFrame(rows)
         .group_by("family")
-        .agg(pl.len().alias("samples"), pl.col("right").cast(pl.Float64).mean().alias("right_share"))
+        .agg(
+            pl.len().alias("samples"), pl.col("right").cast(pl.Float64).mean().alias("right_share")
+        )
         .sort("samples", descending=True)
     )
 
@@ -98,7 +108,9 @@ def losses(frame: pl.DataFrame, semantics: str = "bird") -> pl.DataFrame:
         {
             "difficulty": [r["difficulty"] or "unlabelled" for r in records],
             "right": [bool(r[f"ex_{semantics}"]) for r in records],
-            "in_pool": [any(c[f"correct_{semantics}"] for c in r["candidates"] or []) for r in records],
+            "in_pool": [
+                any(c[f"correct_{semantics}"] for c in r["candidates"] or []) for r in records
+            ],
             "loss": [loss_of(r, semantics) or "" for r in records],
         }
     )
@@ -109,7 +121,9 @@ def losses(frame: pl.DataFrame, semantics: str = "bird") -> pl.DataFrame:
         *(pl.col("loss").eq(name).sum().alias(name) for name in LOSSES),
     )
     total = table.select(
-        pl.lit("all").alias("difficulty"), pl.len().alias("questions"), pl.col("right").sum().alias("right"),
+        pl.lit("all").alias("difficulty"),
+        pl.len().alias("questions"),
+        pl.col("right").sum().alias("right"),
         pl.col("in_pool").cast(pl.Float64).mean().alias("pass_at_pool"),
         *(pl.col("loss").eq(name).sum().alias(name) for name in LOSSES),
     )

@@ -54,7 +54,9 @@ def label_of(overrides: Sequence[str]) -> str:
     kept = [
         o
         for o in overrides
-        if _key(o).split(".")[0] not in _NOT_LABELS and _key(o) not in _SUBSET_KEYS and "/" not in o.split("=", 1)[-1]
+        if _key(o).split(".")[0] not in _NOT_LABELS
+        and _key(o) not in _SUBSET_KEYS
+        and "/" not in o.split("=", 1)[-1]
     ]
     return ",".join(kept) or "default"
 
@@ -78,7 +80,9 @@ def expand(
     """Configurations to run, in order. ``load`` composes a config (``core.config.load_config``)."""
     combos = sweep_combinations(argv)
     if len(combos) > 1 and not multirun:
-        raise OverrideError(f"{' '.join(argv)} sweeps over several values: add --multirun to run them all")
+        raise OverrideError(
+            f"{' '.join(argv)} sweeps over several values: add --multirun to run them all"
+        )
     # Within a multirun, a combination is named by the overrides that vary between combinations.
     varying = [i for i in range(len(combos[0])) if len({combo[i] for combo in combos}) > 1]
     configurations = []
@@ -90,7 +94,9 @@ def expand(
             continue
         for name, extra in OmegaConf.to_container(variants).items():  # type: ignore[union-attr]
             if not isinstance(extra, list) or not all(isinstance(o, str) for o in extra):
-                raise OverrideError(f"experiment.variants.{name} must be a list of key=value overrides")
+                raise OverrideError(
+                    f"experiment.variants.{name} must be a list of key=value overrides"
+                )
             label = f"{name}[{combo_label}]" if varying else name
             configurations.append(Configuration(label=label, overrides=merge(combo, extra)))
     return configurations

@@ -18,10 +18,21 @@ from eval.loaders import LoadedBenchmark
 from eval.prediction_files import export_official, write_jsonl
 
 
-def export_predictions(predictions: pl.DataFrame, benchmark: LoadedBenchmark, out_dir: Path) -> list[Path]:
+def export_predictions(
+    predictions: pl.DataFrame, benchmark: LoadedBenchmark, out_dir: Path
+) -> list[Path]:
     """Write the JSONL and official-format files under ``out_dir``; returns them."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    by_task = dict(zip(predictions.get_column("task_id").to_list(), predictions.get_column("sql").to_list()))
+    by_task = dict(
+        zip(predictions.get_column("task_id").to_list(), predictions.get_column("sql").to_list())
+    )
     jsonl = out_dir / "predictions.jsonl"
-    write_jsonl(jsonl, {task.task_id: by_task[task.task_id] for task in benchmark.tasks if task.task_id in by_task})
+    write_jsonl(
+        jsonl,
+        {
+            task.task_id: by_task[task.task_id]
+            for task in benchmark.tasks
+            if task.task_id in by_task
+        },
+    )
     return [jsonl, *export_official(benchmark, by_task, out_dir)]

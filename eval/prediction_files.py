@@ -50,7 +50,9 @@ def read_predictions(
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise PredictionsFormatError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+        raise PredictionsFormatError(
+            f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})"
+        ) from None
     db_ids = _db_ids_by_index(benchmark)
     if fmt == "jsonl":
         return _read_jsonl(text, path, benchmark, db_ids)

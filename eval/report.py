@@ -74,7 +74,10 @@ def pass_at_k_curve(frame: pl.DataFrame, semantics: str = "ex_bird") -> dict[int
 def ex_by_difficulty(frame: pl.DataFrame) -> pl.DataFrame:
     """One row per difficulty (plus ``all``): questions scored, EX under both semantics."""
     scored = _scored(frame).with_columns(pl.col("difficulty").fill_null("unlabelled"))
-    aggregations = [pl.len().alias("questions"), *(pl.col(s).cast(pl.Float64).mean().alias(s) for s in SEMANTICS)]
+    aggregations = [
+        pl.len().alias("questions"),
+        *(pl.col(s).cast(pl.Float64).mean().alias(s) for s in SEMANTICS),
+    ]
     rank = {d: i for i, d in enumerate(DIFFICULTY_ORDER)}
     by_difficulty = (
         scored.group_by("difficulty")
@@ -110,7 +113,9 @@ def run_metrics(frame: pl.DataFrame, skipped: int = 0) -> dict[str, float]:
             metrics[f"{prefix}{k}"] = value
     if n_scored:
         metrics["r_ves"] = r_ves(scored.get_column("ves_reward").fill_null(0.0).to_list())
-    metrics.update(_spend(frame, correct=int(scored.get_column("ex_bird").sum()) if n_scored else 0))
+    metrics.update(
+        _spend(frame, correct=int(scored.get_column("ex_bird").sum()) if n_scored else 0)
+    )
     latency = frame.get_column("latency_s")
     metrics.update(
         latency_p50_s=float(latency.quantile(0.5, interpolation="linear")),
@@ -141,12 +146,17 @@ def retrieval_shares(frame: pl.DataFrame) -> dict[str, float]:
         served = frame.get_column("retrieval").fill_null([]).to_list()
     else:
         served = [[]] * frame.height
-    shares = {f"retrieval_{s}_share": sum(s in r for r in served) / frame.height for s in RETRIEVAL_SOURCES}
+    shares = {
+        f"retrieval_{s}_share": sum(s in r for r in served) / frame.height
+        for s in RETRIEVAL_SOURCES
+    }
     shares["retrieval_none_share"] = sum(not r for r in served) / frame.height
     return shares
 
 
-def retrieval_lines(metrics: dict[str, float], status: str = "", expected: bool = True) -> list[str]:
+def retrieval_lines(
+    metrics: dict[str, float], status: str = "", expected: bool = True
+) -> list[str]:
     """The report's retrieval section: the run's status line, the shares, and a loud line when no
     question was answered with retrieval although the pipeline retrieves."""
     lines = [status] if status else []
@@ -198,7 +208,9 @@ def plot_ex_by_difficulty(table: pl.DataFrame, path: Path, title: str) -> Path:
         values = [v or 0.0 for v in table.get_column(semantics).to_list()]
         bars = ax.bar([i + offset for i in range(len(labels))], values, width, label=semantics)
         ax.bar_label(bars, fmt="%.2f", fontsize=7)
-    ax.set_xticks(range(len(labels)), [f"{d}\n(n={n})" for d, n in zip(labels, table.get_column("questions"))])
+    ax.set_xticks(
+        range(len(labels)), [f"{d}\n(n={n})" for d, n in zip(labels, table.get_column("questions"))]
+    )
     ax.set_ylim(0, 1.1)
     ax.set_ylabel("execution accuracy")
     _title(ax, title)
@@ -228,12 +240,21 @@ def plot_cost_vs_accuracy(points: pl.DataFrame, path: Path, title: str) -> Path:
         and (points.get_column("cost_usd_per_question").fill_null(0) > 0).any()
     )
     x_name = "cost_usd_per_question" if use_cost else "tokens_per_question"
-    shown = [r for r in points.iter_rows(named=True) if r[x_name] is not None and r["ex_bird"] is not None]
+    shown = [
+        r
+        for r in points.iter_rows(named=True)
+        if r[x_name] is not None and r["ex_bird"] is not None
+    ]
     # alternate label offsets: configurations with equal accuracy and similar cost sit together
     for i, row in enumerate(sorted(shown, key=lambda r: r[x_name])):
         ax.scatter(row[x_name], row["ex_bird"])
-        ax.annotate(row["label"], (row[x_name], row["ex_bird"]), fontsize=8,
-                    xytext=(4, 6 if i % 2 == 0 else -12), textcoords="offset points")
+        ax.annotate(
+            row["label"],
+            (row[x_name], row["ex_bird"]),
+            fontsize=8,
+            xytext=(4, 6 if i % 2 == 0 else -12),
+            textcoords="offset points",
+        )
     values = [r[x_name] for r in shown if r[x_name] > 0]
     if values and max(values) > 10 * min(values):  # single-pass to full pipeline spans decades
         ax.set_xscale("log")
@@ -265,18 +286,26 @@ def write_run_report(
         .with_columns(pl.col("difficulty").fill_null("unlabelled"))
         .group_by("difficulty")
         .agg(
-            (pl.col("prompt_tokens") + pl.col("completion_tokens")).mean().alias("tokens_per_question"),
+            (pl.col("prompt_tokens") + pl.col("completion_tokens"))
+            .mean()
+            .alias("tokens_per_question"),
             pl.col("cost_usd").mean().alias("cost_usd_per_question"),
             pl.col("ex_bird").cast(pl.Float64).mean(),
         )
         .rename({"difficulty": "label"})
     )
     plots = [
-        plot_ex_by_difficulty(table, out_dir / "ex_by_difficulty.png", f"{title}: EX by difficulty"),
-        plot_pass_at_k(
-            {s: pass_at_k_curve(frame, s) for s in SEMANTICS}, out_dir / "pass_at_k.png", f"{title}: pass@k"
+        plot_ex_by_difficulty(
+            table, out_dir / "ex_by_difficulty.png", f"{title}: EX by difficulty"
         ),
-        plot_cost_vs_accuracy(by_difficulty, out_dir / "cost_vs_accuracy.png", f"{title}: cost vs accuracy"),
+        plot_pass_at_k(
+            {s: pass_at_k_curve(frame, s) for s in SEMANTICS},
+            out_dir / "pass_at_k.png",
+            f"{title}: pass@k",
+        ),
+        plot_cost_vs_accuracy(
+            by_difficulty, out_dir / "cost_vs_accuracy.png", f"{title}: cost vs accuracy"
+        ),
     ]
     lines = [
         f"# {title}",
@@ -287,8 +316,10 @@ def write_run_report(
         "",
         "## Retrieval",
         "",
-        *(f"**{line}**" if line == NO_RETRIEVAL else f"- {line}"
-          for line in retrieval_lines(metrics, retrieval, retrieval_expected)),
+        *(
+            f"**{line}**" if line == NO_RETRIEVAL else f"- {line}"
+            for line in retrieval_lines(metrics, retrieval, retrieval_expected)
+        ),
         "",
         *_breakdown_lines(frame),
         "## Metrics",
@@ -309,8 +340,12 @@ def _breakdown_lines(frame: pl.DataFrame) -> list[str]:
     """Where the answers come from (pipeline step, candidate family) and where right ones were lost."""
     shares = step_shares(frame)
     sections = [
-        ("Answered at each step", pl.DataFrame({"step": list(shares), "share": list(shares.values())})
-         if shares else pl.DataFrame()),
+        (
+            "Answered at each step",
+            pl.DataFrame({"step": list(shares), "share": list(shares.values())})
+            if shares
+            else pl.DataFrame(),
+        ),
         ("Cost of each step (questions that ran it)", step_costs(frame)),
         ("Share of each candidate family's samples that are right", family_accuracy(frame)),
         ("Wrong answers by where the right one was lost (BIRD semantics)", losses(frame)),
@@ -331,18 +366,32 @@ def markdown_table(frame: pl.DataFrame) -> str:
 
 def _fmt(value: object) -> str:
     if isinstance(value, float):
-        return "–" if math.isnan(value) else f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+        return (
+            "–" if math.isnan(value) else f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+        )
     return "–" if value is None else str(value)
 
 
 # --- the ablation table across an experiment's runs -------------------------------------------
 
 ABLATION_COLUMNS = (
-    "ex_bird", "ex_spider", "r_ves", "calls_per_question", "tokens_per_question",
-    "prompt_tokens_per_question", "completion_tokens_per_question", "cost_usd_per_question",
-    "latency_mean_s", "latency_p50_s", "latency_p95_s", "pass_at_pool", "answered_by/first_wave",
-    "degraded_rate", "questions_scored",
-    "retrieval_cells_share", "retrieval_examples_share",
+    "ex_bird",
+    "ex_spider",
+    "r_ves",
+    "calls_per_question",
+    "tokens_per_question",
+    "prompt_tokens_per_question",
+    "completion_tokens_per_question",
+    "cost_usd_per_question",
+    "latency_mean_s",
+    "latency_p50_s",
+    "latency_p95_s",
+    "pass_at_pool",
+    "answered_by/first_wave",
+    "degraded_rate",
+    "questions_scored",
+    "retrieval_cells_share",
+    "retrieval_examples_share",
 )
 
 
@@ -356,14 +405,19 @@ def ablation_table(runs: pl.DataFrame, baseline: str = "full") -> pl.DataFrame:
         raise ValueError("no runs to tabulate")
     runs = runs.unique(subset="run_name", keep="first", maintain_order=True)
     pass_columns = sorted(
-        (c for c in runs.columns if c.startswith("pass_at_") and c[8:].isdigit()), key=lambda c: int(c[8:])
+        (c for c in runs.columns if c.startswith("pass_at_") and c[8:].isdigit()),
+        key=lambda c: int(c[8:]),
     )
     columns = [c for c in ABLATION_COLUMNS if c in runs.columns] + pass_columns[-1:]
     table = runs.select(pl.col("run_name").alias("configuration"), *columns)
     if "ex_bird" in table.columns and baseline in table.get_column("configuration").to_list():
         reference = table.filter(pl.col("configuration") == baseline).get_column("ex_bird")[0]
         table = table.with_columns((pl.col("ex_bird") - reference).alias(f"Δex_bird_vs_{baseline}"))
-    return table.sort("ex_bird", descending=True, nulls_last=True) if "ex_bird" in table.columns else table
+    return (
+        table.sort("ex_bird", descending=True, nulls_last=True)
+        if "ex_bird" in table.columns
+        else table
+    )
 
 
 def write_experiment_report(table: pl.DataFrame, out_dir: Path, experiment: str) -> list[Path]:
@@ -373,9 +427,18 @@ def write_experiment_report(table: pl.DataFrame, out_dir: Path, experiment: str)
     table.write_csv(csv)
     points = table.select(
         pl.col("configuration").alias("label"),
-        *(pl.col(c) for c in ("tokens_per_question", "cost_usd_per_question", "ex_bird") if c in table.columns),
+        *(
+            pl.col(c)
+            for c in ("tokens_per_question", "cost_usd_per_question", "ex_bird")
+            if c in table.columns
+        ),
     )
-    plot = plot_cost_vs_accuracy(points, out_dir / "cost_vs_accuracy.png", f"{experiment}: cost vs accuracy")
+    plot = plot_cost_vs_accuracy(
+        points, out_dir / "cost_vs_accuracy.png", f"{experiment}: cost vs accuracy"
+    )
     md = out_dir / "ablation.md"
-    md.write_text(f"# {experiment}\n\n{markdown_table(table)}\n\n![cost vs accuracy]({plot.name})\n", encoding="utf-8")
+    md.write_text(
+        f"# {experiment}\n\n{markdown_table(table)}\n\n![cost vs accuracy]({plot.name})\n",
+        encoding="utf-8",
+    )
     return [md, csv, plot]

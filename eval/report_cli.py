@@ -38,23 +38,36 @@ def main(argv: list[str] | None = None) -> int:
     experiment = names[0]
     stray = list(words)  # the rest goes to Hydra, which refuses it as it would in ``eval``
     stray.remove(experiment)
-    console = Console(width=None if sys.stdout.isatty() else 200)  # logs and pipes: no 80-column wrap
+    console = Console(
+        width=None if sys.stdout.isatty() else 200
+    )  # logs and pipes: no 80-column wrap
     try:
         cfg = load_config(overrides + stray)
         runs = experiment_runs(str(cfg.experiment.tracking_uri), experiment)
         if runs.is_empty():
-            print(f"scale-analytics report: experiment {experiment!r} has no finished runs", file=sys.stderr)
+            print(
+                f"scale-analytics report: experiment {experiment!r} has no finished runs",
+                file=sys.stderr,
+            )
             return 2
         baseline = OmegaConf.select(cfg, "experiment.baseline") or "full"
         table = ablation_table(runs, baseline=baseline)
-        files = write_experiment_report(table, Path(cfg.paths.runs) / experiment / "report", experiment)
-    except (EvalError, MlflowException, *user_errors()) as exc:  # e.g. a tracking URI that names no store
+        files = write_experiment_report(
+            table, Path(cfg.paths.runs) / experiment / "report", experiment
+        )
+    except (
+        EvalError,
+        MlflowException,
+        *user_errors(),
+    ) as exc:  # e.g. a tracking URI that names no store
         return fail("scale-analytics report", exc)
     shown = Table(title=f"{experiment}: {table.height} configurations")
     for column in table.columns:
         shown.add_column(column, justify="left" if column == "configuration" else "right")
     for row in table.iter_rows():
-        shown.add_row(*(f"{v:.3f}" if isinstance(v, float) else "–" if v is None else str(v) for v in row))
+        shown.add_row(
+            *(f"{v:.3f}" if isinstance(v, float) else "–" if v is None else str(v) for v in row)
+        )
     console.print(shown)
     for path in files:
         console.print(f"wrote {path}")

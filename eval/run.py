@@ -46,7 +46,9 @@ from pipelines.indexing.ensure import RetrievalStatus, ensure_indexes
 _NOT_IDENTITY = ("paths", "sweep", "experiment", "log_level")
 # Not part of a run's identity, so they may change when it resumes: tags, not (immutable) params.
 _MUTABLE_PARAMS = (*(f"benchmark.{key}" for key in SUBSET_FIELDS), "model.response_cache")
-Services = Callable[[DictConfig, SweepConfig, str | None], AbstractContextManager[tuple[PipelineFactory, Executor]]]
+Services = Callable[
+    [DictConfig, SweepConfig, str | None], AbstractContextManager[tuple[PipelineFactory, Executor]]
+]
 
 
 class RunOutcome(Frozen):
@@ -63,7 +65,9 @@ class RunOutcome(Frozen):
 
 def config_identity(cfg: DictConfig) -> str:
     """Hash of what the configuration computes (not where or with how many actors)."""
-    content = {k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in _NOT_IDENTITY}  # type: ignore[union-attr]
+    content = {
+        k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in _NOT_IDENTITY
+    }  # type: ignore[union-attr]
     content.get("pipeline", {}).pop("trace", None)  # where traces go is not what is computed
     for key in SUBSET_FIELDS:
         content.get("benchmark", {}).pop(key, None)
@@ -101,28 +105,48 @@ def run_configuration(
     store.write_skipped(benchmark.skipped)
     trace_dir = run_dir / "traces"
     with services(cfg, sweep, str(trace_dir)) as (factory, sandbox):
-        result = run_sweep(benchmark.tasks, store=store, factory=factory, sandbox=sandbox, config=sweep, label=label)
+        result = run_sweep(
+            benchmark.tasks,
+            store=store,
+            factory=factory,
+            sandbox=sandbox,
+            config=sweep,
+            label=label,
+        )
     in_scope = [task.task_id for task in benchmark.tasks]
     frame = store.compact().filter(pl.col("task_id").is_in(in_scope))
     metrics = run_metrics(frame, skipped=len(benchmark.skipped)) | _trace_metrics(trace_dir, frame)
     if result.answered:
         metrics["questions_per_minute"] = 60 * result.answered / result.elapsed_s
     exports = export_predictions(frame, benchmark, run_dir / "exports")
-    report_files = write_run_report(frame, run_dir / "report", title=label, skipped=len(benchmark.skipped),
-                                    retrieval=retrieval.summary(), retrieval_expected=bool(retrieval.needed))
+    report_files = write_run_report(
+        frame,
+        run_dir / "report",
+        title=label,
+        skipped=len(benchmark.skipped),
+        retrieval=retrieval.summary(),
+        retrieval_expected=bool(retrieval.needed),
+    )
     tracked = log_run(
         RunLog(
             tracking_uri=str(cfg.experiment.tracking_uri),
             experiment=str(cfg.experiment.name),
             run_name=label,
             run_key=identity,
-            params={k: v for k, v in flatten(OmegaConf.to_container(cfg, resolve=True)).items()  # type: ignore[arg-type]
-                    if k not in _MUTABLE_PARAMS},
+            params={
+                k: v
+                for k, v in flatten(OmegaConf.to_container(cfg, resolve=True)).items()  # type: ignore[arg-type]
+                if k not in _MUTABLE_PARAMS
+            },
             metrics=metrics,
-            tags={"benchmark": str(cfg.benchmark.name), "run_dir": str(run_dir),
-                  # tags, not params: an index built later changes them when the run resumes
-                  "retrieval": retrieval.label, "retrieval.status": retrieval.summary(),
-                  **{k: str(OmegaConf.select(cfg, k)) for k in _MUTABLE_PARAMS}},
+            tags={
+                "benchmark": str(cfg.benchmark.name),
+                "run_dir": str(run_dir),
+                # tags, not params: an index built later changes them when the run resumes
+                "retrieval": retrieval.label,
+                "retrieval.status": retrieval.summary(),
+                **{k: str(OmegaConf.select(cfg, k)) for k in _MUTABLE_PARAMS},
+            },
             artifacts={
                 "predictions": (str(store.predictions_path), *map(str, exports)),
                 "report": tuple(map(str, report_files)),

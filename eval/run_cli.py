@@ -47,7 +47,11 @@ def run_all(configurations: Sequence[Configuration], console: Console) -> list[R
             benchmark = benchmarks[key]
             console.print(
                 f"[bold]{configuration.label}[/]: {len(benchmark.tasks)} questions of {benchmark.name}"
-                + (f" ({len(benchmark.skipped)} skipped: database missing)" if benchmark.skipped else "")
+                + (
+                    f" ({len(benchmark.skipped)} skipped: database missing)"
+                    if benchmark.skipped
+                    else ""
+                )
             )
             outcomes.append(run_configuration(cfg, configuration.label, benchmark))
     return outcomes
@@ -56,7 +60,9 @@ def run_all(configurations: Sequence[Configuration], console: Console) -> list[R
 def summary_table(outcomes: Sequence[RunOutcome]) -> Table:
     table = Table(title="Execution accuracy")
     for column in ("configuration", "difficulty", "questions", "EX (BIRD)", "EX (Spider)"):
-        table.add_column(column, justify="left" if column in ("configuration", "difficulty") else "right")
+        table.add_column(
+            column, justify="left" if column in ("configuration", "difficulty") else "right"
+        )
     for outcome in outcomes:
         for row in outcome.ex_table:
             table.add_row(
@@ -76,23 +82,40 @@ def _fmt(value: float | None) -> str:
 
 def retrieval_summary(outcome: RunOutcome) -> list[str]:
     """The report's retrieval lines (status, share of questions each source served; loud when none)."""
-    lines = retrieval_lines(outcome.metrics, outcome.retrieval or "retrieval: unknown", outcome.retrieval_expected)
+    lines = retrieval_lines(
+        outcome.metrics, outcome.retrieval or "retrieval: unknown", outcome.retrieval_expected
+    )
     return [f"[bold red]{line}[/]" if line == NO_RETRIEVAL else escape(line) for line in lines]
 
 
 def comparison_table(outcomes: Sequence[RunOutcome]) -> Table:
     """The configurations side by side on the same questions: what the compute buys, and its price."""
     table = Table(title="Side by side")
-    columns = ("configuration", "questions", "EX (BIRD)", "EX (Spider)", "s/question", "p95 s", "calls/question",
-               "answered by the first wave")
+    columns = (
+        "configuration",
+        "questions",
+        "EX (BIRD)",
+        "EX (Spider)",
+        "s/question",
+        "p95 s",
+        "calls/question",
+        "answered by the first wave",
+    )
     for column in columns:
         table.add_column(column, justify="left" if column == "configuration" else "right")
     for o in outcomes:
         m = o.metrics
         first = m.get("answered_by/first_wave")
-        table.add_row(o.label, f"{m.get('questions_scored', 0):.0f}", _fmt(m.get("ex_bird")), _fmt(m.get("ex_spider")),
-                      f"{m.get('latency_mean_s', 0):.1f}", f"{m.get('latency_p95_s', 0):.1f}",
-                      f"{m.get('calls_per_question', 0):.1f}", "–" if first is None else f"{first:.0%}")
+        table.add_row(
+            o.label,
+            f"{m.get('questions_scored', 0):.0f}",
+            _fmt(m.get("ex_bird")),
+            _fmt(m.get("ex_spider")),
+            f"{m.get('latency_mean_s', 0):.1f}",
+            f"{m.get('latency_p95_s', 0):.1f}",
+            f"{m.get('calls_per_question', 0):.1f}",
+            "–" if first is None else f"{first:.0%}",
+        )
     return table
 
 
@@ -102,20 +125,27 @@ def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
         console.print(comparison_table(outcomes))
     for o in outcomes:
         m = o.metrics
-        largest_k = max((int(k[8:]) for k in m if k.startswith("pass_at_") and k[8:].isdigit()), default=0)
+        largest_k = max(
+            (int(k[8:]) for k in m if k.startswith("pass_at_") and k[8:].isdigit()), default=0
+        )
         console.print(
             f"[bold]{o.label}[/]: {m.get('latency_mean_s', 0):.2f} s/question (p50 {m.get('latency_p50_s', 0):.2f}), "
             f"{m.get('tokens_per_question', 0):.0f} tokens/question, "
             f"{m.get('calls_per_question', 0):.1f} calls/question, "
             f"degraded {m.get('degraded_rate', 0):.1%}"
             + (f", pass@{largest_k} {m[f'pass_at_{largest_k}']:.3f}" if largest_k else "")
-            + (f", {m['questions_per_minute']:.1f} questions/min in this invocation"
-               if "questions_per_minute" in m else "")
+            + (
+                f", {m['questions_per_minute']:.1f} questions/min in this invocation"
+                if "questions_per_minute" in m
+                else ""
+            )
         )
         for line in retrieval_summary(o):
             console.print(f"  {line}", highlight=False)
         console.print(f"  run dir {o.run_dir}\n  report  {o.report}")
-        console.print(f"  MLflow  {o.tracked.tracking_uri}  run {o.tracked.run_id}  artifacts {o.tracked.artifact_uri}")
+        console.print(
+            f"  MLflow  {o.tracked.tracking_uri}  run {o.tracked.run_id}  artifacts {o.tracked.artifact_uri}"
+        )
 
 
 def main(argv: list[str] | None = None, prog: str = "scale-analytics eval") -> int:
@@ -125,7 +155,9 @@ def main(argv: list[str] | None = None, prog: str = "scale-analytics eval") -> i
         return 0
     multirun = any(a in ("-m", "--multirun") for a in argv)
     overrides = [a for a in argv if a not in ("-m", "--multirun")]
-    console = Console(width=None if sys.stdout.isatty() else 200)  # logs and pipes: no 80-column wrap
+    console = Console(
+        width=None if sys.stdout.isatty() else 200
+    )  # logs and pipes: no 80-column wrap
     try:
         configurations = expand(overrides, load_config, multirun=multirun)
         outcomes = run_all(configurations, console)
@@ -133,9 +165,17 @@ def main(argv: list[str] | None = None, prog: str = "scale-analytics eval") -> i
         print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted; finished questions are saved; rerun the same command to resume", file=sys.stderr)
+        print(
+            f"{prog}: interrupted; finished questions are saved; rerun the same command to resume",
+            file=sys.stderr,
+        )
         return EXIT_INTERRUPTED
-    except (EvalError, HydraException, ModelError, *user_errors()) as exc:  # bad input: one line on stderr
+    except (
+        EvalError,
+        HydraException,
+        ModelError,
+        *user_errors(),
+    ) as exc:  # bad input: one line on stderr
         return fail(prog, exc)
     print_summary(outcomes, console)
     if len(outcomes) > 1:

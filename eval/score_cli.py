@@ -99,7 +99,9 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 def main(argv: list[str]) -> int:
     args, overrides = parse_args(argv)
-    console = Console(width=None if sys.stdout.isatty() else 200)  # logs and pipes: no 80-column wrap
+    console = Console(
+        width=None if sys.stdout.isatty() else 200
+    )  # logs and pipes: no 80-column wrap
     try:
         if args.out:
             _check_writable(args.out)

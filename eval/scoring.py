@@ -86,7 +86,9 @@ class ScoreReport(Frozen):
     partial: bool = False  # only the tasks with a prediction were scored
     left_out: int = 0  # partial: loaded tasks without a prediction, in no EX denominator
     skipped: tuple[SkippedTask, ...]  # questions whose database is missing
-    verdicts: tuple[QuestionVerdict, ...]  # every scored task (every loaded one unless partial), in task order
+    verdicts: tuple[
+        QuestionVerdict, ...
+    ]  # every scored task (every loaded one unless partial), in task order
     workers: int
     wall_s: float = Field(ge=0)
 

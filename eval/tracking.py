@@ -44,7 +44,9 @@ class RunLog(Frozen):
     params: dict[str, str] = Field(default_factory=dict)
     metrics: dict[str, float] = Field(default_factory=dict)
     tags: dict[str, str] = Field(default_factory=dict)
-    artifacts: dict[str, tuple[str, ...]] = Field(default_factory=dict)  # artifact dir -> local files
+    artifacts: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict
+    )  # artifact dir -> local files
 
 
 class TrackedRun(Frozen):
@@ -141,8 +143,10 @@ def experiment_runs(tracking_uri: str, experiment: str) -> pl.DataFrame:
     if found is None:
         raise ExperimentNotFound(f"no MLflow experiment named {experiment!r} at {tracking_uri}")
     runs = client.search_runs(
-        [found.experiment_id], filter_string="attributes.status = 'FINISHED'",
-        order_by=["attributes.start_time DESC"], max_results=10_000,
+        [found.experiment_id],
+        filter_string="attributes.status = 'FINISHED'",
+        order_by=["attributes.start_time DESC"],
+        max_results=10_000,
     )
     rows = [
         {"run_name": run.info.run_name, "run_id": run.info.run_id, **run.data.metrics}

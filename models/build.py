@@ -54,7 +54,9 @@ def _local_backend(slot: LocalSlot, config: ModelConfig, closers: list[Closer]) 
     if placement == "ray":
         from models.local.actor import attach_or_start
 
-        endpoint, close = attach_or_start(path, server_config, alias=alias, num_cpus=slot.ray_num_cpus)
+        endpoint, close = attach_or_start(
+            path, server_config, alias=alias, num_cpus=slot.ray_num_cpus
+        )
     else:
         server, close = shared_server(path, server_config, alias=alias)
         endpoint = server.endpoint
@@ -107,7 +109,11 @@ def _backend(slot: Any, config: ModelConfig, closers: list[Closer]) -> ChatBacke
         # `make cassettes` run loads the model once instead of once per test.
         inner = _backend(slot.record_with, config, []) if record or fill_missing else None
         return ReplayBackend(
-            Cassette(slot.cassette), model=slot.model, inner=inner, record=record, fill_missing=fill_missing
+            Cassette(slot.cassette),
+            model=slot.model,
+            inner=inner,
+            record=record,
+            fill_missing=fill_missing,
         )
     raise TypeError(f"unsupported slot type {type(slot).__name__}")
 

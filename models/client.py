@@ -1,13 +1,13 @@
 """The one door every LLM call in the project goes through.
 
-    await client.chat(request, role="generator", budget=task_budget)
-      role ──(config roles)──► slot ──► backend.chat(request)
-      with: budget reservation ─► per-call timeout ─► retries with exponential backoff on
-      transient errors ─► JSON-schema check ─► cost from the slot's price ─► budget charge
+await client.chat(request, role="generator", budget=task_budget)
+  role ──(config roles)──► slot ──► backend.chat(request)
+  with: budget reservation ─► per-call timeout ─► retries with exponential backoff on
+  transient errors ─► JSON-schema check ─► cost from the slot's price ─► budget charge
 
-    client = build_client(load_config(["model=qwen2.5-coder-1.5b"]).model)
-    resp = await client.chat(ChatRequest(messages=(ChatMessage(role="user", content="hi"),)),
-                             role="generator")
+client = build_client(load_config(["model=qwen2.5-coder-1.5b"]).model)
+resp = await client.chat(ChatRequest(messages=(ChatMessage(role="user", content="hi"),)),
+                         role="generator")
 """
 
 from __future__ import annotations

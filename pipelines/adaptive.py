@@ -80,13 +80,23 @@ def call_allowance(adaptive: AdaptiveScaling, fixer_passes: int = 1) -> int:
     """Upper bound of LLM calls of one question: every step taken, every request made."""
     first = int(adaptive.greedy) + int(adaptive.samples > 0)
     tournament = comb(adaptive.tournament_finalists, 2) * 2 if adaptive.tournament else 0
-    return first + adaptive.fix_max * fixer_passes + len(adaptive.widen) + 2 * adaptive.revise + tournament
+    return (
+        first
+        + adaptive.fix_max * fixer_passes
+        + len(adaptive.widen)
+        + 2 * adaptive.revise
+        + tournament
+    )
 
 
 def _null_only(bucket: Bucket) -> bool:
     result = bucket.representative.exec_result
-    return result is not None and result.ok and result.row_count > 0 and all(
-        v is None for row in result.rows for v in row)
+    return (
+        result is not None
+        and result.ok
+        and result.row_count > 0
+        and all(v is None for row in result.rows for v in row)
+    )
 
 
 class AdaptivePipeline:
@@ -106,7 +116,9 @@ class AdaptivePipeline:
         prompt: PromptTemplate | None = None,
     ) -> None:
         if scaling.adaptive is None:
-            raise ValueError("scaling.adaptive is not set: use build_pipeline, which picks the pipeline")
+            raise ValueError(
+                "scaling.adaptive is not set: use build_pipeline, which picks the pipeline"
+            )
         self.client = client
         self.executor = as_executor(sandbox)
         self.scaling = scaling
@@ -127,7 +139,8 @@ class AdaptivePipeline:
         self.tournament = Tournament(
             ReasoningSelector(settings=agents.selector),
             settings.tournament.model_copy(
-                update={"max_finalists": self.adaptive.tournament_finalists, "majority_share": None}),
+                update={"max_finalists": self.adaptive.tournament_finalists, "majority_share": None}
+            ),
         )
         self.bucketer = ExecutionBucketer()
         self._schemas: dict[tuple[str, str], asyncio.Future[_Schema]] = {}
@@ -157,11 +170,22 @@ class AdaptivePipeline:
             async with asyncio.timeout(self.scaling.global_timeout_s):
                 chosen = await self._search(run, state)
         except TimeoutError:
-            recorder.decide("global_timeout", "adaptive", degradation=True,
-                            limit_s=self.scaling.global_timeout_s, candidates=len(run.pool))
+            recorder.decide(
+                "global_timeout",
+                "adaptive",
+                degradation=True,
+                limit_s=self.scaling.global_timeout_s,
+                candidates=len(run.pool),
+            )
         except (BudgetExceeded, CallCapExceeded) as exc:
-            recorder.decide("budget_exceeded", "adaptive", degradation=True, reason=str(exc),
-                            tokens=runtime.usage.total_tokens, calls=runtime.calls)
+            recorder.decide(
+                "budget_exceeded",
+                "adaptive",
+                degradation=True,
+                reason=str(exc),
+                tokens=runtime.usage.total_tokens,
+                calls=runtime.calls,
+            )
         except SchemaReadError as exc:
             failure = f"cannot read the schema of {task.db.db_id}: {exc}"
         state.close_step(runtime)
@@ -169,9 +193,18 @@ class AdaptivePipeline:
             chosen = self._vote(run, self.bucketer.bucket(run.pool))
             state.settle()
         return conclude(
-            task.task_id, recorder, self.sinks, chosen=chosen, candidates=run.pool, usage=runtime.usage,
-            started=started, failure=failure or "no candidate SQL was produced", gold_sql=task.gold_sql,
-            answered_by=state.answered_by if chosen else "", steps=tuple(state.steps), retrieval=state.retrieval,
+            task.task_id,
+            recorder,
+            self.sinks,
+            chosen=chosen,
+            candidates=run.pool,
+            usage=runtime.usage,
+            started=started,
+            failure=failure or "no candidate SQL was produced",
+            gold_sql=task.gold_sql,
+            answered_by=state.answered_by if chosen else "",
+            steps=tuple(state.steps),
+            retrieval=state.retrieval,
         )
 
     async def aclose(self) -> None:
@@ -202,8 +235,12 @@ class AdaptivePipeline:
             buckets = self.bucketer.bucket(run.pool)
             run.recorder.snapshot_buckets(name, buckets)
             if self._clear_majority(buckets):
-                run.recorder.decide("adaptive.clear_majority", name, share=self._share(buckets),
-                                    votes=buckets[0].size)
+                run.recorder.decide(
+                    "adaptive.clear_majority",
+                    name,
+                    share=self._share(buckets),
+                    votes=buckets[0].size,
+                )
                 state.answered_by = state.answered_by or name
                 if a.early_stop:
                     return self._vote(run, buckets)
@@ -225,10 +262,16 @@ class AdaptivePipeline:
         read once per database."""
         key = (db.dialect, db.path)
         if key not in self._schemas:
+
             async def read() -> _Schema:
-                text = await reference_schema(self.executor, db, sample_rows=self.settings.single_pass.sample_rows)
+                text = await reference_schema(
+                    self.executor, db, sample_rows=self.settings.single_pass.sample_rows
+                )
                 view = await asyncio.to_thread(introspect, db, 0)
-                return _Schema(text=text, words=SchemaWords.from_view(view), repair=ColumnRepair(view))
+                return _Schema(
+                    text=text, words=SchemaWords.from_view(view), repair=ColumnRepair(view)
+                )
+
             self._schemas[key] = asyncio.ensure_future(read())
         try:
             return await asyncio.shield(self._schemas[key])
@@ -242,7 +285,9 @@ class AdaptivePipeline:
 
     # --- L0 retrieval, no LLM -------------------------------------------------------------------
 
-    async def _retrieve(self, run: TaskRun, words: SchemaWords) -> tuple[Context, tuple[RetrievalSource, ...]]:
+    async def _retrieve(
+        self, run: TaskRun, words: SchemaWords
+    ) -> tuple[Context, tuple[RetrievalSource, ...]]:
         u = self.settings.understanding
         task = run.task
         cells: tuple[CellHit, ...] = ()
@@ -252,33 +297,60 @@ class AdaptivePipeline:
             # The question's n-grams stand in for the LLM extractor's literals (no call spent).
             phrases = question_ngrams(f"{task.question} {task.evidence}".strip())
             many = getattr(self.cell_retriever, "search_many", None)
-            search, query = (many, phrases) if many is not None else (self.cell_retriever.search, task.question)
-            found = await self._lookup(run, "cell_retriever", search, task.db.db_id, query, **_supported(
-                search, k=u.cell_k, mode=u.cell_mode, threshold=u.cell_threshold))
+            search, query = (
+                (many, phrases) if many is not None else (self.cell_retriever.search, task.question)
+            )
+            found = await self._lookup(
+                run,
+                "cell_retriever",
+                search,
+                task.db.db_id,
+                query,
+                **_supported(search, k=u.cell_k, mode=u.cell_mode, threshold=u.cell_threshold),
+            )
             if found is not None:
                 cells = tuple(found)
                 used.append("cells")
         if self.example_retriever is not None and u.example_k > 0 and u.examples_in_prompt > 0:
             search = self.example_retriever.search
-            found = await self._lookup(run, "example_retriever", search, skeletonise(task.question, words),
-                                       **_supported(search, k=min(u.example_k, u.examples_in_prompt),
-                                                    exclude_db=task.db.db_id, threshold=u.example_threshold))
+            found = await self._lookup(
+                run,
+                "example_retriever",
+                search,
+                skeletonise(task.question, words),
+                **_supported(
+                    search,
+                    k=min(u.example_k, u.examples_in_prompt),
+                    exclude_db=task.db.db_id,
+                    threshold=u.example_threshold,
+                ),
+            )
             if found is not None:
                 examples = tuple(found)
                 used.append("examples")
         return Context(cell_hits=cells, example_hits=examples), tuple(used)
 
     @staticmethod
-    async def _lookup(run: TaskRun, name: str, search: Callable, *args: object, **kwargs: object) -> list | None:
+    async def _lookup(
+        run: TaskRun, name: str, search: Callable, *args: object, **kwargs: object
+    ) -> list | None:
         start_wall, start = time.time(), time.monotonic()
         try:
             found = list(await _call(search, *args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - retrieval is optional; the question goes on without it
             label = "unavailable" if _index_missing(exc) else "failed"
-            run.recorder.decide(f"{name}_{label}", "l0", degradation=label == "failed", error=describe(exc))
+            run.recorder.decide(
+                f"{name}_{label}", "l0", degradation=label == "failed", error=describe(exc)
+            )
             return None
-        run.runtime.record_tool(f"l0.{name}", "contextual", start_wall, start, ok=True,
-                                **{"scale_analytics.hits": len(found)})
+        run.runtime.record_tool(
+            f"l0.{name}",
+            "contextual",
+            start_wall,
+            start,
+            ok=True,
+            **{"scale_analytics.hits": len(found)},
+        )
         return found
 
     # --- steps ---------------------------------------------------------------------------------
@@ -288,32 +360,64 @@ class AdaptivePipeline:
         if a.greedy:  # first, alone: the samples after it reuse the prompt it evaluated
             await self._sample(run, state, n=1, temperature=0.0, producer=f"{FIRST_WAVE}/greedy")
         if a.samples:
-            await self._sample(run, state, n=a.samples, temperature=a.temperature,
-                               producer=f"{FIRST_WAVE}/T={a.temperature:g}")
+            await self._sample(
+                run,
+                state,
+                n=a.samples,
+                temperature=a.temperature,
+                producer=f"{FIRST_WAVE}/T={a.temperature:g}",
+            )
 
     async def _widen(self, run: TaskRun, widen: WidenStep, state: _State) -> None:
-        await self._sample(run, state, n=widen.n, temperature=widen.temperature, examples=widen.examples,
-                           cells=widen.cells, producer=f"widen/{widen.variant}/T={widen.temperature:g}")
+        await self._sample(
+            run,
+            state,
+            n=widen.n,
+            temperature=widen.temperature,
+            examples=widen.examples,
+            cells=widen.cells,
+            producer=f"widen/{widen.variant}/T={widen.temperature:g}",
+        )
 
-    async def _sample(self, run: TaskRun, state: _State, *, n: int, temperature: float, producer: str,
-                      examples: bool = True, cells: bool = True) -> None:
+    async def _sample(
+        self,
+        run: TaskRun,
+        state: _State,
+        *,
+        n: int,
+        temperature: float,
+        producer: str,
+        examples: bool = True,
+        cells: bool = True,
+    ) -> None:
         task, limit = run.task, self.settings.understanding.examples_in_prompt
         messages = self.prompt.render(
             dialect=DIALECT_NAME[task.db.dialect],
             schema=run.light,
             cells=cells_block(run.context.cell_hits) if cells else "",
-            examples=("Solved examples from other databases:\n" + examples_block(run.context.example_hits, limit))
-            if examples and run.context.example_hits else "",
+            examples=(
+                "Solved examples from other databases:\n"
+                + examples_block(run.context.example_hits, limit)
+            )
+            if examples and run.context.example_hits
+            else "",
             question=task.question.strip(),
             evidence=render_evidence(task.evidence),
         )
         request = ChatRequest(
-            messages=messages, n=n, temperature=temperature, max_tokens=self.settings.single_pass.max_tokens,
-            stop=(END_OF_SQL_BLOCK,), grammar=SQL_BLOCK_GRAMMAR, grammar_optional=True,
+            messages=messages,
+            n=n,
+            temperature=temperature,
+            max_tokens=self.settings.single_pass.max_tokens,
+            stop=(END_OF_SQL_BLOCK,),
+            grammar=SQL_BLOCK_GRAMMAR,
+            grammar_optional=True,
             seed=self.settings.single_pass.seed if temperature == 0.0 else None,
         )
         try:
-            response = await run.runtime.chat(request, role="generator", agent=producer.rsplit("/T=", 1)[0])
+            response = await run.runtime.chat(
+                request, role="generator", agent=producer.rsplit("/T=", 1)[0]
+            )
         except Exception as exc:  # noqa: BLE001 - degradation: the other requests still answer
             if is_fatal(exc):
                 raise
@@ -329,8 +433,9 @@ class AdaptivePipeline:
         run.add(executed)
         run.add(await self._repair_columns(run, state, executed))
 
-    async def _repair_columns(self, run: TaskRun, state: _State,
-                              executed: Sequence[CandidateSQL]) -> list[CandidateSQL]:
+    async def _repair_columns(
+        self, run: TaskRun, state: _State, executed: Sequence[CandidateSQL]
+    ) -> list[CandidateSQL]:
         """Schema-grounded rewrites of the candidates whose error names an unbound column, up to
         ``column_repair`` rounds each; a rewrite keeps its candidate's producer (and vote)."""
         rounds, repair = self.adaptive.column_repair, state.repair
@@ -348,17 +453,29 @@ class AdaptivePipeline:
                     if proposal is None or proposal == current.sql:
                         break
                     (current,) = await run.execute_all(
-                        [CandidateSQL(sql=proposal, producer=candidate.producer, rationale=candidate.rationale,
-                                      lineage=candidate.lineage + ("repair",))], agent="column_repair")
+                        [
+                            CandidateSQL(
+                                sql=proposal,
+                                producer=candidate.producer,
+                                rationale=candidate.rationale,
+                                lineage=candidate.lineage + ("repair",),
+                            )
+                        ],
+                        agent="column_repair",
+                    )
                     last = current
                     if current.exec_result.ok:
                         break
                 done[candidate.sql] = last
                 if last is not None:
                     state.rewritten.add(candidate.sql)
-                run.recorder.decide("column_repair", "adaptive", generator=candidate.producer,
-                                    repaired=last is not None and last.exec_result.ok,
-                                    error=candidate.exec_result.error or "")
+                run.recorder.decide(
+                    "column_repair",
+                    "adaptive",
+                    generator=candidate.producer,
+                    repaired=last is not None and last.exec_result.ok,
+                    error=candidate.exec_result.error or "",
+                )
             if (last := done[candidate.sql]) is not None:
                 out.append(last.model_copy(update={"producer": candidate.producer}))
         return out
@@ -369,8 +486,9 @@ class AdaptivePipeline:
         for c in _fixable(run, state):
             counts.setdefault(c.sql, []).append(c)
         chosen = sorted(counts.values(), key=len, reverse=True)[: self.adaptive.fix_max]
-        await self.refiner.fix_all(run, [c for group in chosen for c in group], max_passes=1,
-                                   siblings_in_sequence=False)
+        await self.refiner.fix_all(
+            run, [c for group in chosen for c in group], max_passes=1, siblings_in_sequence=False
+        )
 
     async def _revise(self, run: TaskRun) -> None:
         buckets = self.bucketer.bucket(run.pool)
@@ -386,15 +504,23 @@ class AdaptivePipeline:
     async def _tournament(self, run: TaskRun, buckets: Sequence[Bucket]) -> CandidateSQL | None:
         task = run.task
         result = await self.tournament.run(
-            buckets, TournamentQuestion(question=task.question, evidence=task.evidence, schema_text=run.light),
-            run.runtime)
+            buckets,
+            TournamentQuestion(
+                question=task.question, evidence=task.evidence, schema_text=run.light
+            ),
+            run.runtime,
+        )
         if result is None:
             return None
         run.recorder.matches += result.matches
         run.recorder.ranking = result.ranking
         if result.selector_failed:
-            run.recorder.decide("selector_failed", "tournament", degradation=True,
-                                failed=sum(m.winner is None for m in result.matches))
+            run.recorder.decide(
+                "selector_failed",
+                "tournament",
+                degradation=True,
+                failed=sum(m.winner is None for m in result.matches),
+            )
         return result.winner.representative
 
     # --- decisions -----------------------------------------------------------------------------
@@ -405,7 +531,11 @@ class AdaptivePipeline:
             return bool(_fixable(run, state))
         buckets = self.bucketer.bucket(run.pool)
         if step == "revise":
-            return bool(buckets) and not buckets[0].error and (buckets[0].empty or _null_only(buckets[0]))
+            return (
+                bool(buckets)
+                and not buckets[0].error
+                and (buckets[0].empty or _null_only(buckets[0]))
+            )
         return True
 
     @staticmethod
@@ -421,14 +551,20 @@ class AdaptivePipeline:
             return False
         top, a = buckets[0], self.adaptive
         runner_up = buckets[1].size if len(buckets) > 1 and not buckets[1].error else 0
-        return top.size > runner_up and top.size >= a.stop_min_votes and self._share(buckets) >= a.stop_share
+        return (
+            top.size > runner_up
+            and top.size >= a.stop_min_votes
+            and self._share(buckets) >= a.stop_share
+        )
 
     def _close(self, buckets: Sequence[Bucket]) -> bool:
         """The two largest answers are within ``tournament_margin`` of all answers."""
         answers = [b for b in buckets if not b.error]
         if len(answers) < 2:
             return False
-        return (answers[0].size - answers[1].size) <= self.adaptive.tournament_margin * self._answers(buckets)
+        return (
+            answers[0].size - answers[1].size
+        ) <= self.adaptive.tournament_margin * self._answers(buckets)
 
     def _vote(self, run: TaskRun, buckets: Sequence[Bucket]) -> CandidateSQL | None:
         """Largest non-error bucket; ties: one with rows before an empty one, then the greedy one's.
@@ -440,7 +576,9 @@ class AdaptivePipeline:
             return None
         field = [b for b in buckets if not b.error] or list(buckets)
         greedy = f"{FIRST_WAVE}/greedy"
-        ranked = sorted(field, key=lambda b: (-b.size, b.empty, greedy not in {c.producer for c in b.members}))
+        ranked = sorted(
+            field, key=lambda b: (-b.size, b.empty, greedy not in {c.producer for c in b.members})
+        )
         if not run.recorder.ranking:
             run.recorder.ranking = tuple(b.hash for b in ranked)
         return ranked[0].representative
@@ -449,8 +587,14 @@ class AdaptivePipeline:
 def _fixable(run: TaskRun, state: _State) -> list[CandidateSQL]:
     """Errored candidates for the LLM fixer: not fixed before, and not SQLs the column repair
     rewrote (their rewrite stands for them when it still fails)."""
-    return [c for c in run.pool if not c.exec_result.ok and c.exec_result.error_kind not in UNFIXABLE_ERRORS
-            and "fix" not in str(c.lineage) and c.sql not in state.rewritten]
+    return [
+        c
+        for c in run.pool
+        if not c.exec_result.ok
+        and c.exec_result.error_kind not in UNFIXABLE_ERRORS
+        and "fix" not in str(c.lineage)
+        and c.sql not in state.rewritten
+    ]
 
 
 class _Schema(NamedTuple):
@@ -483,7 +627,12 @@ class _State:
         name, before, started = self._open
         self._open = None
         spent = runtime.usage
-        self.steps.append(StepCost(
-            step=name, calls=spent.calls - before.calls, prompt_tokens=spent.prompt_tokens - before.prompt_tokens,
-            completion_tokens=spent.completion_tokens - before.completion_tokens,
-            seconds=round(time.monotonic() - started, 3)))
+        self.steps.append(
+            StepCost(
+                step=name,
+                calls=spent.calls - before.calls,
+                prompt_tokens=spent.prompt_tokens - before.prompt_tokens,
+                completion_tokens=spent.completion_tokens - before.completion_tokens,
+                seconds=round(time.monotonic() - started, 3),
+            )
+        )

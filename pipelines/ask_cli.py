@@ -52,13 +52,23 @@ DIALECTS = {".sqlite": "sqlite", ".sqlite3": "sqlite", ".db": "sqlite", ".duckdb
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Answer one question against a database.")
-    p.add_argument("--db", required=True, help="path of a SQLite (.sqlite/.db) or DuckDB (.duckdb) file")
+    p.add_argument(
+        "--db", required=True, help="path of a SQLite (.sqlite/.db) or DuckDB (.duckdb) file"
+    )
     p.add_argument("--db-id", help="database id (default: the file name without suffix)")
     p.add_argument("--descriptions", help="folder of BIRD-style per-table description CSVs")
-    p.add_argument("--json", action="store_true", dest="as_json",
-                   help="print one JSON object on stdout (progress and logs on stderr)")
-    p.add_argument("arguments", nargs="*", metavar="QUESTION | key=value",
-                   help="the question (in quotes), evidence=TEXT and Hydra key=value overrides")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        dest="as_json",
+        help="print one JSON object on stdout (progress and logs on stderr)",
+    )
+    p.add_argument(
+        "arguments",
+        nargs="*",
+        metavar="QUESTION | key=value",
+        help="the question (in quotes), evidence=TEXT and Hydra key=value overrides",
+    )
     return p
 
 
@@ -85,8 +95,12 @@ def database_ref(path: str, db_id: str | None, descriptions: str | None) -> Data
     dialect = DIALECTS.get(file.suffix.lower())
     if dialect is None:
         raise ValueError(f"cannot tell the engine of {file.name}: use one of {', '.join(DIALECTS)}")
-    return DatabaseRef(db_id=db_id or file.stem, path=str(file), dialect=dialect,  # type: ignore[arg-type]
-                       description_dir=descriptions)
+    return DatabaseRef(
+        db_id=db_id or file.stem,
+        path=str(file),
+        dialect=dialect,  # type: ignore[arg-type]
+        description_dir=descriptions,
+    )
 
 
 async def _answer(cfg, task: Task, limits: SandboxLimits) -> tuple[Prediction, ReasoningTrace]:
@@ -97,7 +111,9 @@ async def _answer(cfg, task: Task, limits: SandboxLimits) -> tuple[Prediction, R
     client = models.build_client(cfg.model)
     sandbox = Sandbox(limits=limits)
     cells, examples = build_retrievers(cfg)
-    pipeline = build_pipeline(cfg, client=client, sandbox=sandbox, cell_retriever=cells, example_retriever=examples)
+    pipeline = build_pipeline(
+        cfg, client=client, sandbox=sandbox, cell_retriever=cells, example_retriever=examples
+    )
     try:
         return await pipeline.answer_with_trace(task)
     finally:
@@ -188,12 +204,21 @@ def _preview(result: ExecutionResult | None, rows: int) -> ResultPreview | None:
 
 def _candidate(c: CandidateSQL) -> AskCandidate:
     r = c.exec_result
-    return AskCandidate(sql=c.sql, producer=c.producer, bucket=r.hash if r else None,
-                        error=r.error if r is not None and not r.ok else None)
+    return AskCandidate(
+        sql=c.sql,
+        producer=c.producer,
+        bucket=r.hash if r else None,
+        error=r.error if r is not None and not r.ok else None,
+    )
 
 
-def ask_output(task: Task, prediction: Prediction, trace: ReasoningTrace, status: RetrievalStatus,
-               preview_rows: int) -> AskOutput:
+def ask_output(
+    task: Task,
+    prediction: Prediction,
+    trace: ReasoningTrace,
+    status: RetrievalStatus,
+    preview_rows: int,
+) -> AskOutput:
     u = prediction.usage
     return AskOutput(
         question=task.question,
@@ -205,13 +230,22 @@ def ask_output(task: Task, prediction: Prediction, trace: ReasoningTrace, status
         producer=prediction.producer,
         answered_by=prediction.answered_by,
         steps=prediction.steps,
-        usage=AskUsage(calls=u.calls, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
-                       cached_prompt_tokens=u.cached_prompt_tokens, cost_usd=u.cost_usd),
+        usage=AskUsage(
+            calls=u.calls,
+            prompt_tokens=u.prompt_tokens,
+            completion_tokens=u.completion_tokens,
+            cached_prompt_tokens=u.cached_prompt_tokens,
+            cost_usd=u.cost_usd,
+        ),
         seconds=round(prediction.latency_s, 3),
         degraded=prediction.degraded,
         degradation_reasons=prediction.degradation_reasons,
-        retrieval=AskRetrieval(used=prediction.retrieval, available=status.sources,
-                               status=retrieval_line(prediction, status, trace), built=status.built),
+        retrieval=AskRetrieval(
+            used=prediction.retrieval,
+            available=status.sources,
+            status=retrieval_line(prediction, status, trace),
+            built=status.built,
+        ),
         trace_path=prediction.trace_path,
     )
 
@@ -219,22 +253,37 @@ def ask_output(task: Task, prediction: Prediction, trace: ReasoningTrace, status
 # --- the human summary ----------------------------------------------------------------------
 
 
-def retrieval_line(prediction: Prediction, status: RetrievalStatus, trace: ReasoningTrace | None = None) -> str:
+def retrieval_line(
+    prediction: Prediction, status: RetrievalStatus, trace: ReasoningTrace | None = None
+) -> str:
     """``retrieval: cells, examples``, or ``retrieval: off (why)`` — never silent."""
     if not status.needed:
         return status.summary()
     missing = status.reasons()
-    if trace is not None:  # at query time: a retriever whose index was missing or whose search failed
-        missing += [d.label for d in trace.decisions if d.label.endswith(("retriever_unavailable", "retriever_failed"))]
+    if (
+        trace is not None
+    ):  # at query time: a retriever whose index was missing or whose search failed
+        missing += [
+            d.label
+            for d in trace.decisions
+            if d.label.endswith(("retriever_unavailable", "retriever_failed"))
+        ]
     if prediction.retrieval:
-        return f"retrieval: {', '.join(prediction.retrieval)}" + (f" ({'; '.join(missing)})" if missing else "")
+        return f"retrieval: {', '.join(prediction.retrieval)}" + (
+            f" ({'; '.join(missing)})" if missing else ""
+        )
     if not status.sources:
         return status.summary()
     return f"retrieval: off ({'; '.join(missing) or 'no retriever served this question'})"
 
 
-def render(console: Console, prediction: Prediction, trace: ReasoningTrace, preview_rows: int,
-           status: RetrievalStatus | None = None) -> None:
+def render(
+    console: Console,
+    prediction: Prediction,
+    trace: ReasoningTrace,
+    preview_rows: int,
+    status: RetrievalStatus | None = None,
+) -> None:
     if prediction.error:
         console.print(f"[red]no answer:[/] {prediction.error}")
     else:
@@ -256,7 +305,10 @@ def render(console: Console, prediction: Prediction, trace: ReasoningTrace, prev
     )
     if status is not None:
         line = escape(retrieval_line(prediction, status, trace))
-        console.print(f"[yellow]{line}[/]" if not prediction.retrieval and status.needed else line, highlight=False)
+        console.print(
+            f"[yellow]{line}[/]" if not prediction.retrieval and status.needed else line,
+            highlight=False,
+        )
     if prediction.degraded:
         console.print(f"[yellow]degraded:[/] {', '.join(prediction.degradation_reasons)}")
     if prediction.trace_path:
@@ -282,7 +334,9 @@ def main(argv: list[str]) -> int:
         prediction, trace = asyncio.run(_answer(cfg, task, sandbox.limits))
     preview_rows = sandbox.preview_rows
     if args.as_json:
-        sys.stdout.write(ask_output(task, prediction, trace, status, preview_rows).model_dump_json() + "\n")
+        sys.stdout.write(
+            ask_output(task, prediction, trace, status, preview_rows).model_dump_json() + "\n"
+        )
         sys.stdout.flush()
     else:
         render(Console(), prediction, trace, preview_rows, status)

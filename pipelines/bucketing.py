@@ -40,7 +40,9 @@ class ExecutionBucketer:
         groups: dict[str, list[tuple[int, CandidateSQL]]] = {}
         for index, candidate in enumerate(candidates):
             if candidate.exec_result is None:
-                raise ValueError(f"candidate from {candidate.producer} was not executed: {candidate.sql!r}")
+                raise ValueError(
+                    f"candidate from {candidate.producer} was not executed: {candidate.sql!r}"
+                )
             groups.setdefault(candidate.exec_result.hash, []).append((index, candidate))
         buckets = []
         for result_hash, members in groups.items():
@@ -54,7 +56,9 @@ class ExecutionBucketer:
             )
             first_seen = min(i for i, _ in members)
             buckets.append((bucket, first_seen))
-        buckets.sort(key=lambda bf: (bf[0].error, -bf[0].size, REASONING not in bf[0].producers, bf[1]))
+        buckets.sort(
+            key=lambda bf: (bf[0].error, -bf[0].size, REASONING not in bf[0].producers, bf[1])
+        )
         return tuple(b for b, _ in buckets)
 
 

@@ -67,7 +67,8 @@ class ColumnRepair:
     def __init__(self, view: SchemaView) -> None:
         self.dialect = view.dialect
         self.columns: dict[str, tuple[str, ...]] = {
-            t.name.lower(): tuple(c.name for c in t.columns) for t in view.tables}
+            t.name.lower(): tuple(c.name for c in t.columns) for t in view.tables
+        }
         self.tables: dict[str, str] = {t.name.lower(): t.name for t in view.tables}
         self.graph: JoinGraph = join_graph(view)
 
@@ -90,12 +91,19 @@ class ColumnRepair:
         tree = sqlglot.parse_one(sql, read=self.dialect)
         changed = False
         for scope in traverse_scope(tree):
-            targets = [c for c in scope.columns if c.name.lower() == name.lower()
-                       and c.table.lower() == qualifier.lower()]
+            targets = [
+                c
+                for c in scope.columns
+                if c.name.lower() == name.lower() and c.table.lower() == qualifier.lower()
+            ]
             if not targets:
                 continue
             sources = self._sources(scope)
-            fix = self._qualify_ambiguous(sources, name) if ambiguous else self._bind(scope, sources, qualifier, name)
+            fix = (
+                self._qualify_ambiguous(sources, name)
+                if ambiguous
+                else self._bind(scope, sources, qualifier, name)
+            )
             if fix is None:
                 continue
             alias, column = fix
@@ -123,16 +131,22 @@ class ColumnRepair:
                 return s.alias, column
         return None
 
-    def _bind(self, scope: Scope, sources: list[_Source], qualifier: str, name: str) -> tuple[str, str] | None:
+    def _bind(
+        self, scope: Scope, sources: list[_Source], qualifier: str, name: str
+    ) -> tuple[str, str] | None:
         # 1. the wrong alias: exactly one other table in scope has the column as written
         if qualifier:
-            exact = [(s.alias, c) for s in sources if s.alias.lower() != qualifier.lower()
-                     and (c := self._has(s.table, name)) is not None]
+            exact = [
+                (s.alias, c)
+                for s in sources
+                if s.alias.lower() != qualifier.lower()
+                and (c := self._has(s.table, name)) is not None
+            ]
             if len(exact) == 1:
                 return exact[0]
         # 2. the wrong spelling: the column of an in-scope table that reads the same
         owner = [s for s in sources if s.alias.lower() == qualifier.lower()] if qualifier else []
-        for pool in ([owner, sources] if owner else [sources]):
+        for pool in [owner, sources] if owner else [sources]:
             hit = self._closest(pool, name)
             if hit is not None:
                 source, column = hit
@@ -160,19 +174,28 @@ class ColumnRepair:
                 return None
         return None
 
-    def _join(self, scope: Scope, sources: list[_Source], qualifier: str, name: str) -> tuple[str, str] | None:
+    def _join(
+        self, scope: Scope, sources: list[_Source], qualifier: str, name: str
+    ) -> tuple[str, str] | None:
         select = scope.expression
         if not isinstance(select, exp.Select) or not sources or select.args.get("from_") is None:
             return None
         in_scope = {s.table for s in sources}
-        owners = [t for t in self.columns if t not in in_scope
-                  and any(letters(c) == letters(name) for c in self.columns[t])]
+        owners = [
+            t
+            for t in self.columns
+            if t not in in_scope and any(letters(c) == letters(name) for c in self.columns[t])
+        ]
         if len(owners) != 1:
             return None
         target = owners[0]
         starts = [s for s in sources if s.alias.lower() == qualifier.lower()] or sources
-        paths = [(s, p) for s in starts
-                 if (p := self.graph.path(self._name(s.table), self._name(target))) is not None and len(p) <= 2]
+        paths = [
+            (s, p)
+            for s in starts
+            if (p := self.graph.path(self._name(s.table), self._name(target))) is not None
+            and len(p) <= 2
+        ]
         if not paths:
             return None
         start, path = min(paths, key=lambda sp: len(sp[1]))
@@ -180,12 +203,18 @@ class ColumnRepair:
         here_alias, here = start.alias, start.table
         for edge in path:
             there = edge.ref_table if edge.table.lower() == here else edge.table
-            here_col, there_col = ((edge.column, edge.ref_column) if edge.table.lower() == here
-                                   else (edge.ref_column, edge.column))
+            here_col, there_col = (
+                (edge.column, edge.ref_column)
+                if edge.table.lower() == here
+                else (edge.ref_column, edge.column)
+            )
             alias = _fresh_alias(used)
             select.join(
                 exp.alias_(exp.to_table(there), alias, table=True),
-                on=exp.EQ(this=exp.column(here_col, table=here_alias), expression=exp.column(there_col, table=alias)),
+                on=exp.EQ(
+                    this=exp.column(here_col, table=here_alias),
+                    expression=exp.column(there_col, table=alias),
+                ),
                 copy=False,
             )
             here_alias, here = alias, there.lower()

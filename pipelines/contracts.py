@@ -138,7 +138,9 @@ class AdaptiveScaling(Frozen):
     @model_validator(mode="after")
     def _needs_a_candidate(self) -> AdaptiveScaling:
         if not self.greedy and self.samples == 0:
-            raise ValueError("adaptive first wave produces no candidates: greedy is false and samples is 0")
+            raise ValueError(
+                "adaptive first wave produces no candidates: greedy is false and samples is 0"
+            )
         return self
 
 
@@ -147,7 +149,11 @@ class ScalingConfig(Frozen):
 
     k_reasoning: int = Field(default=2, ge=0)
     k_icl: int = Field(default=2, ge=0)  # per ICL strategy
-    icl_strategies: tuple[Literal["direct", "cot", "decompose"], ...] = ("direct", "cot", "decompose")
+    icl_strategies: tuple[Literal["direct", "cot", "decompose"], ...] = (
+        "direct",
+        "cot",
+        "decompose",
+    )
     # Samples per generator in a re-synthesis pass; None: max(1, k_icl // 2).
     k_resynth: int | None = Field(default=None, ge=1)
     fixer_max_passes: int = Field(default=2, ge=0)
@@ -167,7 +173,9 @@ class ScalingConfig(Frozen):
     @model_validator(mode="after")
     def _needs_a_generator(self) -> ScalingConfig:
         if not self.single_pass and self.k_reasoning + self.k_icl * len(self.icl_strategies) == 0:
-            raise ValueError("ScalingConfig produces no candidates: k_reasoning and k_icl are both 0")
+            raise ValueError(
+                "ScalingConfig produces no candidates: k_reasoning and k_icl are both 0"
+            )
         return self
 
     @property

@@ -94,11 +94,19 @@ def _temperature(scaling: ScalingConfig, family: str, index: int) -> float:
     return temps[(FAMILY_ORDER.index(family) + index) % len(temps)]
 
 
-def synthesis_jobs(scaling: ScalingConfig, k_reasoning: int | None = None, k_icl: int | None = None,
-                   strategies: Sequence[str] | None = None) -> list[GenJob]:
+def synthesis_jobs(
+    scaling: ScalingConfig,
+    k_reasoning: int | None = None,
+    k_icl: int | None = None,
+    strategies: Sequence[str] | None = None,
+) -> list[GenJob]:
     k_r = scaling.k_reasoning if k_reasoning is None else min(k_reasoning, scaling.k_reasoning)
     k_i = scaling.k_icl if k_icl is None else min(k_icl, scaling.k_icl)
-    allowed = scaling.icl_strategies if strategies is None else [s for s in strategies if s in scaling.icl_strategies]
+    allowed = (
+        scaling.icl_strategies
+        if strategies is None
+        else [s for s in strategies if s in scaling.icl_strategies]
+    )
     plan = [("reasoning", k_r)] + [(f"icl/{s}", k_i) for s in allowed]
     return [GenJob(f, i, _temperature(scaling, f, i)) for f, k in plan for i in range(k)]
 
@@ -106,14 +114,23 @@ def synthesis_jobs(scaling: ScalingConfig, k_reasoning: int | None = None, k_icl
 def resynthesis_jobs(scaling: ScalingConfig, pass_no: int) -> list[GenJob]:
     k = scaling.effective_k_resynth
     return [
-        GenJob(f, i, scaling.temperatures[(FAMILY_ORDER.index(f) + pass_no + i) % len(scaling.temperatures)])
+        GenJob(
+            f,
+            i,
+            scaling.temperatures[(FAMILY_ORDER.index(f) + pass_no + i) % len(scaling.temperatures)],
+        )
         for f in families(scaling)
         for i in range(k)
     ]
 
 
 def call_allowance(
-    scaling: ScalingConfig, *, first_wave: int, max_finalists: int, extractor: bool = True, both_orders: bool = True
+    scaling: ScalingConfig,
+    *,
+    first_wave: int,
+    max_finalists: int,
+    extractor: bool = True,
+    both_orders: bool = True,
 ) -> int:
     """Upper bound of LLM calls one task may make under ``scaling``.
 
@@ -122,10 +139,14 @@ def call_allowance(
     one bucket per candidate; the tournament plays every pair of at most ``max_finalists``
     (twice with ``both_orders``).
     """
-    generated = first_wave + scaling.resynth_max_passes * scaling.effective_k_resynth * len(families(scaling))
+    generated = first_wave + scaling.resynth_max_passes * scaling.effective_k_resynth * len(
+        families(scaling)
+    )
     refinement = 2 * generated * scaling.refinement_max_passes
     pool = generated * (1 + scaling.refinement_max_passes)
-    tournament = comb(min(max_finalists, pool), 2) * (1 + both_orders) if scaling.tournament_enabled else 0
+    tournament = (
+        comb(min(max_finalists, pool), 2) * (1 + both_orders) if scaling.tournament_enabled else 0
+    )
     return int(extractor) + generated * (1 + scaling.fixer_max_passes) + refinement + tournament
 
 
@@ -145,15 +166,21 @@ class Orchestrator:
         model_name: str = "",
     ) -> None:
         if scaling.single_pass:
-            raise ValueError("scaling.single_pass is set: use SinglePassPipeline (build_pipeline does)")
+            raise ValueError(
+                "scaling.single_pass is set: use SinglePassPipeline (build_pipeline does)"
+            )
         unknown = set(scaling.icl_strategies) - STRATEGIES.keys()
         if unknown:
-            raise ValueError(f"unknown ICL strategies {sorted(unknown)}; known: {sorted(STRATEGIES)}")
+            raise ValueError(
+                f"unknown ICL strategies {sorted(unknown)}; known: {sorted(STRATEGIES)}"
+            )
         for difficulty in settings.router.profiles if scaling.router_enabled else ():
             try:  # a bad profile must fail here, not in the middle of a question
                 settings.router.scaling_for(difficulty, scaling)
             except ValueError as exc:
-                raise PipelineConfigError(f"router profile {difficulty!r} is not a valid ScalingConfig: {exc}") from exc
+                raise PipelineConfigError(
+                    f"router profile {difficulty!r} is not a valid ScalingConfig: {exc}"
+                ) from exc
         self.client = client
         self.executor = as_executor(sandbox)
         self.scaling = scaling
@@ -161,10 +188,14 @@ class Orchestrator:
         self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
         self.model_name = model_name
         agents = settings.agents
-        self.generators: dict[str, SqlGenerator] = {"reasoning": ReasoningGenerator(settings=agents.reasoning)}
+        self.generators: dict[str, SqlGenerator] = {
+            "reasoning": ReasoningGenerator(settings=agents.reasoning)
+        }
         for name, strategy in STRATEGIES.items():
             self.generators[f"icl/{name}"] = ICLGenerator(
-                strategy=strategy, settings=agents.icl, examples_in_prompt=settings.understanding.examples_in_prompt
+                strategy=strategy,
+                settings=agents.icl,
+                examples_in_prompt=settings.understanding.examples_in_prompt,
             )
         self.understander = Understander(
             extractor=KeywordSkeletonExtractor(settings=agents.extractor),
@@ -178,7 +209,9 @@ class Orchestrator:
             revisor=SQLRevisor(settings=agents.revisor),
             preview_rows=settings.tournament.preview_rows,
         )
-        self.tournament = Tournament(ReasoningSelector(settings=agents.selector), settings.tournament)
+        self.tournament = Tournament(
+            ReasoningSelector(settings=agents.selector), settings.tournament
+        )
         self.router = DifficultyRouter(settings.router)
         self.bucketer = ExecutionBucketer()
         self._views: dict[tuple[str, str], asyncio.Future[SchemaView]] = {}
@@ -207,19 +240,37 @@ class Orchestrator:
             async with asyncio.timeout(self.scaling.global_timeout_s):
                 chosen = await self._search(run)
         except TimeoutError:
-            recorder.decide("global_timeout", "orchestrator", degradation=True,
-                            limit_s=self.scaling.global_timeout_s, candidates=len(run.pool))
+            recorder.decide(
+                "global_timeout",
+                "orchestrator",
+                degradation=True,
+                limit_s=self.scaling.global_timeout_s,
+                candidates=len(run.pool),
+            )
         except (BudgetExceeded, CallCapExceeded) as exc:
-            recorder.decide("budget_exceeded", "orchestrator", degradation=True, reason=str(exc),
-                            tokens=runtime.usage.total_tokens, calls=runtime.calls)
+            recorder.decide(
+                "budget_exceeded",
+                "orchestrator",
+                degradation=True,
+                reason=str(exc),
+                tokens=runtime.usage.total_tokens,
+                calls=runtime.calls,
+            )
         except _NoSchema as exc:
             failure = str(exc)
         if chosen is None:
             run.salvage()
             chosen = self._best_so_far(run)
         return conclude(
-            task.task_id, recorder, self.sinks, chosen=chosen, candidates=run.pool, usage=runtime.usage,
-            started=started, failure=failure or "no candidate SQL was produced", gold_sql=task.gold_sql,
+            task.task_id,
+            recorder,
+            self.sinks,
+            chosen=chosen,
+            candidates=run.pool,
+            usage=runtime.usage,
+            started=started,
+            failure=failure or "no candidate SQL was produced",
+            gold_sql=task.gold_sql,
             retrieval=run.context.retrieval,
         )
 
@@ -250,8 +301,9 @@ class Orchestrator:
                 break
             run.lessons = merge_lessons(run.lessons, lessons_from(round_critiques, run))
             run.recorder.lessons.append(run.lessons)
-            new = await self._synthesize(run, resynthesis_jobs(run.scaling, pass_no),
-                                         lineage=("gen", f"resynth:{pass_no}"))
+            new = await self._synthesize(
+                run, resynthesis_jobs(run.scaling, pass_no), lineage=("gen", f"resynth:{pass_no}")
+            )
             round_critiques = await self._refinement_round(run, new)
         return await self._select(run)
 
@@ -273,12 +325,16 @@ class Orchestrator:
 
     # --- router --------------------------------------------------------------------------------
 
-    async def _route(self, run: TaskRun, view: SchemaView) -> tuple[CandidateSQL | None, list[CandidateSQL], set]:
+    async def _route(
+        self, run: TaskRun, view: SchemaView
+    ) -> tuple[CandidateSQL | None, list[CandidateSQL], set]:
         # ``view`` is the schema the generators see (focused when the whole one is too large).
         rs = self.settings.router
         decision = self.router.assess(run.task, view, run.context.understanding)
         run.scaling = rs.scaling_for(decision.difficulty, self.scaling)
-        probe_jobs = synthesis_jobs(run.scaling, rs.probe_k_reasoning, rs.probe_k_icl, rs.probe_strategies)
+        probe_jobs = synthesis_jobs(
+            run.scaling, rs.probe_k_reasoning, rs.probe_k_icl, rs.probe_strategies
+        )
         run.runtime.call_cap = self._allowance(run.scaling, synthesis_jobs(run.scaling), probe_jobs)
         probe = await self._synthesize(run, probe_jobs, lineage=("gen",))
         agreement = self.router.agreement(probe)
@@ -286,14 +342,25 @@ class Orchestrator:
         if not agreement.agreed:
             difficulty = self.router.escalate(difficulty)
             run.scaling = rs.scaling_for(difficulty, self.scaling)
-            run.runtime.call_cap = self._allowance(run.scaling, synthesis_jobs(run.scaling), probe_jobs)
+            run.runtime.call_cap = self._allowance(
+                run.scaling, synthesis_jobs(run.scaling), probe_jobs
+            )
         run.recorder.route = RouteRecord(
-            difficulty=decision.difficulty, profile=difficulty, features=decision.features.as_dict(),
-            stopped_early=agreement.agreed, agreement=agreement.share,
+            difficulty=decision.difficulty,
+            profile=difficulty,
+            features=decision.features.as_dict(),
+            stopped_early=agreement.agreed,
+            agreement=agreement.share,
         )
-        run.recorder.decide("router.stop_early" if agreement.agreed else "router.widen", "router",
-                            confidence=agreement.share, difficulty=decision.difficulty, profile=difficulty,
-                            score=decision.score, probe=agreement.size)
+        run.recorder.decide(
+            "router.stop_early" if agreement.agreed else "router.widen",
+            "router",
+            confidence=agreement.share,
+            difficulty=decision.difficulty,
+            profile=difficulty,
+            score=decision.score,
+            probe=agreement.size,
+        )
         if agreement.agreed:
             buckets = self.bucketer.bucket(probe)
             run.recorder.snapshot_buckets("router.probe", buckets)
@@ -303,14 +370,19 @@ class Orchestrator:
 
     # --- L2 synthesis --------------------------------------------------------------------------
 
-    async def _synthesize(self, run: TaskRun, jobs: Sequence[GenJob], *,
-                          lineage: tuple[str, ...]) -> list[CandidateSQL]:
+    async def _synthesize(
+        self, run: TaskRun, jobs: Sequence[GenJob], *, lineage: tuple[str, ...]
+    ) -> list[CandidateSQL]:
         temps: dict[str, list[float]] = {}
         for job in jobs:
             temps.setdefault(job.family, []).append(job.temperature)
 
-        async def generate_and_execute(family: str, family_temps: list[float]) -> list[CandidateSQL]:
-            executed = await run.execute_all(await self._generate(run, family, family_temps, lineage))
+        async def generate_and_execute(
+            family: str, family_temps: list[float]
+        ) -> list[CandidateSQL]:
+            executed = await run.execute_all(
+                await self._generate(run, family, family_temps, lineage)
+            )
             run.staged += executed
             return executed
 
@@ -319,8 +391,9 @@ class Orchestrator:
         run.end_wave(executed)
         return executed
 
-    async def _generate(self, run: TaskRun, family: str, temps: list[float],
-                        lineage: tuple[str, ...]) -> list[CandidateSQL]:
+    async def _generate(
+        self, run: TaskRun, family: str, temps: list[float], lineage: tuple[str, ...]
+    ) -> list[CandidateSQL]:
         icl = family != "reasoning"
         inp = GenerationInput(
             question=run.task.question,
@@ -343,7 +416,11 @@ class Orchestrator:
 
     async def _refinement_round(self, run: TaskRun, new: Sequence[CandidateSQL]) -> list[Critique]:
         """Fix the new errored candidates, then critique/revise new buckets; the round's critiques."""
-        errored = [c for c in new if not c.exec_result.ok and c.exec_result.error_kind not in UNFIXABLE_ERRORS]
+        errored = [
+            c
+            for c in new
+            if not c.exec_result.ok and c.exec_result.error_kind not in UNFIXABLE_ERRORS
+        ]
         await self.refiner.fix_all(run, errored, max_passes=run.scaling.fixer_max_passes)
         round_critiques: list[Critique] = []
         for pass_no in range(1, run.scaling.refinement_max_passes + 1):
@@ -369,8 +446,13 @@ class Orchestrator:
         threshold = run.scaling.complexity_retry_threshold
         if critique.complexity < threshold or critique.verdict == "retry":
             return critique
-        run.recorder.decide("critique.forced_retry", "l2.critique", bucket=critique.bucket_hash,
-                            complexity=critique.complexity, threshold=threshold)
+        run.recorder.decide(
+            "critique.forced_retry",
+            "l2.critique",
+            bucket=critique.bucket_hash,
+            complexity=critique.complexity,
+            threshold=threshold,
+        )
         return critique.model_copy(update={"verdict": "retry", "forced": True})
 
     def _resynthesis_needed(self, run: TaskRun, round_critiques: Sequence[Critique]) -> bool:
@@ -387,18 +469,28 @@ class Orchestrator:
         if run.scaling.tournament_enabled:
             result = await self.tournament.run(
                 buckets,
-                TournamentQuestion(question=run.task.question, evidence=run.task.evidence, schema_text=run.light),
+                TournamentQuestion(
+                    question=run.task.question, evidence=run.task.evidence, schema_text=run.light
+                ),
                 run.runtime,
             )
             if result is not None:
                 run.recorder.matches += result.matches
                 run.recorder.ranking = result.ranking
                 if result.by_majority:
-                    run.recorder.decide("majority_shortcut", "l3", share=self.settings.tournament.majority_share,
-                                        size=result.winner.size)
+                    run.recorder.decide(
+                        "majority_shortcut",
+                        "l3",
+                        share=self.settings.tournament.majority_share,
+                        size=result.winner.size,
+                    )
                 if result.selector_failed:
-                    run.recorder.decide("selector_failed", "l3", degradation=True,
-                                        failed=sum(m.winner is None for m in result.matches))
+                    run.recorder.decide(
+                        "selector_failed",
+                        "l3",
+                        degradation=True,
+                        failed=sum(m.winner is None for m in result.matches),
+                    )
                 return result.winner.representative
         else:
             ranked = majority_vote(finalists(buckets, self.settings.tournament))
@@ -417,11 +509,17 @@ class Orchestrator:
 
     # --- helpers -------------------------------------------------------------------------------
 
-    def _allowance(self, scaling: ScalingConfig, jobs: Sequence[GenJob], extra: Sequence[GenJob] = ()) -> int:
+    def _allowance(
+        self, scaling: ScalingConfig, jobs: Sequence[GenJob], extra: Sequence[GenJob] = ()
+    ) -> int:
         first_wave = len({(j.family, j.index) for j in (*jobs, *extra)})
-        return call_allowance(scaling, first_wave=first_wave, max_finalists=self.settings.tournament.max_finalists,
-                              both_orders=self.settings.tournament.both_orders,
-                              extractor=self.settings.understanding.extractor_enabled)
+        return call_allowance(
+            scaling,
+            first_wave=first_wave,
+            max_finalists=self.settings.tournament.max_finalists,
+            both_orders=self.settings.tournament.both_orders,
+            extractor=self.settings.understanding.extractor_enabled,
+        )
 
 
 class _NoSchema(Exception):

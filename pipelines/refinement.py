@@ -38,14 +38,22 @@ UNFIXABLE_ERRORS = {"database_unavailable"}
 
 
 class Refiner:
-    def __init__(self, *, fixer: SQLFixer, critic: CritiqueAgent, revisor: SQLRevisor, preview_rows: int = 5) -> None:
+    def __init__(
+        self, *, fixer: SQLFixer, critic: CritiqueAgent, revisor: SQLRevisor, preview_rows: int = 5
+    ) -> None:
         self.fixer = fixer
         self.critic = critic
         self.revisor = revisor
         self.preview_rows = preview_rows
 
-    async def fix_all(self, run: TaskRun, errored: Sequence[CandidateSQL], *, max_passes: int,
-                      siblings_in_sequence: bool = True) -> None:
+    async def fix_all(
+        self,
+        run: TaskRun,
+        errored: Sequence[CandidateSQL],
+        *,
+        max_passes: int,
+        siblings_in_sequence: bool = True,
+    ) -> None:
         """Repair errored candidates; the repaired ones join the pool. ``siblings_in_sequence=False``
         repairs every distinct SQL at once (decoded together: faster on a CPU, no shared memory)."""
         if max_passes == 0 or not errored:
@@ -65,54 +73,92 @@ class Refiner:
             for group in groups:
                 fixed = await self._fix_one(run, group[0], max_passes)
                 if fixed is not None:
-                    out += [fixed] + [fixed.model_copy(update={"producer": c.producer}) for c in group[1:]]
+                    out += [fixed] + [
+                        fixed.model_copy(update={"producer": c.producer}) for c in group[1:]
+                    ]
             return out
 
         fixed = await gather_all(*(fix_family(g) for g in by_family.values()))
         run.add([c for batch in fixed for c in batch])
 
-    async def _fix_one(self, run: TaskRun, candidate: CandidateSQL, max_passes: int) -> CandidateSQL | None:
+    async def _fix_one(
+        self, run: TaskRun, candidate: CandidateSQL, max_passes: int
+    ) -> CandidateSQL | None:
         current = candidate
         for pass_no in range(1, max_passes + 1):
             earlier = run.recorder.recent_fixes(candidate.producer)
             try:
                 sql, rationale = await self.fixer.fix(
-                    FixInput(question=run.task.question, evidence=run.task.evidence, dialect=run.task.db.dialect,
-                             schema_text=run.light, sql=current.sql, error=current.exec_result.error or "",
-                             earlier=earlier),
+                    FixInput(
+                        question=run.task.question,
+                        evidence=run.task.evidence,
+                        dialect=run.task.db.dialect,
+                        schema_text=run.light,
+                        sql=current.sql,
+                        error=current.exec_result.error or "",
+                        earlier=earlier,
+                    ),
                     run.runtime,
                 )
             except Exception as exc:  # noqa: BLE001 - degradation 4: skip the pass, keep the candidate
                 if is_fatal(exc):
                     raise
-                run.recorder.fixes.append(FixAttempt(producer=candidate.producer, pass_no=pass_no,
-                                                     error_before=current.exec_result.error or "",
-                                                     sql_before=current.sql, sql_after=None))
+                run.recorder.fixes.append(
+                    FixAttempt(
+                        producer=candidate.producer,
+                        pass_no=pass_no,
+                        error_before=current.exec_result.error or "",
+                        sql_before=current.sql,
+                        sql_after=None,
+                    )
+                )
                 record_failure(run, "fixer", "l2.fix", exc)
                 return None
-            tried = {_norm(a.sql_after) for a in earlier if a.sql_after} | {_norm(current.sql), _norm(candidate.sql)}
+            tried = {_norm(a.sql_after) for a in earlier if a.sql_after} | {
+                _norm(current.sql),
+                _norm(candidate.sql),
+            }
             if _norm(sql) in tried:
-                run.recorder.fixes.append(FixAttempt(producer=candidate.producer, pass_no=pass_no,
-                                                     error_before=current.exec_result.error or "",
-                                                     sql_before=current.sql, sql_after=sql,
-                                                     error_after="repeats an earlier repair"))
+                run.recorder.fixes.append(
+                    FixAttempt(
+                        producer=candidate.producer,
+                        pass_no=pass_no,
+                        error_before=current.exec_result.error or "",
+                        sql_before=current.sql,
+                        sql_after=sql,
+                        error_after="repeats an earlier repair",
+                    )
+                )
                 continue
             (attempt,) = await run.execute_all(
-                [CandidateSQL(sql=sql, producer=candidate.producer, rationale=rationale or candidate.rationale,
-                                   lineage=candidate.lineage + (f"fix:{pass_no}",))],
+                [
+                    CandidateSQL(
+                        sql=sql,
+                        producer=candidate.producer,
+                        rationale=rationale or candidate.rationale,
+                        lineage=candidate.lineage + (f"fix:{pass_no}",),
+                    )
+                ],
                 agent="l2.sql_fixer",
             )
-            run.recorder.fixes.append(FixAttempt(producer=candidate.producer, pass_no=pass_no,
-                                                 error_before=current.exec_result.error or "",
-                                                 sql_before=current.sql, sql_after=sql,
-                                                 error_after=attempt.exec_result.error))
+            run.recorder.fixes.append(
+                FixAttempt(
+                    producer=candidate.producer,
+                    pass_no=pass_no,
+                    error_before=current.exec_result.error or "",
+                    sql_before=current.sql,
+                    sql_after=sql,
+                    error_after=attempt.exec_result.error,
+                )
+            )
             if attempt.exec_result.ok:
                 return attempt
             current = attempt
         return None
 
-    async def critique_all(self, run: TaskRun, buckets: Sequence[Bucket],
-                           fresh: Sequence[Bucket]) -> list[tuple[Bucket, Critique]]:
+    async def critique_all(
+        self, run: TaskRun, buckets: Sequence[Bucket], fresh: Sequence[Bucket]
+    ) -> list[tuple[Bucket, Critique]]:
         """The critic's reading of each fresh bucket (as the model wrote it; failures skipped)."""
         total = sum(b.size for b in buckets)
         rows = self.preview_rows
@@ -120,10 +166,18 @@ class Refiner:
         def ask(b: Bucket):
             rep = b.representative
             return self.critic.critique(
-                CritiqueInput(question=run.task.question, evidence=run.task.evidence, schema_text=run.light,
-                              bucket_hash=b.hash, sql=rep.sql, rationale=clip(rep.rationale, 800),
-                              preview=preview(rep.exec_result, rows), size=b.size, total=total,
-                              others=_others(buckets, exclude=b.hash, rows=rows)),
+                CritiqueInput(
+                    question=run.task.question,
+                    evidence=run.task.evidence,
+                    schema_text=run.light,
+                    bucket_hash=b.hash,
+                    sql=rep.sql,
+                    rationale=clip(rep.rationale, 800),
+                    preview=preview(rep.exec_result, rows),
+                    size=b.size,
+                    total=total,
+                    others=_others(buckets, exclude=b.hash, rows=rows),
+                ),
                 run.runtime,
             )
 
@@ -138,17 +192,29 @@ class Refiner:
             out.append((bucket, reply))
         return out
 
-    async def revise_all(self, run: TaskRun, buckets: Sequence[Bucket], edits: Sequence[tuple[Bucket, Critique]],
-                         pass_no: int) -> list[CandidateSQL]:
+    async def revise_all(
+        self,
+        run: TaskRun,
+        buckets: Sequence[Bucket],
+        edits: Sequence[tuple[Bucket, Critique]],
+        pass_no: int,
+    ) -> list[CandidateSQL]:
         """Revised representatives of the ``edit`` buckets, executed and added to the pool."""
         rows = self.preview_rows
 
         def ask(b: Bucket, c: Critique):
             rep = b.representative
             return self.revisor.revise(
-                RevisionInput(question=run.task.question, evidence=run.task.evidence, dialect=run.task.db.dialect,
-                              schema_text=run.light, sql=rep.sql, preview=preview(rep.exec_result, rows),
-                              critique=c, others=_others(buckets, exclude=b.hash, rows=rows)),
+                RevisionInput(
+                    question=run.task.question,
+                    evidence=run.task.evidence,
+                    dialect=run.task.db.dialect,
+                    schema_text=run.light,
+                    sql=rep.sql,
+                    preview=preview(rep.exec_result, rows),
+                    critique=c,
+                    others=_others(buckets, exclude=b.hash, rows=rows),
+                ),
                 run.runtime,
             )
 
@@ -158,20 +224,40 @@ class Refiner:
             if isinstance(reply, BaseException):
                 if is_fatal(reply):
                     raise reply
-                run.recorder.revisions.append(RevisionDelta(bucket_hash=bucket.hash, before_hash=bucket.hash,
-                                                            after_hash=None, error_class=critique.error_class))
+                run.recorder.revisions.append(
+                    RevisionDelta(
+                        bucket_hash=bucket.hash,
+                        before_hash=bucket.hash,
+                        after_hash=None,
+                        error_class=critique.error_class,
+                    )
+                )
                 record_failure(run, "revisor", "l2.revise", reply, bucket=bucket.hash)
                 continue
             sql, rationale = reply
             rep = bucket.representative
-            drafts.append((bucket, critique, CandidateSQL(sql=sql, producer=rep.producer,
-                                                          rationale=rationale or rep.rationale,
-                                                          lineage=rep.lineage + (f"revise:{pass_no}",))))
+            drafts.append(
+                (
+                    bucket,
+                    critique,
+                    CandidateSQL(
+                        sql=sql,
+                        producer=rep.producer,
+                        rationale=rationale or rep.rationale,
+                        lineage=rep.lineage + (f"revise:{pass_no}",),
+                    ),
+                )
+            )
         executed = await run.execute_all([d for _, _, d in drafts], agent="l2.sql_revisor")
         for (bucket, critique, _), revised in zip(drafts, executed):
-            run.recorder.revisions.append(RevisionDelta(bucket_hash=bucket.hash, before_hash=bucket.hash,
-                                                        after_hash=revised.exec_result.hash,
-                                                        error_class=critique.error_class))
+            run.recorder.revisions.append(
+                RevisionDelta(
+                    bucket_hash=bucket.hash,
+                    before_hash=bucket.hash,
+                    after_hash=revised.exec_result.hash,
+                    error_class=critique.error_class,
+                )
+            )
         run.add(executed)
         return executed
 
@@ -181,22 +267,39 @@ def _others(buckets: Sequence[Bucket], *, exclude: str, rows: int, limit: int = 
     lines = []
     for b in [b for b in buckets if b.hash != exclude][:limit]:
         rep = b.representative
-        lines.append(f"- {b.size} attempt(s) by {', '.join(b.producers)}: {clip(rep.sql, 400)}\n"
-                     f"  reasoning: {clip(rep.rationale, 300) or '(none)'}\n  result: {preview(rep.exec_result, rows)}")
+        lines.append(
+            f"- {b.size} attempt(s) by {', '.join(b.producers)}: {clip(rep.sql, 400)}\n"
+            f"  reasoning: {clip(rep.rationale, 300) or '(none)'}\n  result: {preview(rep.exec_result, rows)}"
+        )
     return "\n".join(lines)
 
 
 def lessons_from(critiques: Sequence[Critique], run: TaskRun) -> LessonsBlock:
     bad = [c for c in critiques if c.verdict != "accept"]
-    producers = {c.bucket_hash: tuple(sorted({family_of(x.producer) for x in run.pool
-                                               if x.exec_result and x.exec_result.hash == c.bucket_hash}))
-                 for c in bad}
+    producers = {
+        c.bucket_hash: tuple(
+            sorted(
+                {
+                    family_of(x.producer)
+                    for x in run.pool
+                    if x.exec_result and x.exec_result.hash == c.bucket_hash
+                }
+            )
+        )
+        for c in bad
+    }
     return LessonsBlock(
         avoid=tuple(dict.fromkeys(c.error_class for c in bad if c.error_class)),
-        corrections=tuple(Lesson(text=c.generator_feedback, scope=(ALL_GENERATORS,))
-                          for c in bad if c.generator_feedback and c.feedback_kind == "correction"),
-        warnings=tuple(Lesson(text=c.generator_feedback, scope=producers[c.bucket_hash] or (ALL_GENERATORS,))
-                       for c in bad if c.generator_feedback and c.feedback_kind == "warning"),
+        corrections=tuple(
+            Lesson(text=c.generator_feedback, scope=(ALL_GENERATORS,))
+            for c in bad
+            if c.generator_feedback and c.feedback_kind == "correction"
+        ),
+        warnings=tuple(
+            Lesson(text=c.generator_feedback, scope=producers[c.bucket_hash] or (ALL_GENERATORS,))
+            for c in bad
+            if c.generator_feedback and c.feedback_kind == "warning"
+        ),
     )
 
 
@@ -204,15 +307,20 @@ def merge_lessons(old: LessonsBlock, new: LessonsBlock) -> LessonsBlock:
     def union(a, b):
         return tuple(dict.fromkeys((*a, *b)))
 
-    return LessonsBlock(avoid=union(old.avoid, new.avoid), corrections=union(old.corrections, new.corrections),
-                        warnings=union(old.warnings, new.warnings))
+    return LessonsBlock(
+        avoid=union(old.avoid, new.avoid),
+        corrections=union(old.corrections, new.corrections),
+        warnings=union(old.warnings, new.warnings),
+    )
 
 
 def _norm(sql: str) -> str:
     return " ".join(sql.lower().replace(";", " ").split())
 
 
-def resynthesis_reason(round_critiques: Sequence[Critique], all_critiques: Sequence[Critique]) -> str | None:
+def resynthesis_reason(
+    round_critiques: Sequence[Critique], all_critiques: Sequence[Critique]
+) -> str | None:
     """Why the generators should run again with lessons, or None.
 
     ``retry_verdict``: a critique of this round says retry (forced or not);
@@ -221,7 +329,11 @@ def resynthesis_reason(round_critiques: Sequence[Critique], all_critiques: Seque
     """
     if any(c.verdict == "retry" for c in round_critiques):
         return "retry_verdict"
-    shared = [e for e, n in Counter(c.error_class for c in round_critiques if c.error_class).items() if n >= 2]
+    shared = [
+        e
+        for e, n in Counter(c.error_class for c in round_critiques if c.error_class).items()
+        if n >= 2
+    ]
     if shared and not any(c.verdict == "accept" for c in all_critiques):
         return "shared_error_class"
     return None

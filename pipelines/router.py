@@ -33,8 +33,24 @@ LEVELS = ("easy", "medium", "hard")
 # cue -> words that signal it (matched as whole words, lower-case)
 CUES: dict[str, tuple[str, ...]] = {
     "aggregation": ("average", "avg", "total", "sum", "how many", "number of", "count", "mean"),
-    "comparison": ("more than", "less than", "greater", "fewer", "than", "most", "least", "highest",
-                   "lowest", "maximum", "minimum", "top", "largest", "smallest", "oldest", "youngest"),
+    "comparison": (
+        "more than",
+        "less than",
+        "greater",
+        "fewer",
+        "than",
+        "most",
+        "least",
+        "highest",
+        "lowest",
+        "maximum",
+        "minimum",
+        "top",
+        "largest",
+        "smallest",
+        "oldest",
+        "youngest",
+    ),
     "sets": ("not", "never", "without", "except", "both", "either", "neither", "but not", "no "),
     "grouping": ("each", "per", "every", "for all", "group"),
     "nesting": ("whose", "which have", "that have", "who have", "among", "at least"),
@@ -68,7 +84,8 @@ class Agreement(Frozen):
 def _cue_hits(question: str) -> tuple[str, ...]:
     text = f" {question.lower()} "
     return tuple(
-        cue for cue, words in CUES.items()
+        cue
+        for cue, words in CUES.items()
         if any(re.search(rf"(?<![a-z]){re.escape(w.strip())}(?![a-z])", text) for w in words)
     )
 
@@ -77,7 +94,9 @@ class DifficultyRouter:
     def __init__(self, settings: RouterSettings) -> None:
         self.settings = settings
 
-    def features(self, task: Task, view: SchemaView | None, understanding: Understanding) -> RouteFeatures:
+    def features(
+        self, task: Task, view: SchemaView | None, understanding: Understanding
+    ) -> RouteFeatures:
         return RouteFeatures(
             tables=len(view.tables) if view else 0,
             columns=sum(len(t.columns) for t in view.tables) if view else 0,
@@ -87,11 +106,14 @@ class DifficultyRouter:
             cues=_cue_hits(task.question),
         )
 
-    def assess(self, task: Task, view: SchemaView | None, understanding: Understanding) -> RouteDecision:
+    def assess(
+        self, task: Task, view: SchemaView | None, understanding: Understanding
+    ) -> RouteDecision:
         f = self.features(task, view, understanding)
         score = (
             len(f.cues)
-            + (f.tables > 5) + (f.columns > 40)
+            + (f.tables > 5)
+            + (f.columns > 40)
             + (f.question_words > 20)
             + (f.literals >= 2)
             + 0.5 * f.has_evidence
@@ -108,12 +130,17 @@ class DifficultyRouter:
         """Stop early only when at least two probe candidates ran and the share agreeing on one
         non-empty result reaches ``agree_share``."""
         good = Counter(
-            c.exec_result.hash for c in probe if c.exec_result is not None and c.exec_result.ok
-            and not c.exec_result.empty
+            c.exec_result.hash
+            for c in probe
+            if c.exec_result is not None and c.exec_result.ok and not c.exec_result.empty
         )
         top = max(good.values(), default=0)
         share = top / len(probe) if probe else 0.0
-        return Agreement(share=share, size=len(probe), agreed=len(probe) >= 2 and share >= self.settings.agree_share)
+        return Agreement(
+            share=share,
+            size=len(probe),
+            agreed=len(probe) >= 2 and share >= self.settings.agree_share,
+        )
 
     @staticmethod
     def escalate(difficulty: str) -> str:

@@ -33,7 +33,9 @@ def _quote(name: str) -> str:
 def _format_rows(table: str, result: ExecutionResult, n: int) -> str:
     header = " ".join(result.columns)
     rows = [" ".join("NULL" if v is None else str(v) for v in row) for row in result.rows[:n]]
-    return "\n".join([f"/*\n{n} example rows:", f"SELECT * FROM {table} LIMIT {n};", header, *rows, "*/"])
+    return "\n".join(
+        [f"/*\n{n} example rows:", f"SELECT * FROM {table} LIMIT {n};", header, *rows, "*/"]
+    )
 
 
 async def reference_schema(executor, db: DatabaseRef, *, sample_rows: int = 3) -> str:
@@ -45,7 +47,10 @@ async def reference_schema(executor, db: DatabaseRef, *, sample_rows: int = 3) -
     if sample_rows <= 0:
         return "\n\n".join(ddl for _, ddl in tables)
     samples = await asyncio.gather(
-        *(executor.execute(f"SELECT * FROM {_quote(name)} LIMIT {sample_rows}", db) for name, _ in tables)
+        *(
+            executor.execute(f"SELECT * FROM {_quote(name)} LIMIT {sample_rows}", db)
+            for name, _ in tables
+        )
     )
     return "\n\n".join(
         ddl + ("\n" + _format_rows(name, rows, sample_rows) if rows.ok else "")

@@ -45,7 +45,9 @@ class SinglePassPipeline:
         client: ModelClientLike,
         sandbox: object,
         settings: SinglePassSettings = SinglePassSettings(),
-        scaling: ScalingConfig = ScalingConfig(single_pass=True, k_reasoning=0, k_icl=1, temperatures=(0.0,)),
+        scaling: ScalingConfig = ScalingConfig(
+            single_pass=True, k_reasoning=0, k_icl=1, temperatures=(0.0,)
+        ),
         sinks: tuple[TraceSink, ...] = (),
         prompt: PromptTemplate | None = None,
         model_name: str = "",
@@ -100,8 +102,15 @@ class SinglePassPipeline:
         recorder.candidates += candidates
         chosen = self._vote(candidates, recorder)
         return conclude(
-            task.task_id, recorder, self.sinks, chosen=chosen, candidates=candidates, usage=runtime.usage,
-            started=started, failure=error or "no SQL produced", gold_sql=task.gold_sql,
+            task.task_id,
+            recorder,
+            self.sinks,
+            chosen=chosen,
+            candidates=candidates,
+            usage=runtime.usage,
+            started=started,
+            failure=error or "no SQL produced",
+            gold_sql=task.gold_sql,
         )
 
     @property
@@ -140,9 +149,13 @@ class SinglePassPipeline:
             except InvalidModelOutput:
                 if self.samples == 1:
                     raise
-        results = await asyncio.gather(*(runtime.execute(sql, task.db, agent="single_pass") for sql in sqls))
+        results = await asyncio.gather(
+            *(runtime.execute(sql, task.db, agent="single_pass") for sql in sqls)
+        )
         producer = f"single_pass/T={self.temperature:g}"
-        return [CandidateSQL(sql=sql, producer=producer, exec_result=r) for sql, r in zip(sqls, results)]
+        return [
+            CandidateSQL(sql=sql, producer=producer, exec_result=r) for sql, r in zip(sqls, results)
+        ]
 
     @staticmethod
     def _vote(candidates: list[CandidateSQL], recorder: TraceRecorder) -> CandidateSQL | None:

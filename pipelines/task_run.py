@@ -1,7 +1,7 @@
 """The mutable state of one question while the orchestrator works on it.
 
-    TaskRun(task, recorder, runtime, scaling) ── pool of executed candidates, critiques by bucket,
-                                                 accumulated lessons, rendered schema views
+TaskRun(task, recorder, runtime, scaling) ── pool of executed candidates, critiques by bucket,
+                                             accumulated lessons, rendered schema views
 """
 
 from __future__ import annotations
@@ -51,9 +51,13 @@ class TaskRun:
         """Move whatever a cut-off synthesis wave finished into the pool."""
         self.end_wave(list(self.staged))
 
-    async def execute_all(self, candidates: Sequence[CandidateSQL], agent: str = "sandbox") -> list[CandidateSQL]:
+    async def execute_all(
+        self, candidates: Sequence[CandidateSQL], agent: str = "sandbox"
+    ) -> list[CandidateSQL]:
         """The candidates with their execution results (all at once; not added to the pool)."""
-        results = await asyncio.gather(*(self.runtime.execute(c.sql, self.task.db, agent=agent) for c in candidates))
+        results = await asyncio.gather(
+            *(self.runtime.execute(c.sql, self.task.db, agent=agent) for c in candidates)
+        )
         return [c.model_copy(update={"exec_result": r}) for c, r in zip(candidates, results)]
 
 
@@ -72,11 +76,15 @@ def describe(exc: BaseException) -> str:
     return clip(f"{type(exc).__name__}: {exc}", 200)
 
 
-def record_failure(run: TaskRun, step: str, stage: str, exc: BaseException, **features: str) -> None:
+def record_failure(
+    run: TaskRun, step: str, stage: str, exc: BaseException, **features: str
+) -> None:
     """A step raised. A reply the model got wrong (no SQL, bad JSON) is noted as ``<step>_unusable``;
     anything else (model down, timeout, context too long, a bug) degrades the task: ``<step>_failed``.
     The fallback is the same either way; only the second counts in ``degraded_rate``."""
     if isinstance(exc, (InvalidModelOutput, AgentOutputError)):
         run.recorder.decide(f"{step}_unusable", stage, error=describe(exc), **features)
     else:
-        run.recorder.decide(f"{step}_failed", stage, degradation=True, error=describe(exc), **features)
+        run.recorder.decide(
+            f"{step}_failed", stage, degradation=True, error=describe(exc), **features
+        )

@@ -51,7 +51,9 @@ def finalists(buckets: Sequence[Bucket], settings: TournamentSettings) -> tuple[
     ok = [b for b in buckets if not b.error]
     if settings.drop_empty and any(not b.empty for b in ok):
         ok = [b for b in ok if not b.empty]
-    return tuple(sorted(ok, key=lambda b: (-b.size, not has_reasoning(b)))[: settings.max_finalists])
+    return tuple(
+        sorted(ok, key=lambda b: (-b.size, not has_reasoning(b)))[: settings.max_finalists]
+    )
 
 
 def majority_vote(buckets: Sequence[Bucket]) -> tuple[Bucket, ...]:
@@ -75,7 +77,9 @@ class Tournament:
             return TournamentResult(winner=field[0], ranking=(field[0].hash,))
         if self._clear_majority(buckets, field):
             ranked = majority_vote(field)
-            return TournamentResult(winner=ranked[0], ranking=tuple(b.hash for b in ranked), by_majority=True)
+            return TournamentResult(
+                winner=ranked[0], ranking=tuple(b.hash for b in ranked), by_majority=True
+            )
         pairs = list(combinations(field, 2))
         games = pairs + [(b, a) for a, b in pairs] if self.settings.both_orders else pairs
         outcomes = await asyncio.gather(
@@ -88,16 +92,26 @@ class Tournament:
         matches = tuple(Match(a=a.hash, b=b.hash, winner=v) for (a, b), v in zip(games, verdicts))
         if any(m.winner is None for m in matches):
             ranked = majority_vote(field)
-            return TournamentResult(winner=ranked[0], ranking=tuple(b.hash for b in ranked), matches=matches,
-                                    selector_failed=True)
+            return TournamentResult(
+                winner=ranked[0],
+                ranking=tuple(b.hash for b in ranked),
+                matches=matches,
+                selector_failed=True,
+            )
         wins = {b.hash: 0 for b in field}
-        reversed_verdicts = verdicts[len(pairs):] if self.settings.both_orders else verdicts
+        reversed_verdicts = verdicts[len(pairs) :] if self.settings.both_orders else verdicts
         for first, second in zip(verdicts[: len(pairs)], reversed_verdicts):
-            if first == second:  # a verdict that flips with the order is the position talking: a tie
+            if (
+                first == second
+            ):  # a verdict that flips with the order is the position talking: a tie
                 wins[first] += 1
         order = {b.hash: i for i, b in enumerate(field)}
-        ranked = sorted(field, key=lambda b: (-wins[b.hash], -b.size, not has_reasoning(b), order[b.hash]))
-        return TournamentResult(winner=ranked[0], ranking=tuple(b.hash for b in ranked), matches=matches, wins=wins)
+        ranked = sorted(
+            field, key=lambda b: (-wins[b.hash], -b.size, not has_reasoning(b), order[b.hash])
+        )
+        return TournamentResult(
+            winner=ranked[0], ranking=tuple(b.hash for b in ranked), matches=matches, wins=wins
+        )
 
     def _clear_majority(self, buckets: Sequence[Bucket], field: Sequence[Bucket]) -> bool:
         share = self.settings.majority_share
@@ -106,7 +120,9 @@ class Tournament:
         executed = sum(b.size for b in buckets if not b.error)
         return field[0].size > field[1].size and field[0].size >= share * executed
 
-    async def _match(self, a: Bucket, b: Bucket, q: TournamentQuestion, runtime: AgentRuntime) -> str:
+    async def _match(
+        self, a: Bucket, b: Bucket, q: TournamentQuestion, runtime: AgentRuntime
+    ) -> str:
         rows = self.settings.preview_rows
         choice = await self.selector.choose(
             SelectionInput(

@@ -138,7 +138,9 @@ class ReasoningTrace(Frozen):
         return {
             "candidates": len(self.candidates),
             "buckets": len({b.hash for b in self.buckets if not b.error}),
-            "llm_calls": sum(e.attributes.get("gen_ai.operation.name") == "chat" for e in self.events),
+            "llm_calls": sum(
+                e.attributes.get("gen_ai.operation.name") == "chat" for e in self.events
+            ),
             "tokens": self.usage.total_tokens,
             "cached_prompt_tokens": self.usage.cached_prompt_tokens,
             "seconds": round(self.latency_s, 2),
@@ -206,7 +208,9 @@ class TraceRecorder:
         family = family_of(producer)
         return tuple(f for f in self.fixes if family_of(f.producer) == family)
 
-    def freeze(self, prediction: Prediction | None = None, gold_sql: str | None = None) -> ReasoningTrace:
+    def freeze(
+        self, prediction: Prediction | None = None, gold_sql: str | None = None
+    ) -> ReasoningTrace:
         degraded = any(d.degradation for d in self.decisions)
         return ReasoningTrace(
             task_id=self.task_id,
@@ -251,7 +255,9 @@ class TraceMetrics(Frozen):
     tasks: int
     tool_call_success_rate: float | None  # operational events that succeeded
     retrieval_precision: float | None  # mean over tasks with gold and cell hits
-    critic_adherence_rate: float | None  # edits after a "needs change" critique that changed the result
+    critic_adherence_rate: (
+        float | None
+    )  # edits after a "needs change" critique that changed the result
     degraded_rate: float | None
 
 
@@ -330,7 +336,10 @@ class MlflowTraceSink:
                 name=event.name,
                 span_type="LLM" if event.surface == "cognitive" else "TOOL",
                 parent_span=root,
-                attributes={**_mlflow_attrs(event.attributes), "scale_analytics.surface": event.surface},
+                attributes={
+                    **_mlflow_attrs(event.attributes),
+                    "scale_analytics.surface": event.surface,
+                },
                 start_time_ns=begin,
             )
             span.end(end_time_ns=begin + int(event.duration_s * 1e9))
@@ -358,8 +367,12 @@ class SafeSink:
         except Exception as exc:  # noqa: BLE001 - a sink must never stop the pipeline
             self.failures += 1
             if self.failures == 1:
-                log.warning("trace sink %s failed (%s: %s); continuing without it", self.name,
-                            type(exc).__name__, exc)
+                log.warning(
+                    "trace sink %s failed (%s: %s); continuing without it",
+                    self.name,
+                    type(exc).__name__,
+                    exc,
+                )
 
     def close(self) -> None:
         try:
@@ -442,4 +455,3 @@ __all__ = [
     "conclude",
     "read_traces",
 ]
-

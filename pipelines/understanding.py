@@ -53,8 +53,12 @@ class Understander:
                     raise
                 record_failure(run, "extractor", "l1", exc)
         cells, examples = await asyncio.gather(self._cells(run, u), self._examples(run, u))
-        served = tuple(s for s, hits in (("cells", cells), ("examples", examples)) if hits is not None)
-        return Context(understanding=u, cell_hits=cells or (), example_hits=examples or (), retrieval=served)
+        served = tuple(
+            s for s, hits in (("cells", cells), ("examples", examples)) if hits is not None
+        )
+        return Context(
+            understanding=u, cell_hits=cells or (), example_hits=examples or (), retrieval=served
+        )
 
     # Each retriever: its hits, or None when it did not serve (absent, off, not indexed, failed).
     async def _cells(self, run: TaskRun, u: Understanding) -> tuple[CellHit, ...] | None:
@@ -65,8 +69,11 @@ class Understander:
         search = self.cell_retriever.search
         kwargs = _supported(search, k=cfg.cell_k, mode=cfg.cell_mode, threshold=cfg.cell_threshold)
         found = await self._retrieve(
-            run, "l1.cell_retriever",
-            lambda: asyncio.gather(*(_call(search, run.task.db.db_id, q, **kwargs) for q in queries)),
+            run,
+            "l1.cell_retriever",
+            lambda: asyncio.gather(
+                *(_call(search, run.task.db.db_id, q, **kwargs) for q in queries)
+            ),
         )
         if found is None:
             return None
@@ -80,13 +87,19 @@ class Understander:
         if self.example_retriever is None or cfg.example_k == 0:
             return None
         search = self.example_retriever.search
-        kwargs = _supported(search, k=cfg.example_k, exclude_db=run.task.db.db_id, threshold=cfg.example_threshold)
+        kwargs = _supported(
+            search, k=cfg.example_k, exclude_db=run.task.db.db_id, threshold=cfg.example_threshold
+        )
         found = await self._retrieve(
-            run, "l1.example_retriever", lambda: _call(search, u.skeleton or run.task.question, **kwargs)
+            run,
+            "l1.example_retriever",
+            lambda: _call(search, u.skeleton or run.task.question, **kwargs),
         )
         return None if found is None else tuple(found)
 
-    async def _retrieve(self, run: TaskRun, name: str, search: Callable[[], Awaitable]) -> object | None:
+    async def _retrieve(
+        self, run: TaskRun, name: str, search: Callable[[], Awaitable]
+    ) -> object | None:
         start_wall, start = time.time(), time.monotonic()
         try:
             found = await search()
@@ -94,11 +107,21 @@ class Understander:
             if _index_missing(exc):  # not a failure: this database was never indexed
                 run.recorder.decide(f"{name.split('.')[-1]}_unavailable", "l1", error=describe(exc))
                 return None
-            run.runtime.record_tool(name, "contextual", start_wall, start, ok=False, **{"error.type": describe(exc)})
-            run.recorder.decide(f"{name.split('.')[-1]}_failed", "l1", degradation=True, error=describe(exc))
+            run.runtime.record_tool(
+                name, "contextual", start_wall, start, ok=False, **{"error.type": describe(exc)}
+            )
+            run.recorder.decide(
+                f"{name.split('.')[-1]}_failed", "l1", degradation=True, error=describe(exc)
+            )
             return None
-        hits = sum(len(x) for x in found) if found and isinstance(found[0], (list, tuple)) else len(found or ())
-        run.runtime.record_tool(name, "contextual", start_wall, start, ok=True, **{"scale_analytics.hits": hits})
+        hits = (
+            sum(len(x) for x in found)
+            if found and isinstance(found[0], (list, tuple))
+            else len(found or ())
+        )
+        run.runtime.record_tool(
+            name, "contextual", start_wall, start, ok=True, **{"scale_analytics.hits": hits}
+        )
         return found
 
     def focus(self, view: SchemaView, run: TaskRun) -> SchemaView:
@@ -112,16 +135,31 @@ class Understander:
         budget = self.settings.max_schema_tokens
         if prompt_view_tokens(view) <= budget:
             return view
-        words = {w.rstrip("s") for w in re.findall(r"[a-z0-9]+", " ".join(
-            (run.task.question, run.task.evidence, *run.context.understanding.keywords)).lower())}
+        words = {
+            w.rstrip("s")
+            for w in re.findall(
+                r"[a-z0-9]+",
+                " ".join(
+                    (run.task.question, run.task.evidence, *run.context.understanding.keywords)
+                ).lower(),
+            )
+        }
         hit_tables = {h.table.lower() for h in run.context.cell_hits}
 
         def mentioned(name: str) -> bool:
-            return any(part.rstrip("s") in words for part in re.split(r"[^a-z0-9]+", name.lower()) if part)
+            return any(
+                part.rstrip("s") in words for part in re.split(r"[^a-z0-9]+", name.lower()) if part
+            )
 
-        scores = {t.name: 4 * mentioned(t.name) + 3 * (t.name.lower() in hit_tables)
-                  + sum(mentioned(c.name) for c in t.columns) for t in view.tables}
-        ranked = sorted((name for name, score in scores.items() if score > 0), key=lambda n: -scores[n])
+        scores = {
+            t.name: 4 * mentioned(t.name)
+            + 3 * (t.name.lower() in hit_tables)
+            + sum(mentioned(c.name) for c in t.columns)
+            for t in view.tables
+        }
+        ranked = sorted(
+            (name for name, score in scores.items() if score > 0), key=lambda n: -scores[n]
+        )
         if not ranked:
             return view
         graph = join_graph(view)
@@ -135,8 +173,14 @@ class Understander:
             size = prompt_view_tokens(candidate)
             if not kept or size <= budget:  # the best-ranked table stays even when alone too large
                 kept, focused, tokens = group, candidate, size
-        run.recorder.decide("schema.focused", "l1", tables=len(focused.tables), of_tables=len(view.tables),
-                            tokens=tokens, budget=budget)
+        run.recorder.decide(
+            "schema.focused",
+            "l1",
+            tables=len(focused.tables),
+            of_tables=len(view.tables),
+            tokens=tokens,
+            budget=budget,
+        )
         return focused
 
 

@@ -98,8 +98,14 @@ def _write_example_benchmarks(root: Path) -> dict[str, object]:
     (root / "bird" / "dev.json").write_text(
         json.dumps(
             [
-                {"question_id": i, "db_id": d, "question": q, "SQL": sql, "evidence": hint,
-                 "difficulty": "simple"}
+                {
+                    "question_id": i,
+                    "db_id": d,
+                    "question": q,
+                    "SQL": sql,
+                    "evidence": hint,
+                    "difficulty": "simple",
+                }
                 for i, (d, q, sql, hint) in enumerate(QUESTIONS)
             ]
         )

@@ -51,12 +51,20 @@ def test_the_allowed_directions():
         ("models", "from pipelines.contracts import Frozen\n", {"pipelines"}),
         ("models", "import eval.loaders as loaders\n", {"eval"}),
         ("pipelines", "def main():\n    from eval.loaders import load_benchmark\n", {"eval"}),
-        ("pipelines", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import serve\n", {"serve"}),
+        (
+            "pipelines",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import serve\n",
+            {"serve"},
+        ),
         ("core", "import json, models.types\n", {"models"}),
         ("eval", "from serve.app import build\n", {"serve"}),
         ("models", "from core.types import Frozen\nfrom models.errors import ModelError\n", set()),
         ("pipelines", "from . import contracts\nfrom .schema import view\n", set()),
-        ("eval", "import evaluate\nfrom pipelines_extra import x\nfrom models import build_client\n", set()),
+        (
+            "eval",
+            "import evaluate\nfrom pipelines_extra import x\nfrom models import build_client\n",
+            set(),
+        ),
     ],
 )
 def test_the_check_finds_a_wrong_import(layer, source, expected):
@@ -72,4 +80,6 @@ def test_every_module_imports_only_lower_layers(layer):
         for path in files
         if (found := violations(layer, path.read_text(encoding="utf-8")))
     }
-    assert not wrong, f"{layer} may import only {sorted(ALLOWED[layer]) or 'nothing of the project'}: {wrong}"
+    assert not wrong, (
+        f"{layer} may import only {sorted(ALLOWED[layer]) or 'nothing of the project'}: {wrong}"
+    )

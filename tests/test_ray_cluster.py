@@ -28,7 +28,10 @@ pytestmark = pytest.mark.ray
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 QUERIES = [
-    "SELECT count(*) FROM t", "SELECT v FROM t WHERE v > 2", "SELECT max(v) FROM t", "SELECT v FROM t ORDER BY v DESC"
+    "SELECT count(*) FROM t",
+    "SELECT v FROM t WHERE v > 2",
+    "SELECT max(v) FROM t",
+    "SELECT v FROM t ORDER BY v DESC",
 ]
 
 
@@ -56,10 +59,18 @@ class DeterministicPipeline:
         index = int(task.task_id.split(":")[1])
         chosen = QUERIES[(index * 7) % len(QUERIES)]
         pool = [chosen, QUERIES[index % len(QUERIES)]]
-        candidates = [CandidateSQL(sql=s, producer=f"c{k}", exec_result=await self.sandbox.execute(s, task.db))
-                      for k, s in enumerate(pool)]
-        return Prediction(task_id=task.task_id, sql=chosen, candidates=tuple(candidates),
-                          usage=Usage(calls=2, prompt_tokens=index))
+        candidates = [
+            CandidateSQL(
+                sql=s, producer=f"c{k}", exec_result=await self.sandbox.execute(s, task.db)
+            )
+            for k, s in enumerate(pool)
+        ]
+        return Prediction(
+            task_id=task.task_id,
+            sql=chosen,
+            candidates=tuple(candidates),
+            usage=Usage(calls=2, prompt_tokens=index),
+        )
 
     async def aclose(self):
         pass
@@ -73,13 +84,18 @@ def two_nodes():
     # out waiting for the GCS on a loaded 2-core machine (seen once in CI): one more attempt.
     for attempt in (1, 2):
         try:
-            cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+            cluster = Cluster(
+                initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
+            )
             break
         except RuntimeError:
             if attempt == 2:
                 raise
-            subprocess.run([str(Path(sys.executable).parent / "ray"), "stop", "--force"], check=False,
-                           capture_output=True)
+            subprocess.run(
+                [str(Path(sys.executable).parent / "ray"), "stop", "--force"],
+                check=False,
+                capture_output=True,
+            )
     cluster.add_node(num_cpus=1)
     ray.init(address=cluster.address)
     cluster.wait_for_nodes()
@@ -95,7 +111,10 @@ def tasks(tmp_path):
         con.executescript("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1),(2),(3),(4),(5);")
     con.close()
     db = DatabaseRef(db_id="t", path=str(path))
-    return [Task(task_id=f"q:{i}", question=f"q{i}", db=db, gold_sql=QUERIES[i % len(QUERIES)]) for i in range(12)]
+    return [
+        Task(task_id=f"q:{i}", question=f"q{i}", db=db, gold_sql=QUERIES[i % len(QUERIES)])
+        for i in range(12)
+    ]
 
 
 COMPARED = ["task_id", "sql", "ex_bird", "ex_spider", "candidates", "prompt_tokens"]
@@ -106,18 +125,29 @@ def test_workers_spread_over_both_nodes_and_answers_match_one_process(two_nodes,
     # 0.6 CPU per worker on 1-CPU nodes: two workers cannot share a node. Ray Data hands questions
     # to whichever worker is up, so each question takes long enough (12 × 0.5 s, one at a time)
     # that the first worker cannot finish them all before the other node's worker has started.
-    config = SweepConfig(workers=2, worker_num_cpus=0.6, in_flight=1, progress=False, ves_iterations=1)
+    config = SweepConfig(
+        workers=2, worker_num_cpus=0.6, in_flight=1, progress=False, ves_iterations=1
+    )
     store = RunStore.open(tmp_path / "run", identity={})
-    result = run_sweep(tasks, store=store, factory=DeterministicPipeline(delay_s=0.5), sandbox=LazySandbox(),
-                       config=config)
+    result = run_sweep(
+        tasks,
+        store=store,
+        factory=DeterministicPipeline(delay_s=0.5),
+        sandbox=LazySandbox(),
+        config=config,
+    )
     assert result.answered == len(tasks)
     frame = store.compact()
     assert frame.get_column("node_id").n_unique() == 2
 
     settings = WorkerSettings(question_timeout_s=10, ves_iterations=1)
     worker = SweepWorker(DeterministicPipeline(), LazySandbox(), settings)
-    out = asyncio.run(worker({"position": list(range(len(tasks))), "task": [t.model_dump_json() for t in tasks]}))
-    single = pl.from_arrow(records_to_table([QuestionRecord.model_validate_json(r) for r in out["record"]]))
+    out = asyncio.run(
+        worker({"position": list(range(len(tasks))), "task": [t.model_dump_json() for t in tasks]})
+    )
+    single = pl.from_arrow(
+        records_to_table([QuestionRecord.model_validate_json(r) for r in out["record"]])
+    )
     assert frame.select(COMPARED).equals(single.select(COMPARED))
     assert frame.get_column("ex_bird").sum() not in (0, len(tasks))  # a mix of right and wrong
 
@@ -137,11 +167,18 @@ def test_the_cluster_launcher_config_is_valid_for_ray_and_matches_the_cluster_sw
     serving = sum(s.num_replicas * s.tensor_parallel_size for s in model.slots.values())
     assert serving <= gpus_per_node  # one GPU node holds every 32B slot with tensor parallelism
     assert any("[gpu]" in c for c in nodes["gpu"]["worker_setup_commands"])
-    in_defaults = "sweep" in load_config([])  # the group may or may not be in conf/config.yaml's defaults
-    sweep = SweepConfig.from_cfg(load_config(["sweep=cluster" if in_defaults else "+sweep=cluster"]))
+    in_defaults = "sweep" in load_config(
+        []
+    )  # the group may or may not be in conf/config.yaml's defaults
+    sweep = SweepConfig.from_cfg(
+        load_config(["sweep=cluster" if in_defaults else "+sweep=cluster"])
+    )
     cpus = sum(n["resources"]["CPU"] * n.get("min_workers", 1) for n in nodes.values())
     assert sweep.ray.address == "auto"
-    assert sweep.workers * sweep.worker_num_cpus + sweep.sandbox_actors * sweep.sandbox_num_cpus <= cpus
+    assert (
+        sweep.workers * sweep.worker_num_cpus + sweep.sandbox_actors * sweep.sandbox_num_cpus
+        <= cpus
+    )
 
 
 def test_the_cluster_keeps_its_dashboard_private_and_requires_a_token():
@@ -152,11 +189,17 @@ def test_the_cluster_keeps_its_dashboard_private_and_requires_a_token():
     text = (REPO_ROOT / "ray_cluster.yaml").read_text()
     config = yaml.safe_load(text)
     head = " ".join(config["head_start_ray_commands"])
-    assert "0.0.0.0" not in head and "--dashboard-host=127.0.0.1" in head  # reached through an SSH tunnel
+    assert (
+        "0.0.0.0" not in head and "--dashboard-host=127.0.0.1" in head
+    )  # reached through an SSH tunnel
     for command in (head, " ".join(config["worker_start_ray_commands"])):
         assert "RAY_AUTH_MODE=token" in command
-    assert "--env RAY_AUTH_MODE=token" in config["docker"]["run_options"]  # drivers run by `ray exec` too
-    assert config["file_mounts"]["~/.ray/auth_token"] == "~/.ray/auth_token"  # one token on every node
+    assert (
+        "--env RAY_AUTH_MODE=token" in config["docker"]["run_options"]
+    )  # drivers run by `ray exec` too
+    assert (
+        config["file_mounts"]["~/.ray/auth_token"] == "~/.ray/auth_token"
+    )  # one token on every node
     assert "ray get-auth-token --generate" in text and "ray dashboard ray_cluster.yaml" in text
     assert "RAY_AUTH_MODE=disabled" not in text
 
@@ -166,7 +209,9 @@ def test_joining_a_cluster_keeps_its_auth_mode(monkeypatch):
     from eval.sweep.session import ray_session
 
     monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
-    monkeypatch.setattr(ray, "is_initialized", lambda: True)  # no Ray is started: only the env is set
+    monkeypatch.setattr(
+        ray, "is_initialized", lambda: True
+    )  # no Ray is started: only the env is set
     monkeypatch.setattr("eval.sweep.session._quiet_ray_data", lambda: None)
     with ray_session(RayInitConfig(address="auto")):
         assert "RAY_AUTH_MODE" not in os.environ

@@ -1,9 +1,9 @@
 """Resource shapes of a sweep, validated from the ``sweep`` config group (``conf/sweep/``).
 
-    >>> SweepConfig().workers, SweepConfig().in_flight
-    (1, 4)
-    >>> SweepConfig.from_cfg({"sweep": {"workers": 4, "ray": {"address": "auto"}}}).ray.address
-    'auto'
+>>> SweepConfig().workers, SweepConfig().in_flight
+(1, 4)
+>>> SweepConfig.from_cfg({"sweep": {"workers": 4, "ray": {"address": "auto"}}}).ray.address
+'auto'
 """
 
 from __future__ import annotations
@@ -78,5 +78,7 @@ class SweepConfig(Frozen):
         scaling = cfg.get("scaling") if cfg is not None else None
         pipeline_timeout = scaling.get("global_timeout_s") if scaling is not None else None
         if pipeline_timeout and config.question_timeout_s < pipeline_timeout + TIMEOUT_GRACE_S:
-            config = config.model_copy(update={"question_timeout_s": pipeline_timeout + TIMEOUT_GRACE_S})
+            config = config.model_copy(
+                update={"question_timeout_s": pipeline_timeout + TIMEOUT_GRACE_S}
+            )
         return config

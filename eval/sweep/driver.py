@@ -64,7 +64,9 @@ def run_sweep(
     done = store.read()
     redo = to_retry(done, config.retry)
     finished = set(done.get_column("task_id").to_list()) - redo
-    pending = [(position, task) for position, task in enumerate(tasks) if task.task_id not in finished]
+    pending = [
+        (position, task) for position, task in enumerate(tasks) if task.task_id not in finished
+    ]
     retried = sum(task.task_id in redo for _, task in pending)
     resumed = len(tasks) - len(pending)
     answered = 0
@@ -99,14 +101,19 @@ def to_retry(done: pl.DataFrame, policy: Retry) -> set[str]:
     """Task ids of finished rows that ``policy`` answers again (see ``eval.sweep.config.Retry``)."""
     if policy == "none" or done.is_empty():
         return set()
-    redo = pl.col("grading_error").is_not_null() | pl.col("degradation_reasons").list.contains("pipeline_error")
+    redo = pl.col("grading_error").is_not_null() | pl.col("degradation_reasons").list.contains(
+        "pipeline_error"
+    )
     if policy == "degraded":
         redo = redo | pl.col("degraded")
     return set(done.filter(redo).get_column("task_id").to_list())
 
 
 def _dataset(
-    pending: list[tuple[int, Task]], factory: PipelineFactory, sandbox: Executor, config: SweepConfig
+    pending: list[tuple[int, Task]],
+    factory: PipelineFactory,
+    sandbox: Executor,
+    config: SweepConfig,
 ) -> ray.data.Dataset:
     items = [{"position": position, "task": task.model_dump_json()} for position, task in pending]
     settings = WorkerSettings(

@@ -1,11 +1,11 @@
 """Typed errors of a sweep.
 
-    EvalError
-    └── SweepError
-        ├── RunDirConflict   the run directory holds a different configuration's results
-        ├── RunDirLocked     another process is writing the run directory
-        ├── SweepInterrupted Ctrl-C: finished questions are saved, rerun to resume
-        └── SweepFailed      Ray gave up (a worker crashed past its retries): rerun to resume
+EvalError
+└── SweepError
+    ├── RunDirConflict   the run directory holds a different configuration's results
+    ├── RunDirLocked     another process is writing the run directory
+    ├── SweepInterrupted Ctrl-C: finished questions are saved, rerun to resume
+    └── SweepFailed      Ray gave up (a worker crashed past its retries): rerun to resume
 """
 
 from __future__ import annotations

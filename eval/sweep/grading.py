@@ -61,7 +61,10 @@ class Grader:
 
     async def grade(self, task: Task, prediction: Prediction) -> Grade:
         pred = await self._sandbox.execute(prediction.sql, task.db) if prediction.sql else None
-        exec_fields = {"exec_hash": pred.hash if pred else None, "exec_error": pred.error if pred else None}
+        exec_fields = {
+            "exec_hash": pred.hash if pred else None,
+            "exec_error": pred.error if pred else None,
+        }
         if not task.gold_sql:
             candidates = tuple(_candidate(c, None, None) for c in prediction.candidates)
             return Grade(**exec_fields, candidates=candidates)
@@ -100,7 +103,11 @@ class Grader:
         )
 
     async def _candidate_result(
-        self, candidate: CandidateSQL, db: DatabaseRef, results: dict[str, ExecutionResult], reuse: bool
+        self,
+        candidate: CandidateSQL,
+        db: DatabaseRef,
+        results: dict[str, ExecutionResult],
+        reuse: bool,
     ) -> ExecutionResult | None:
         """The candidate's full result: an error or an already-seen hash is reused as is."""
         known = candidate.exec_result

@@ -21,7 +21,11 @@ from eval.sweep.records import QuestionRecord
 
 class SweepProgress:
     def __init__(
-        self, total: int, label: str, previous: pl.DataFrame | None = None, enabled: bool = True,
+        self,
+        total: int,
+        label: str,
+        previous: pl.DataFrame | None = None,
+        enabled: bool = True,
         console: Console | None = None,
     ) -> None:
         self._graded = self._correct = 0
@@ -30,7 +34,9 @@ class SweepProgress:
             done = previous.height
             verdicts = previous.get_column("ex_bird").drop_nulls()
             ungraded = previous.filter(
-                pl.col("ex_bird").is_null() & pl.col("grading_error").is_not_null() & pl.col("gold_sql").is_not_null()
+                pl.col("ex_bird").is_null()
+                & pl.col("grading_error").is_not_null()
+                & pl.col("gold_sql").is_not_null()
             )
             self._graded, self._correct = verdicts.len() + ungraded.height, int(verdicts.sum())
         self._tokens = 0
@@ -46,7 +52,9 @@ class SweepProgress:
             console=console,
             disable=not enabled,
         )
-        self._task = self._progress.add_task(label, total=total, completed=done, ex=self._ex(), tok_s="-")
+        self._task = self._progress.add_task(
+            label, total=total, completed=done, ex=self._ex(), tok_s="-"
+        )
 
     def _ex(self) -> str:
         ex = self.ex_so_far
@@ -60,11 +68,15 @@ class SweepProgress:
         if record.ex_bird is not None:
             self._graded += 1
             self._correct += int(record.ex_bird)
-        elif record.grading_error is not None and record.gold_sql:  # counted wrong, as in the report
+        elif (
+            record.grading_error is not None and record.gold_sql
+        ):  # counted wrong, as in the report
             self._graded += 1
         self._tokens += record.prompt_tokens + record.completion_tokens
         elapsed = max(time.perf_counter() - self._started, 1e-9)
-        self._progress.update(self._task, advance=1, ex=self._ex(), tok_s=f"{self._tokens / elapsed:.0f}")
+        self._progress.update(
+            self._task, advance=1, ex=self._ex(), tok_s=f"{self._tokens / elapsed:.0f}"
+        )
 
     def __enter__(self) -> SweepProgress:
         self._progress.start()

@@ -114,5 +114,8 @@ RECORD_SCHEMA = pa.schema(
     ]
 )
 
+
 def records_to_table(records: list[QuestionRecord]) -> pa.Table:
-    return pa.Table.from_pylist([r.model_dump(mode="python") for r in records], schema=RECORD_SCHEMA)
+    return pa.Table.from_pylist(
+        [r.model_dump(mode="python") for r in records], schema=RECORD_SCHEMA
+    )

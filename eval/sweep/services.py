@@ -37,7 +37,9 @@ class ConfiguredPipeline:
 
         cfg = OmegaConf.create(self._cfg)
         if self._trace_dir is not None:
-            OmegaConf.update(cfg, "pipeline.trace.directory", f"{self._trace_dir}/{uuid.uuid4().hex[:8]}")
+            OmegaConf.update(
+                cfg, "pipeline.trace.directory", f"{self._trace_dir}/{uuid.uuid4().hex[:8]}"
+            )
         cells, examples = build_retrievers(cfg)
         return build_pipeline(
             cfg,
@@ -64,7 +66,10 @@ def sweep_services(
     try:
         client = build_client(cfg.model)  # owns the servers; workers only attach
         try:
-            yield ConfiguredPipeline(OmegaConf.to_container(cfg, resolve=True), sandbox, trace_dir), sandbox
+            yield (
+                ConfiguredPipeline(OmegaConf.to_container(cfg, resolve=True), sandbox, trace_dir),
+                sandbox,
+            )
         finally:
             client.close()
     finally:
@@ -84,7 +89,9 @@ def shared_model_servers(cfgs: Sequence[DictConfig]) -> Iterator[int]:
     with ExitStack() as stack:
         seen: set[str] = set()
         for cfg in cfgs:
-            key = json.dumps(OmegaConf.to_container(cfg.model, resolve=True), sort_keys=True, default=str)
+            key = json.dumps(
+                OmegaConf.to_container(cfg.model, resolve=True), sort_keys=True, default=str
+            )
             if key not in seen:
                 seen.add(key)
                 stack.callback(build_client(cfg.model).close)

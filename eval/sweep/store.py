@@ -107,7 +107,9 @@ def _atomic_write_table(path: Path, table: pa.Table) -> None:
 # realpath -> (open lock file, stores of this process using it). flock belongs to an open file,
 # so stores of one directory in one process share one handle instead of locking each other out.
 _held: dict[str, tuple[IO[str], int]] = {}
-_held_guard = threading.RLock()  # re-entrant: a store collected while a lock is taken releases its share
+_held_guard = (
+    threading.RLock()
+)  # re-entrant: a store collected while a lock is taken releases its share
 
 
 def _acquire(run_dir: Path) -> str:
@@ -133,7 +135,9 @@ def _acquire(run_dir: Path) -> str:
             raise
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        handle.write(
+            f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
+        )
         handle.flush()
         _held[key] = (handle, 1)
         return key
@@ -190,7 +194,9 @@ class RunStore:
             try:
                 recorded = json.loads(identity_file.read_text())
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise RunDirConflict(f"{identity_file} is unreadable ({exc}); pick another sweep.run_dir") from None
+                raise RunDirConflict(
+                    f"{identity_file} is unreadable ({exc}); pick another sweep.run_dir"
+                ) from None
             if recorded != identity:
                 raise RunDirConflict(
                     f"{self.run_dir} holds results of another configuration "
@@ -236,7 +242,9 @@ class RunStore:
         if not tables:
             return pl.from_arrow(RECORD_SCHEMA.empty_table()), read  # type: ignore[return-value]
         frame: pl.DataFrame = pl.from_arrow(pa.concat_tables(tables))  # type: ignore[assignment]
-        return frame.unique(subset="task_id", keep="last", maintain_order=True).sort("position"), read
+        return frame.unique(subset="task_id", keep="last", maintain_order=True).sort(
+            "position"
+        ), read
 
     def _set_aside(self, path: Path, exc: BaseException) -> None:
         aside = self.run_dir / DAMAGED_DIR

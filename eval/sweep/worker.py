@@ -51,7 +51,9 @@ class SweepWorker:
         QuestionRecord.model_validate_json(out["record"][0]).ex_bird  ──►  True
     """
 
-    def __init__(self, factory: PipelineFactory, sandbox: Executor, settings: WorkerSettings) -> None:
+    def __init__(
+        self, factory: PipelineFactory, sandbox: Executor, settings: WorkerSettings
+    ) -> None:
         self._factory = factory
         self._grader = Grader(sandbox, settings.ves_iterations)
         self._timeout_s = settings.question_timeout_s
@@ -73,7 +75,9 @@ class SweepWorker:
         try:
             prediction = await asyncio.wait_for(self._pipeline.answer(task), self._timeout_s)
         except TimeoutError:
-            prediction = _failed(task, "question_timeout", f"no answer within {self._timeout_s:g} s")
+            prediction = _failed(
+                task, "question_timeout", f"no answer within {self._timeout_s:g} s"
+            )
         except Exception as exc:  # noqa: BLE001 - one question's failure must not end the sweep
             prediction = _failed(task, "pipeline_error", f"{type(exc).__name__}: {exc}")
         latency_s = prediction.latency_s or time.perf_counter() - started

@@ -221,7 +221,9 @@ class OpenAICompatBackend:
     async def _count_tokens(self, text: str) -> int:
         try:
             resp = await self._client().post(
-                self._tokenize_url, json={"content": text, "add_special": False}, headers=self._headers
+                self._tokenize_url,
+                json={"content": text, "add_special": False},
+                headers=self._headers,
             )
             resp.raise_for_status()
             return len(resp.json()["tokens"])

@@ -39,7 +39,9 @@ class Cassette:
     """The recorded responses of one file, keyed by request fingerprint."""
 
     KIND = "cassette"  # names the file in errors
-    TORN_TAIL_OK = False  # a cassette is written whole by `make cassettes`: any bad line is an error
+    TORN_TAIL_OK = (
+        False  # a cassette is written whole by `make cassettes`: any bad line is an error
+    )
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)

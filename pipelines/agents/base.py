@@ -1,6 +1,6 @@
 """What the SQL-producing agents share: reply parsing and a typed generation input.
 
-    GenerationInput ──► agent prompt ──► runtime.chat(n samples) ──► [(sql, rationale)] ──► CandidateSQL
+GenerationInput ──► agent prompt ──► runtime.chat(n samples) ──► [(sql, rationale)] ──► CandidateSQL
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def parse_tagged_reply(text: str) -> tuple[str, str]:
     """
     think = _THINK_TAG.search(text)
     rationale = think.group(1).strip() if think else ""
-    after_think = text[think.end():] if think else text
+    after_think = text[think.end() :] if think else text
     tagged = [m.strip().rstrip(";").strip() for m in _SQL_TAG.findall(after_think)]
     tagged = [m for m in tagged if m]
     if tagged:
@@ -114,7 +114,13 @@ class SqlGenerator:
         messages = self.messages(inp)
         counts = Counter(temperatures)
         requests = [
-            ChatRequest(messages=messages, n=n, temperature=t, max_tokens=self.settings.max_tokens, stop=self.stop)
+            ChatRequest(
+                messages=messages,
+                n=n,
+                temperature=t,
+                max_tokens=self.settings.max_tokens,
+                stop=self.stop,
+            )
             for t, n in counts.items()
         ]
         replies = await asyncio.gather(
@@ -148,7 +154,9 @@ class SqlGenerator:
             calls_failed = [f for f in failures if not isinstance(f, InvalidModelOutput)]
             if calls_failed:
                 raise calls_failed[0]
-            raise AgentOutputError(f"{self.agent_name}: no usable sample ({failures[0]})") from failures[0]
+            raise AgentOutputError(
+                f"{self.agent_name}: no usable sample ({failures[0]})"
+            ) from failures[0]
         return candidates
 
 

@@ -38,7 +38,14 @@ CRITIQUE_SCHEMA = {
         "complexity": {"type": "integer", "enum": list(range(1, 11))},
         "verdict": {"type": "string", "enum": ["accept", "edit", "retry"]},
     },
-    "required": ["error_class", "suggested_fix", "generator_feedback", "feedback_kind", "complexity", "verdict"],
+    "required": [
+        "error_class",
+        "suggested_fix",
+        "generator_feedback",
+        "feedback_kind",
+        "complexity",
+        "verdict",
+    ],
     "additionalProperties": False,
 }
 
@@ -93,7 +100,9 @@ class CritiqueAgent:
         try:
             reply = _CritiqueReply.model_validate_json(response.texts[0])
         except ValidationError as exc:
-            raise AgentOutputError(f"critic reply is not a Critique: {exc.errors()[0]['msg']}") from exc
+            raise AgentOutputError(
+                f"critic reply is not a Critique: {exc.errors()[0]['msg']}"
+            ) from exc
         return Critique(
             bucket_hash=inp.bucket_hash,
             error_class=None if reply.error_class == NO_ERROR else ErrorClass(reply.error_class),

@@ -24,7 +24,9 @@ from pipelines.settings import AgentCall
 class ICLGenerator(SqlGenerator):
     stop = (END_OF_SQL_BLOCK,)
 
-    def __init__(self, *, strategy: IclStrategy, settings: AgentCall, examples_in_prompt: int = 5) -> None:
+    def __init__(
+        self, *, strategy: IclStrategy, settings: AgentCall, examples_in_prompt: int = 5
+    ) -> None:
         super().__init__(settings=settings)
         self.strategy = strategy
         self.prompt = strategy.prompt()

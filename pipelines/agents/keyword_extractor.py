@@ -53,9 +53,15 @@ class KeywordSkeletonExtractor:
         try:
             raw = Understanding.model_validate_json(response.texts[0])
         except ValidationError as exc:
-            raise AgentOutputError(f"extractor reply is not an Understanding: {exc.errors()[0]['msg']}") from exc
+            raise AgentOutputError(
+                f"extractor reply is not an Understanding: {exc.errors()[0]['msg']}"
+            ) from exc
         # Keep only literals that really occur in the question or evidence: the SQL must match them.
         source = f"{question} {evidence}".lower()
-        literals = tuple(dict.fromkeys(x.strip() for x in raw.literals if x.strip() and x.strip().lower() in source))
+        literals = tuple(
+            dict.fromkeys(
+                x.strip() for x in raw.literals if x.strip() and x.strip().lower() in source
+            )
+        )
         keywords = tuple(dict.fromkeys(x.strip() for x in raw.keywords if x.strip()))
         return Understanding(literals=literals, skeleton=raw.skeleton.strip(), keywords=keywords)

@@ -72,4 +72,6 @@ class ReasoningSelector:
         try:
             return _SelectionReply.model_validate_json(response.texts[0]).winner
         except ValidationError as exc:
-            raise AgentOutputError(f"selector reply has no winner: {exc.errors()[0]['msg']}") from exc
+            raise AgentOutputError(
+                f"selector reply has no winner: {exc.errors()[0]['msg']}"
+            ) from exc

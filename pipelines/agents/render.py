@@ -39,7 +39,9 @@ def preview(result: ExecutionResult | None, rows: int = 5) -> str:
         return f"ERROR {clip(result.error, 200)}"
     if result.row_count == 0:
         return "0 rows"
-    shown = "; ".join(", ".join("NULL" if v is None else str(v) for v in row) for row in result.rows[:rows])
+    shown = "; ".join(
+        ", ".join("NULL" if v is None else str(v) for v in row) for row in result.rows[:rows]
+    )
     more = " …" if result.row_count > rows else ""
     cols = ", ".join(result.columns)
     return clip(f"{result.row_count} rows ({cols}): {shown}{more}", 600)

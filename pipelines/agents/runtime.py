@@ -83,7 +83,9 @@ class AgentRuntime:
         self, request: ChatRequest, *, role: str, agent: str, surface: Surface = "cognitive"
     ) -> ChatResponse:
         if self.call_cap is not None and self.calls >= self.call_cap:
-            raise CallCapExceeded(f"{agent}: call {self.calls + 1} exceeds the cap of {self.call_cap}")
+            raise CallCapExceeded(
+                f"{agent}: call {self.calls + 1} exceeds the cap of {self.call_cap}"
+            )
         self.calls += 1
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
@@ -120,7 +122,9 @@ class AgentRuntime:
         self._record(agent, surface, start_wall, start, ok=True, attrs=attrs)
         return response
 
-    async def execute(self, sql: str, db: DatabaseRef, *, agent: str = "sandbox") -> ExecutionResult:
+    async def execute(
+        self, sql: str, db: DatabaseRef, *, agent: str = "sandbox"
+    ) -> ExecutionResult:
         start_wall, start = time.time(), time.monotonic()
         result = await self.executor.execute(sql, db)
         attrs: dict[str, Any] = {
@@ -136,14 +140,36 @@ class AgentRuntime:
         self._record("sandbox.execute", "operational", start_wall, start, ok=result.ok, attrs=attrs)
         return result
 
-    def record_tool(self, name: str, surface: Surface, start_wall: float, start: float, *, ok: bool,
-                    **attrs: Any) -> None:
+    def record_tool(
+        self,
+        name: str,
+        surface: Surface,
+        start_wall: float,
+        start: float,
+        *,
+        ok: bool,
+        **attrs: Any,
+    ) -> None:
         """Record a non-LLM agent call (retrievers) that the orchestrator timed itself."""
-        self._record(name, surface, start_wall, start, ok=ok,
-                     attrs={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, **attrs})
+        self._record(
+            name,
+            surface,
+            start_wall,
+            start,
+            ok=ok,
+            attrs={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, **attrs},
+        )
 
-    def _record(self, name: str, surface: Surface, start_wall: float, start: float, *, ok: bool,
-                attrs: dict[str, Any]) -> None:
+    def _record(
+        self,
+        name: str,
+        surface: Surface,
+        start_wall: float,
+        start: float,
+        *,
+        ok: bool,
+        attrs: dict[str, Any],
+    ) -> None:
         self.recorder.event(
             AgentEvent(
                 name=name,

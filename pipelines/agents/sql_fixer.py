@@ -38,7 +38,9 @@ def earlier_block(attempts: tuple[FixAttempt, ...]) -> str:
     if not failed:
         return ""
     lines = ["These earlier repairs of similar queries still failed; do not repeat them:"]
-    lines += [f"- {clip(a.sql_after, 300)}  -> error: {clip(a.error_after, 120)}" for a in failed[-3:]]
+    lines += [
+        f"- {clip(a.sql_after, 300)}  -> error: {clip(a.error_after, 120)}" for a in failed[-3:]
+    ]
     return "\n".join(lines)
 
 
@@ -67,5 +69,7 @@ class SQLFixer:
             grammar=SQL_BLOCK_GRAMMAR,  # the corrected query only: no prose before or after it
             grammar_optional=True,
         )
-        response = await runtime.chat(request, role="fixer", agent=self.agent_name, surface="operational")
+        response = await runtime.chat(
+            request, role="fixer", agent=self.agent_name, surface="operational"
+        )
         return parse_sql_reply(response.texts[0])

@@ -40,7 +40,9 @@ class SQLRevisor:
         self.prompt = prompt or load_prompt("sql_revisor")
 
     async def revise(self, inp: RevisionInput, runtime: AgentRuntime) -> tuple[str, str]:
-        error_class = inp.critique.error_class.value if inp.critique.error_class else "possible problem"
+        error_class = (
+            inp.critique.error_class.value if inp.critique.error_class else "possible problem"
+        )
         request = ChatRequest(
             messages=self.prompt.render(
                 dialect=DIALECT_NAME[inp.dialect],

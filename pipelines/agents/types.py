@@ -1,9 +1,9 @@
 """Typed inputs and outputs of the pipeline's agents (all frozen).
 
-    question ──► KeywordSkeletonExtractor ──► Understanding(literals, skeleton, keywords)
-    candidates ──► ExecutionBucketer ──► Bucket(hash, members, size, producer mix, ...)
-    Bucket ──► CritiqueAgent ──► Critique(error_class, complexity, verdict, suggested_fix, ...)
-    Critiques ──► LessonsBlock(corrections, warnings) ──► generators on re-synthesis
+question ──► KeywordSkeletonExtractor ──► Understanding(literals, skeleton, keywords)
+candidates ──► ExecutionBucketer ──► Bucket(hash, members, size, producer mix, ...)
+Bucket ──► CritiqueAgent ──► Critique(error_class, complexity, verdict, suggested_fix, ...)
+Critiques ──► LessonsBlock(corrections, warnings) ──► generators on re-synthesis
 """
 
 from __future__ import annotations

@@ -88,7 +88,9 @@ class RetrievalStatus(Frozen):
         parts = []
         if "cells" in self.needed:
             total = len(self.cells) + len(self.cells_off)
-            parts.append(f"cells ({len(self.cells)}/{total} databases)" if self.cells else "cells off")
+            parts.append(
+                f"cells ({len(self.cells)}/{total} databases)" if self.cells else "cells off"
+            )
         if "examples" in self.needed:
             parts.append("examples" if self.examples else "examples off")
         line = f"retrieval: {', '.join(parts)}"
@@ -113,7 +115,9 @@ def _by_reason(off: dict[str, str], shown: int = 3) -> str:
 def retrieval_needs(cfg: DictConfig) -> RetrievalNeeds:
     """What the configured pipeline retrieves: single pass none; else by the understanding ``k``s."""
     if section(cfg, "scaling", ScalingConfig).single_pass:
-        return RetrievalNeeds(cells=False, examples=False, why_not="the single-pass pipeline retrieves nothing")
+        return RetrievalNeeds(
+            cells=False, examples=False, why_not="the single-pass pipeline retrieves nothing"
+        )
     u = section(cfg, "pipeline.understanding", UnderstandingSettings)
     cells = u.cell_k > 0
     examples = u.example_k > 0 and u.examples_in_prompt > 0
@@ -164,7 +168,9 @@ def ensure_indexes(
         )
     except Exception as exc:  # noqa: BLE001 - a build problem must not stop the run, only retrieval
         log.exception("index build failed")
-        return RetrievalStatus(needed=needed, off=f"index build failed: {type(exc).__name__}: {exc}")
+        return RetrievalStatus(
+            needed=needed, off=f"index build failed: {type(exc).__name__}: {exc}"
+        )
     status = _from_reports(needed, unique, reports, examples_missing)
     if examples_missing and _live(settings, "examples", EXAMPLES_NAME):
         # The source went away after a build: the published index still serves (it cannot be checked).
@@ -198,7 +204,9 @@ def _from_reports(
     example_report = next((r for r in reports if r.kind == "examples"), None)
     cells = tuple(db.db_id for db in dbs if db.db_id in by_db and by_db[db.db_id].status in live)
     cells_off = {
-        db.db_id: (by_db[db.db_id].reason or by_db[db.db_id].status) if db.db_id in by_db else "not built"
+        db.db_id: (by_db[db.db_id].reason or by_db[db.db_id].status)
+        if db.db_id in by_db
+        else "not built"
         for db in dbs
         if db.db_id not in cells
     }

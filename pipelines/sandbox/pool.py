@@ -57,7 +57,11 @@ class LocalSandboxPool:
     run at once, each thread with its own connections)."""
 
     def __init__(
-        self, size: int = 2, timeout_s: float | None = None, row_cap: int | None = None, **bounds: Any
+        self,
+        size: int = 2,
+        timeout_s: float | None = None,
+        row_cap: int | None = None,
+        **bounds: Any,
     ) -> None:
         _check_size(size)
         self.size = size
@@ -66,7 +70,11 @@ class LocalSandboxPool:
 
     @classmethod
     def create(
-        cls, size: int = 2, timeout_s: float | None = None, row_cap: int | None = None, **bounds: Any
+        cls,
+        size: int = 2,
+        timeout_s: float | None = None,
+        row_cap: int | None = None,
+        **bounds: Any,
     ) -> LocalSandboxPool:
         return cls(size=size, timeout_s=timeout_s, row_cap=row_cap, **bounds)
 

@@ -520,4 +520,3 @@ class WorkerSet:
             self._idle.clear()
         for worker in workers:
             SPARES.give(worker)
-

@@ -20,13 +20,25 @@ def db(tmp_path):
 
 
 CASES = [
-    (["ask", "How many?", "--db", "{db}", "scaling=no_such_profile"], "Could not find 'scaling/no_such_profile'"),
-    (["ask", "How many?", "--db", "{db}", "scaling.no_such_key=1"], "Key 'no_such_key' is not in struct"),
+    (
+        ["ask", "How many?", "--db", "{db}", "scaling=no_such_profile"],
+        "Could not find 'scaling/no_such_profile'",
+    ),
+    (
+        ["ask", "How many?", "--db", "{db}", "scaling.no_such_key=1"],
+        "Key 'no_such_key' is not in struct",
+    ),
     (["ask", "How many?", "--db", "{tmp}/missing.sqlite"], "no database file"),
-    (["ask", "scaling=no_such_profile", "How many?", "--db", "{db}"], "Could not find 'scaling/no_such_profile'"),
+    (
+        ["ask", "scaling=no_such_profile", "How many?", "--db", "{db}"],
+        "Could not find 'scaling/no_such_profile'",
+    ),
     (["ask", "How many?", "--db", "{db}", "stray"], "cannot parse the override 'stray'"),
     (["eval", "benchmark=no_such_benchmark"], "Could not find 'benchmark/no_such_benchmark'"),
-    (["eval", "sweep.workers=0"], "invalid SweepConfig: workers: Input should be greater than or equal to 1"),
+    (
+        ["eval", "sweep.workers=0"],
+        "invalid SweepConfig: workers: Input should be greater than or equal to 1",
+    ),
     (["eval", "--bogus"], "--bogus"),
     (["eval", "benchmark.limit=[1"], "cannot parse the override 'benchmark.limit=[1'"),
     (["eval", "stray"], "cannot parse the override 'stray'"),
@@ -34,17 +46,42 @@ CASES = [
     (["report", "ablation", "no_such_key=1"], "Key 'no_such_key' is not in struct"),
     (["report", "ablation", "stray"], "cannot parse the override 'stray'"),
     (["index", "benchmark=no_such_benchmark"], "Could not find 'benchmark/no_such_benchmark'"),
-    (["index", "paths.runs=${oc.env:SCALE_ANALYTICS_NO_SUCH_VARIABLE}"], "SCALE_ANALYTICS_NO_SUCH_VARIABLE"),
+    (
+        ["index", "paths.runs=${oc.env:SCALE_ANALYTICS_NO_SUCH_VARIABLE}"],
+        "SCALE_ANALYTICS_NO_SUCH_VARIABLE",
+    ),
     (["models", "list", "paths.no_such_key=1"], "Key 'no_such_key' is not in struct"),
-    (["score", "--benchmark", "spider", "--predictions", "{tmp}/missing.jsonl", "--data", "{tmp}"], "not found"),
-    (["score", "{tmp}/preds.jsonl", "benchmark=no_such_benchmark"], "Could not find 'benchmark/no_such_benchmark'"),
-    (["score", "benchmark.no_such_key=1", "{tmp}/preds.jsonl"], "Key 'no_such_key' is not in struct"),
-    (["score", "{tmp}/preds.jsonl", "benchmark.limit=[1"], "cannot parse the override 'benchmark.limit=[1'"),
+    (
+        [
+            "score",
+            "--benchmark",
+            "spider",
+            "--predictions",
+            "{tmp}/missing.jsonl",
+            "--data",
+            "{tmp}",
+        ],
+        "not found",
+    ),
+    (
+        ["score", "{tmp}/preds.jsonl", "benchmark=no_such_benchmark"],
+        "Could not find 'benchmark/no_such_benchmark'",
+    ),
+    (
+        ["score", "benchmark.no_such_key=1", "{tmp}/preds.jsonl"],
+        "Key 'no_such_key' is not in struct",
+    ),
+    (
+        ["score", "{tmp}/preds.jsonl", "benchmark.limit=[1"],
+        "cannot parse the override 'benchmark.limit=[1'",
+    ),
     (["score", "{tmp}/preds.jsonl", "stray"], "cannot parse the override 'stray'"),
 ]
 
 
-@pytest.mark.parametrize(("argv", "expected"), CASES, ids=[" ".join(c[0][:2]) + f" #{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize(
+    ("argv", "expected"), CASES, ids=[" ".join(c[0][:2]) + f" #{i}" for i, c in enumerate(CASES)]
+)
 def test_bad_input_is_one_line_on_stderr(argv, expected, db, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("SCALE_ANALYTICS_TRACEBACK", raising=False)
     monkeypatch.delenv("SCALE_ANALYTICS_NO_SUCH_VARIABLE", raising=False)
@@ -58,10 +95,16 @@ def test_bad_input_is_one_line_on_stderr(argv, expected, db, tmp_path, capsys, m
     assert not printed.out.strip()  # errors never go to stdout
 
 
-@pytest.mark.parametrize("bad", ["scaling=no_such_profile", "benchmark.limit=[1", "stray", "+scaling=x"])
+@pytest.mark.parametrize(
+    "bad", ["scaling=no_such_profile", "benchmark.limit=[1", "stray", "+scaling=x"]
+)
 def test_a_bad_override_reads_the_same_in_every_subcommand(bad, db, tmp_path, capsys):
     said = {}
-    for argv in (["eval", bad], ["ask", "How many?", "--db", db, bad], ["score", str(tmp_path / "p.jsonl"), bad]):
+    for argv in (
+        ["eval", bad],
+        ["ask", "How many?", "--db", db, bad],
+        ["score", str(tmp_path / "p.jsonl"), bad],
+    ):
         assert main(argv) == 2
         said[argv[0]] = capsys.readouterr().err.strip().removeprefix(f"scale-analytics {argv[0]}: ")
     assert said["ask"] == said["eval"] == said["score"], said
@@ -80,7 +123,12 @@ def test_one_line_keeps_what_each_cause_adds():
         try:
             raise RuntimeError("Key 'x' is not in struct\n    full_key: a.x\n    object_type=dict")
         except RuntimeError as inner:
-            raise ValueError("Could not override 'a.x'.\nTo append to your config use +a.x=1") from inner
+            raise ValueError(
+                "Could not override 'a.x'.\nTo append to your config use +a.x=1"
+            ) from inner
     except ValueError as exc:
         text = one_line(exc)
-    assert text == "Could not override 'a.x': To append to your config use +a.x=1: Key 'x' is not in struct"
+    assert (
+        text
+        == "Could not override 'a.x': To append to your config use +a.x=1: Key 'x' is not in struct"
+    )

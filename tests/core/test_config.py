@@ -58,7 +58,10 @@ def test_every_experiment_variant_composes_without_plus(experiment):
 
 def test_the_default_profiles_are_the_models_defaults():
     assert section(load_config(["scaling=default"]), "scaling", ScalingConfig) == ScalingConfig()
-    assert section(load_config(["scaling=adaptive"]), "scaling.adaptive", AdaptiveScaling) == AdaptiveScaling()
+    assert (
+        section(load_config(["scaling=adaptive"]), "scaling.adaptive", AdaptiveScaling)
+        == AdaptiveScaling()
+    )
     assert section(load_config(["sweep=default"]), "sweep", SweepConfig) == SweepConfig()
     pipeline = section(load_config(["pipeline=default"]), "pipeline", PipelineSettings)
     located = {"trace": {"directory"}, "index": True}  # paths: the only values YAML must give
@@ -66,8 +69,14 @@ def test_the_default_profiles_are_the_models_defaults():
 
 
 def test_a_field_no_yaml_names_is_overridden_without_plus():
-    cfg = load_config(["pipeline.sandbox.memory_mb=2048", "sweep.worker_num_gpus=0.5", "scaling.k_resynth=3"])
-    assert (cfg.pipeline.sandbox.memory_mb, cfg.sweep.worker_num_gpus, cfg.scaling.k_resynth) == (2048, 0.5, 3)
+    cfg = load_config(
+        ["pipeline.sandbox.memory_mb=2048", "sweep.worker_num_gpus=0.5", "scaling.k_resynth=3"]
+    )
+    assert (cfg.pipeline.sandbox.memory_mb, cfg.sweep.worker_num_gpus, cfg.scaling.k_resynth) == (
+        2048,
+        0.5,
+        3,
+    )
 
 
 def _model(node: str) -> type[BaseModel]:
@@ -126,9 +135,15 @@ class _Example(BaseModel):
 def test_model_defaults_are_plain_values_as_written():
     # Required fields are the YAML's; an optional sub-model defaulting to None is left out.
     assert model_defaults(_Example) == {
-        "timeout_s": 30, "ratio": 0.5, "steps": [{"n": 2}], "sub": {"n": 1}, "note": None
+        "timeout_s": 30,
+        "ratio": 0.5,
+        "steps": [{"n": 2}],
+        "sub": {"n": 1},
+        "note": None,
     }
-    assert type(model_defaults(_Example)["timeout_s"]) is int  # the hashed config keeps 30, not 30.0
+    assert (
+        type(model_defaults(_Example)["timeout_s"]) is int
+    )  # the hashed config keeps 30, not 30.0
 
 
 def test_section_reads_a_dotted_path_of_a_config_or_a_mapping():

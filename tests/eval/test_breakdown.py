@@ -16,29 +16,80 @@ from eval.sweep.records import CandidateRecord, QuestionRecord, records_to_table
 from pipelines.contracts import StepCost
 
 
-def record(i: int, *, right: bool, pool: list[tuple[str, bool | None, str | None]], answered_by: str,
-           difficulty: str = "easy", steps: tuple[StepCost, ...] = ()) -> QuestionRecord:
+def record(
+    i: int,
+    *,
+    right: bool,
+    pool: list[tuple[str, bool | None, str | None]],
+    answered_by: str,
+    difficulty: str = "easy",
+    steps: tuple[StepCost, ...] = (),
+) -> QuestionRecord:
     return QuestionRecord(
-        task_id=f"q{i}", position=i, benchmark="spider", db_id="db", difficulty=difficulty, question="?",
-        gold_sql="SELECT 1", sql="SELECT 1", ex_bird=right, ex_spider=right, answered_by=answered_by, steps=steps,
-        candidates=tuple(CandidateRecord(sql="s", producer=p, correct_bird=ok, correct_spider=ok, error=err)
-                         for p, ok, err in pool),
+        task_id=f"q{i}",
+        position=i,
+        benchmark="spider",
+        db_id="db",
+        difficulty=difficulty,
+        question="?",
+        gold_sql="SELECT 1",
+        sql="SELECT 1",
+        ex_bird=right,
+        ex_spider=right,
+        answered_by=answered_by,
+        steps=steps,
+        candidates=tuple(
+            CandidateRecord(sql="s", producer=p, correct_bird=ok, correct_spider=ok, error=err)
+            for p, ok, err in pool
+        ),
     )
 
 
 def frame() -> pl.DataFrame:
-    return pl.from_arrow(records_to_table([
-        record(0, right=True, answered_by="first_wave",
-               pool=[("first_wave/greedy", True, None), ("first_wave/T=0.8", True, None)],
-               steps=(StepCost(step="first_wave", calls=2, seconds=10.0),)),
-        record(1, right=False, answered_by="fix", difficulty="hard",
-               pool=[("first_wave/greedy", False, "no such column"), ("first_wave/T=0.8", True, None)],
-               steps=(StepCost(step="first_wave", calls=2, seconds=12.0), StepCost(step="fix", calls=1, seconds=4.0))),
-        record(2, right=False, answered_by="widen", difficulty="hard",
-               pool=[("first_wave/greedy", False, "no such table"), ("widen/cells/T=1", False, None)]),
-        record(3, right=False, answered_by="first_wave", difficulty="hard",
-               pool=[("first_wave/greedy", False, None)]),
-    ]))
+    return pl.from_arrow(
+        records_to_table(
+            [
+                record(
+                    0,
+                    right=True,
+                    answered_by="first_wave",
+                    pool=[("first_wave/greedy", True, None), ("first_wave/T=0.8", True, None)],
+                    steps=(StepCost(step="first_wave", calls=2, seconds=10.0),),
+                ),
+                record(
+                    1,
+                    right=False,
+                    answered_by="fix",
+                    difficulty="hard",
+                    pool=[
+                        ("first_wave/greedy", False, "no such column"),
+                        ("first_wave/T=0.8", True, None),
+                    ],
+                    steps=(
+                        StepCost(step="first_wave", calls=2, seconds=12.0),
+                        StepCost(step="fix", calls=1, seconds=4.0),
+                    ),
+                ),
+                record(
+                    2,
+                    right=False,
+                    answered_by="widen",
+                    difficulty="hard",
+                    pool=[
+                        ("first_wave/greedy", False, "no such table"),
+                        ("widen/cells/T=1", False, None),
+                    ],
+                ),
+                record(
+                    3,
+                    right=False,
+                    answered_by="first_wave",
+                    difficulty="hard",
+                    pool=[("first_wave/greedy", False, None)],
+                ),
+            ]
+        )
+    )
 
 
 def test_family_drops_only_the_temperature():
@@ -55,7 +106,10 @@ def test_step_shares_and_costs():
 
 
 def test_family_accuracy_shows_a_worse_family():
-    shares = {r["family"]: (r["samples"], r["right_share"]) for r in family_accuracy(frame()).iter_rows(named=True)}
+    shares = {
+        r["family"]: (r["samples"], r["right_share"])
+        for r in family_accuracy(frame()).iter_rows(named=True)
+    }
     assert shares["first_wave/greedy"] == (4, 0.25) and shares["first_wave"] == (2, 1.0)
     assert shares["widen/cells"] == (1, 0.0)
 
@@ -78,8 +132,18 @@ def test_breakdown_metrics_are_flat_floats():
 def test_every_metric_name_is_one_mlflow_accepts():
     from mlflow.utils.validation import _validate_metric_name
 
-    f = pl.from_arrow(records_to_table([record(0, right=True, answered_by="widen",
-                                               pool=[("widen/examples+cells/T=0.8", True, None)])]))
+    f = pl.from_arrow(
+        records_to_table(
+            [
+                record(
+                    0,
+                    right=True,
+                    answered_by="widen",
+                    pool=[("widen/examples+cells/T=0.8", True, None)],
+                )
+            ]
+        )
+    )
     metrics = breakdown_metrics(f)
     assert "family_right/widen/examples_cells" in metrics
     for name in metrics:

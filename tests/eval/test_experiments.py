@@ -21,7 +21,8 @@ def test_a_sweep_without_multirun_is_refused():
 
 def test_variant_overrides_replace_the_same_key_and_labels_skip_resources():
     assert merge(["scaling=default", "benchmark.limit=5"], ["scaling=single_pass"]) == (
-        "benchmark.limit=5", "scaling=single_pass",
+        "benchmark.limit=5",
+        "scaling=single_pass",
     )
     overrides = ["scaling=single_pass", "sweep.workers=4", "+paths.runs=/x", "model=m"]
     assert label_of(overrides) == "scaling=single_pass,model=m"
@@ -32,18 +33,35 @@ def test_variant_overrides_replace_the_same_key_and_labels_skip_resources():
 def test_the_ablation_experiment_expands_to_one_configuration_per_variant():
     configurations = expand(["experiment=ablation", "benchmark.limit=12"], load_config)
     labels = [c.label for c in configurations]
-    assert labels == ["full", "no_tournament", "no_refinement", "single_pass", "self_consistency",
-                      "no_reasoning", "no_icl", "router"]
+    assert labels == [
+        "full",
+        "no_tournament",
+        "no_refinement",
+        "single_pass",
+        "self_consistency",
+        "no_reasoning",
+        "no_icl",
+        "router",
+    ]
     composed = {c.label: load_config(c.overrides) for c in configurations}
-    assert all(cfg.benchmark.name == "spider_dev_sub9" and cfg.benchmark.limit == 12 for cfg in composed.values())
+    assert all(
+        cfg.benchmark.name == "spider_dev_sub9" and cfg.benchmark.limit == 12
+        for cfg in composed.values()
+    )
     assert composed["no_icl"].scaling.k_icl == 0 and composed["full"].scaling.k_icl > 0
     assert composed["no_tournament"].scaling.tournament_enabled is False
     assert composed["no_refinement"].scaling.refinement_max_passes == 0
     assert composed["single_pass"].scaling.single_pass is True
-    assert composed["self_consistency"].scaling.single_pass is True and composed["self_consistency"].scaling.k_icl == 8
+    assert (
+        composed["self_consistency"].scaling.single_pass is True
+        and composed["self_consistency"].scaling.k_icl == 8
+    )
     # every variant shares the experiment's response cache, and it is not part of what a run is
     assert len({cfg.model.response_cache for cfg in composed.values()}) == 1
-    assert composed["router"].scaling.router_enabled is True and composed["full"].scaling.router_enabled is False
+    assert (
+        composed["router"].scaling.router_enabled is True
+        and composed["full"].scaling.router_enabled is False
+    )
 
 
 def test_multirun_over_an_experiment_labels_each_variant_by_its_combination():
@@ -55,7 +73,9 @@ def test_multirun_over_an_experiment_labels_each_variant_by_its_combination():
 
 def test_multirun_labels_name_only_what_varies_and_skip_paths():
     configurations = expand(
-        ["benchmark.data_dir=/tmp/x", "benchmark.limit=3", "scaling=single_pass,default"], load_config, multirun=True
+        ["benchmark.data_dir=/tmp/x", "benchmark.limit=3", "scaling=single_pass,default"],
+        load_config,
+        multirun=True,
     )
     assert [c.label for c in configurations] == ["scaling=single_pass", "scaling=default"]
     (single,) = expand(["benchmark.data_dir=/tmp/x", "scaling=single_pass"], load_config)

@@ -16,26 +16,69 @@ from eval.report import (
 from eval.sweep.records import CandidateRecord, QuestionRecord, records_to_table
 
 
-def rec(i, ex, difficulty, pool, *, spider=None, tokens=100, degraded=False, gold_error=None, latency=1.0,
-        retrieval=()):
+def rec(
+    i,
+    ex,
+    difficulty,
+    pool,
+    *,
+    spider=None,
+    tokens=100,
+    degraded=False,
+    gold_error=None,
+    latency=1.0,
+    retrieval=(),
+):
     return QuestionRecord(
         retrieval=retrieval,
-        task_id=f"t:{i}", position=i, benchmark="b", db_id="db", question="q", sql="s", difficulty=difficulty,
-        ex_bird=ex, ex_spider=ex if spider is None else spider, ves_reward=1.0 if ex else 0.0,
+        task_id=f"t:{i}",
+        position=i,
+        benchmark="b",
+        db_id="db",
+        question="q",
+        sql="s",
+        difficulty=difficulty,
+        ex_bird=ex,
+        ex_spider=ex if spider is None else spider,
+        ves_reward=1.0 if ex else 0.0,
         gold_error=gold_error,
-        candidates=tuple(CandidateRecord(sql="c", producer="p", correct_bird=c, correct_spider=c) for c in pool),
-        calls=2, prompt_tokens=tokens, completion_tokens=10, cost_usd=0.0, latency_s=latency, degraded=degraded,
+        candidates=tuple(
+            CandidateRecord(sql="c", producer="p", correct_bird=c, correct_spider=c) for c in pool
+        ),
+        calls=2,
+        prompt_tokens=tokens,
+        completion_tokens=10,
+        cost_usd=0.0,
+        latency_s=latency,
+        degraded=degraded,
     )
 
 
 @pytest.fixture
 def frame():
     records = [
-        rec(0, True, "simple", [True, True, False, False], latency=1.0, retrieval=("cells", "examples")),
-        rec(1, False, "simple", [False, False, False, True], spider=False, latency=2.0, retrieval=("examples",)),
+        rec(
+            0,
+            True,
+            "simple",
+            [True, True, False, False],
+            latency=1.0,
+            retrieval=("cells", "examples"),
+        ),
+        rec(
+            1,
+            False,
+            "simple",
+            [False, False, False, True],
+            spider=False,
+            latency=2.0,
+            retrieval=("examples",),
+        ),
         rec(2, True, "challenging", [True, False], spider=False, tokens=300, latency=3.0),
         rec(3, False, "challenging", [], degraded=True, latency=10.0),
-        rec(4, None, "simple", [True], gold_error="no such table", latency=1.0),  # reported, not scored
+        rec(
+            4, None, "simple", [True], gold_error="no such table", latency=1.0
+        ),  # reported, not scored
     ]
     return pl.from_arrow(records_to_table(records))
 
@@ -73,7 +116,12 @@ def test_run_metrics(frame):
 
 def test_run_report_writes_markdown_and_three_plots(frame, tmp_path):
     files = write_run_report(frame, tmp_path, "single_pass", skipped=1)
-    assert [f.name for f in files] == ["report.md", "ex_by_difficulty.png", "pass_at_k.png", "cost_vs_accuracy.png"]
+    assert [f.name for f in files] == [
+        "report.md",
+        "ex_by_difficulty.png",
+        "pass_at_k.png",
+        "cost_vs_accuracy.png",
+    ]
     assert all(f.stat().st_size > 1000 for f in files[1:])
     text = files[0].read_text()
     assert "| challenging | 2 | 0.500 | 0.000 |" in text and "pass_at_4" in text
@@ -83,20 +131,31 @@ def test_run_report_writes_markdown_and_three_plots(frame, tmp_path):
 
 def test_retrieval_shares_and_a_loud_line_when_no_question_used_retrieval(frame, tmp_path):
     m = run_metrics(frame)
-    assert (m["retrieval_cells_share"], m["retrieval_examples_share"], m["retrieval_none_share"]) == (0.2, 0.4, 0.6)
+    assert (
+        m["retrieval_cells_share"],
+        m["retrieval_examples_share"],
+        m["retrieval_none_share"],
+    ) == (0.2, 0.4, 0.6)
     without = frame.with_columns(pl.lit([], dtype=pl.List(pl.String)).alias("retrieval"))
     assert run_metrics(without)["retrieval_none_share"] == 1.0
     status = "retrieval: off (examples: example source missing: /x/train_spider.json)"
     text = write_run_report(without, tmp_path, "off", retrieval=status)[0].read_text()
     assert f"- {status}" in text and f"**{NO_RETRIEVAL}**" in text
-    single = write_run_report(without, tmp_path / "single", "sp", retrieval_expected=False)[0].read_text()
+    single = write_run_report(without, tmp_path / "single", "sp", retrieval_expected=False)[
+        0
+    ].read_text()
     assert NO_RETRIEVAL not in single  # single pass retrieves nothing by design: no alarm
 
 
 def test_ablation_table_keeps_the_latest_run_and_measures_against_full(tmp_path):
     runs = pl.DataFrame(
         {
-            "run_name": ["no_icl", "full", "single_pass", "full"],  # newest first; the old "full" is dropped
+            "run_name": [
+                "no_icl",
+                "full",
+                "single_pass",
+                "full",
+            ],  # newest first; the old "full" is dropped
             "ex_bird": [0.6, 0.7, 0.5, 0.1],
             "ex_spider": [0.6, 0.68, 0.5, 0.1],
             "tokens_per_question": [5000.0, 9000.0, 800.0, 1.0],
@@ -117,6 +176,16 @@ def test_the_ablation_table_reads_the_metric_names_runs_log(frame):
     metrics = run_metrics(frame)
     runs = pl.DataFrame([{"run_name": "full", **metrics}, {"run_name": "single_pass", **metrics}])
     table = ablation_table(runs)
-    for column in ("ex_bird", "ex_spider", "r_ves", "calls_per_question", "tokens_per_question",
-                   "cost_usd_per_question", "latency_p50_s", "latency_p95_s", "degraded_rate", "pass_at_4"):
+    for column in (
+        "ex_bird",
+        "ex_spider",
+        "r_ves",
+        "calls_per_question",
+        "tokens_per_question",
+        "cost_usd_per_question",
+        "latency_p50_s",
+        "latency_p95_s",
+        "degraded_rate",
+        "pass_at_4",
+    ):
         assert column in table.columns

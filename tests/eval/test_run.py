@@ -46,7 +46,9 @@ class GoldOnEvenQuestions:
         sql = task.gold_sql if index % 2 == 0 else "SELECT 'wrong'"
         result = await self.sandbox.execute(sql, task.db)
         return Prediction(
-            task_id=task.task_id, sql=sql, candidates=(CandidateSQL(sql=sql, producer="p", exec_result=result),),
+            task_id=task.task_id,
+            sql=sql,
+            candidates=(CandidateSQL(sql=sql, producer="p", exec_result=result),),
             usage=Usage(calls=1, prompt_tokens=50, completion_tokens=5),
         )
 
@@ -67,11 +69,19 @@ def local_ray():
 
 
 def configure(tiny_spider, tmp_path, *extra):
-    return load_config([
-        "benchmark=spider_dev", f"benchmark.data_dir={tiny_spider}", f"paths.runs={tmp_path / 'runs'}",
-        "experiment.name=unit", "++sweep.progress=false", "++sweep.ves_iterations=1",
-        f"pipeline.index.root={tmp_path / 'indexes'}", "pipeline.index.auto_build=false", *extra,
-    ])
+    return load_config(
+        [
+            "benchmark=spider_dev",
+            f"benchmark.data_dir={tiny_spider}",
+            f"paths.runs={tmp_path / 'runs'}",
+            "experiment.name=unit",
+            "++sweep.progress=false",
+            "++sweep.ves_iterations=1",
+            f"pipeline.index.root={tmp_path / 'indexes'}",
+            "pipeline.index.auto_build=false",
+            *extra,
+        ]
+    )
 
 
 def test_a_configuration_runs_exports_reports_logs_and_resumes(local_ray, tiny_spider, tmp_path):
@@ -85,7 +95,9 @@ def test_a_configuration_runs_exports_reports_logs_and_resumes(local_ray, tiny_s
     assert outcome.metrics["questions_scored"] == 5 and outcome.metrics["gold_errors"] == 1
     assert outcome.metrics["ex_bird"] == pytest.approx(3 / 5)
     assert outcome.metrics["skipped"] == 1
-    assert [json.loads(line)["db_id"] for line in (run_dir / "skipped.jsonl").read_text().splitlines()] == ["absent_db"]
+    assert [
+        json.loads(line)["db_id"] for line in (run_dir / "skipped.jsonl").read_text().splitlines()
+    ] == ["absent_db"]
     pred_lines = (run_dir / "exports" / "pred.txt").read_text().splitlines()
     assert len(pred_lines) == 6 and pred_lines[1] == "SELECT 'wrong'"
     assert (run_dir / "report" / "pass_at_k.png").exists()
@@ -97,11 +109,21 @@ def test_a_configuration_runs_exports_reports_logs_and_resumes(local_ray, tiny_s
     assert run.data.metrics["ex_bird"] == pytest.approx(0.6)
     logged = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert {"predictions", "report", "config"} <= logged
-    assert "predictions/pred.txt" in {a.path for a in client.list_artifacts(run.info.run_id, "predictions")}
+    assert "predictions/pred.txt" in {
+        a.path for a in client.list_artifacts(run.info.run_id, "predictions")
+    }
     # retrieval is never silently off: status in the outcome, the report and MLflow
-    assert outcome.retrieval.startswith("retrieval: off (") and "auto_build=false" in outcome.retrieval
-    assert run.data.tags["retrieval"] == "off" and run.data.tags["retrieval.status"] == outcome.retrieval
-    assert run.data.metrics["retrieval_none_share"] == 1.0 and run.data.metrics["retrieval_cells_share"] == 0.0
+    assert (
+        outcome.retrieval.startswith("retrieval: off (") and "auto_build=false" in outcome.retrieval
+    )
+    assert (
+        run.data.tags["retrieval"] == "off"
+        and run.data.tags["retrieval.status"] == outcome.retrieval
+    )
+    assert (
+        run.data.metrics["retrieval_none_share"] == 1.0
+        and run.data.metrics["retrieval_cells_share"] == 0.0
+    )
     assert outcome.retrieval in (run_dir / "report" / "report.md").read_text()
 
     again = run_configuration(cfg, "scripted", benchmark, services=scripted_services)
@@ -117,11 +139,14 @@ def test_indexes_are_ensured_for_the_databases_of_the_subset_run(local_ray, tiny
 
     def ensure(cfg, dbs):
         calls.append(sorted({db.db_id for db in dbs}))
-        return RetrievalStatus(needed=("cells", "examples"), cells=("music",), examples=True, built=("music",))
+        return RetrievalStatus(
+            needed=("cells", "examples"), cells=("music",), examples=True, built=("music",)
+        )
 
     cfg = configure(tiny_spider, tmp_path, "benchmark.limit=2")
-    outcome = run_configuration(cfg, "scripted", load_benchmark(cfg.benchmark), services=scripted_services,
-                                ensure=ensure)
+    outcome = run_configuration(
+        cfg, "scripted", load_benchmark(cfg.benchmark), services=scripted_services, ensure=ensure
+    )
     assert calls == [["music"]]  # the skipped absent_db is not indexed
     assert outcome.retrieval == "retrieval: cells (1/1 databases), examples; built now: music"
     run = MlflowClient(str(cfg.experiment.tracking_uri)).get_run(outcome.tracked.run_id)
@@ -136,19 +161,25 @@ def test_the_run_directory_follows_what_is_computed_not_the_resources(tiny_spide
 
 def test_a_run_grows_with_its_subset_without_recomputing(local_ray, tiny_spider, tmp_path):
     small = configure(tiny_spider, tmp_path, "benchmark.limit=3")
-    first = run_configuration(small, "scripted", load_benchmark(small.benchmark), services=scripted_services)
+    first = run_configuration(
+        small, "scripted", load_benchmark(small.benchmark), services=scripted_services
+    )
     assert (first.sweep.total, first.sweep.answered) == (3, 3)
     assert first.metrics["questions"] == 3
 
     whole = configure(tiny_spider, tmp_path)
     assert config_identity(whole) == config_identity(small)
-    grown = run_configuration(whole, "scripted", load_benchmark(whole.benchmark), services=scripted_services)
+    grown = run_configuration(
+        whole, "scripted", load_benchmark(whole.benchmark), services=scripted_services
+    )
     assert grown.run_dir == first.run_dir
     assert (grown.sweep.resumed, grown.sweep.answered) == (3, 3)
     assert grown.metrics["questions"] == 6
 
     # asking for the small subset again reports on those 3 questions only, from the stored rows
-    again = run_configuration(small, "scripted", load_benchmark(small.benchmark), services=scripted_services)
+    again = run_configuration(
+        small, "scripted", load_benchmark(small.benchmark), services=scripted_services
+    )
     assert (again.sweep.resumed, again.sweep.answered) == (3, 0)
     assert again.metrics["questions"] == 3 and again.metrics["ex_bird"] == first.metrics["ex_bird"]
     assert len((tmp_path / again.run_dir / "exports" / "pred.txt").read_text().splitlines()) == 3

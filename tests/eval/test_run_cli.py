@@ -16,17 +16,28 @@ pytestmark = pytest.mark.ray
 def test_multirun_eval_then_report(tiny_spider, tmp_path, capsys):
     runs = tmp_path / "runs"
     overrides = [
-        "benchmark=spider_dev", f"benchmark.data_dir={tiny_spider}", f"paths.runs={runs}", "experiment.name=cli",
-        "model=replay", f"model.slots.default.cassette={tmp_path / 'empty.jsonl'}", "model.slots.default.record=false",
-        f"pipeline.index.root={tmp_path / 'no-index'}", "pipeline.index.auto_build=false",
-        "++sweep.progress=false", "++sweep.ves_iterations=1",
-        "--multirun", "scaling=single_pass,cpu_small",
+        "benchmark=spider_dev",
+        f"benchmark.data_dir={tiny_spider}",
+        f"paths.runs={runs}",
+        "experiment.name=cli",
+        "model=replay",
+        f"model.slots.default.cassette={tmp_path / 'empty.jsonl'}",
+        "model.slots.default.record=false",
+        f"pipeline.index.root={tmp_path / 'no-index'}",
+        "pipeline.index.auto_build=false",
+        "++sweep.progress=false",
+        "++sweep.ves_iterations=1",
+        "--multirun",
+        "scaling=single_pass,cpu_small",
     ]
     assert eval_main(overrides) == 0
     printed = capsys.readouterr().out
     assert "Execution accuracy" in printed and "scale-analytics report cli" in printed
     assert "retrieval: off (the single-pass pipeline retrieves nothing)" in printed
-    assert "retrieval: off (cells: music: not built" in printed and "No question was answered with" in printed
+    assert (
+        "retrieval: off (cells: music: not built" in printed
+        and "No question was answered with" in printed
+    )
 
     client = MlflowClient(f"sqlite:///{runs}/mlflow.db")
     experiment = client.get_experiment_by_name("cli")
@@ -36,17 +47,28 @@ def test_multirun_eval_then_report(tiny_spider, tmp_path, capsys):
         run_dir = run.data.tags["run_dir"]
         frame = pl.read_parquet(f"{run_dir}/predictions.parquet")
         assert frame.height == 6
-        assert frame.get_column("gold_error").is_not_null().sum() == 1  # graded on the sandbox actors
+        assert (
+            frame.get_column("gold_error").is_not_null().sum() == 1
+        )  # graded on the sandbox actors
         assert frame.get_column("degraded").all() or frame.get_column("error").is_not_null().all()
         assert run.data.metrics["skipped"] == 1
     single = found["scaling=single_pass"]
-    errors = pl.read_parquet(f"{single.data.tags['run_dir']}/predictions.parquet").get_column("error").to_list()
+    errors = (
+        pl.read_parquet(f"{single.data.tags['run_dir']}/predictions.parquet")
+        .get_column("error")
+        .to_list()
+    )
     assert all("CassetteMiss" in e for e in errors)  # the replay client really ran in the workers
-    assert list((runs / "cli").glob("*/traces/*/traces.jsonl"))  # each worker traced into the run dir
+    assert list(
+        (runs / "cli").glob("*/traces/*/traces.jsonl")
+    )  # each worker traced into the run dir
 
     assert report_main(["cli", f"paths.runs={runs}"]) == 0
     table = pl.read_csv(runs / "cli" / "report" / "ablation.csv")
-    assert sorted(table.get_column("configuration").to_list()) == ["scaling=cpu_small", "scaling=single_pass"]
+    assert sorted(table.get_column("configuration").to_list()) == [
+        "scaling=cpu_small",
+        "scaling=single_pass",
+    ]
     assert (runs / "cli" / "report" / "cost_vs_accuracy.png").exists()
 
 

@@ -35,8 +35,18 @@ def test_jsonl_predictions_with_report(tiny_spider, tmp_path, capsys):
         + "\n\n"
     )
     out_file = tmp_path / "out" / "report.json"
-    argv = ["--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
-            "--out", str(out_file), "--workers", "1"]
+    argv = [
+        "--benchmark",
+        "spider",
+        "--data",
+        str(tiny_spider),
+        "--predictions",
+        str(preds),
+        "--out",
+        str(out_file),
+        "--workers",
+        "1",
+    ]
     assert main(argv) == 2 and not out_file.exists()  # 4 of the 6 questions have no prediction
     assert "no prediction for 4 of the 6 questions" in capsys.readouterr().err
     code, out = _run(capsys, *argv, "--partial")
@@ -90,13 +100,17 @@ def test_spider_format_is_positional(tiny_spider, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("first", ["predictions", "overrides"])
-def test_predictions_positional_and_benchmark_as_hydra_overrides(tiny_spider, tmp_path, capsys, first):
+def test_predictions_positional_and_benchmark_as_hydra_overrides(
+    tiny_spider, tmp_path, capsys, first
+):
     preds = tmp_path / "pred.txt"
     preds.write_text("\n".join(FULL_SPIDER_LINES) + "\n")
     out_file = tmp_path / "report.json"
     overrides = ["benchmark=spider_dev", f"benchmark.data_dir={tiny_spider}", "benchmark.split=dev"]
     argv = [str(preds), *overrides] if first == "predictions" else [*overrides, str(preds)]
-    code = dispatcher(["score", *argv, "--format", "spider", "--out", str(out_file), "--workers", "1"])
+    code = dispatcher(
+        ["score", *argv, "--format", "spider", "--out", str(out_file), "--workers", "1"]
+    )
     assert code == 0, capsys.readouterr().err
     report = json.loads(out_file.read_text())
     assert (report["benchmark"], report["split"]) == ("spider_dev", "dev")
@@ -104,8 +118,17 @@ def test_predictions_positional_and_benchmark_as_hydra_overrides(tiny_spider, tm
 
 
 def test_flags_stand_for_the_same_overrides():
-    args, overrides = parse_args(["--benchmark", "bird", "--split", "mini_dev", "--predictions", "p.json",
-                                  "benchmark.limit=3"])
+    args, overrides = parse_args(
+        [
+            "--benchmark",
+            "bird",
+            "--split",
+            "mini_dev",
+            "--predictions",
+            "p.json",
+            "benchmark.limit=3",
+        ]
+    )
     assert str(args.predictions) == "p.json"
     assert overrides == ["benchmark=bird_minidev", "benchmark.split=mini_dev", "benchmark.limit=3"]
     args, overrides = parse_args(["p.json", "benchmark=bird_minidev", "--data", "/data/bird"])
@@ -225,9 +248,20 @@ def no_scoring(monkeypatch):
     monkeypatch.setattr(eval.score_cli, "score_predictions", refuse)
 
 
-def test_a_short_or_shifted_spider_file_is_refused_unless_partial(tiny_spider, tmp_path, capsys, no_scoring):
+def test_a_short_or_shifted_spider_file_is_refused_unless_partial(
+    tiny_spider, tmp_path, capsys, no_scoring
+):
     preds = tmp_path / "pred.txt"
-    args = ["--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds), "--format", "spider"]
+    args = [
+        "--benchmark",
+        "spider",
+        "--data",
+        str(tiny_spider),
+        "--predictions",
+        str(preds),
+        "--format",
+        "spider",
+    ]
     preds.write_text("\n".join(SPIDER_LINES) + "\n")  # 4 lines for 7 questions
     assert "4 lines for the 7 questions" in _refused(capsys, *args)
     preds.write_text("\n".join(FULL_SPIDER_LINES[1:]) + "\n")  # a line lost: every answer shifted
@@ -240,43 +274,92 @@ def test_a_shifted_file_with_database_ids_is_refused(tiny_spider, tmp_path, caps
     preds = tmp_path / "pred.txt"
     lines = [f"SELECT {i}\t{'absent_db' if i == 6 else 'music'}" for i in range(7)]
     preds.write_text("\n".join(["SELECT 1\tmusic", *lines[:-1]]) + "\n")  # same length, one down
-    line = _refused(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
-                    "--format", "spider")
+    line = _refused(
+        capsys,
+        "--benchmark",
+        "spider",
+        "--data",
+        str(tiny_spider),
+        "--predictions",
+        str(preds),
+        "--format",
+        "spider",
+    )
     assert "names database 'music' but question 6 is on 'absent_db'" in line
 
 
-def test_a_spider_file_naming_the_wrong_databases_is_refused(tiny_spider, tmp_path, capsys, no_scoring):
+def test_a_spider_file_naming_the_wrong_databases_is_refused(
+    tiny_spider, tmp_path, capsys, no_scoring
+):
     preds = tmp_path / "pred.txt"
     preds.write_text("".join(f"SELECT 1\t{'absent_db' if i == 2 else 'music'}\n" for i in range(7)))
-    line = _refused(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
-                    "--format", "spider")
+    line = _refused(
+        capsys,
+        "--benchmark",
+        "spider",
+        "--data",
+        str(tiny_spider),
+        "--predictions",
+        str(preds),
+        "--format",
+        "spider",
+    )
     assert "names database 'absent_db' but question 2 is on 'music'" in line
 
 
 def test_an_empty_file_is_refused_even_with_partial(tiny_spider, tmp_path, capsys, no_scoring):
     preds = tmp_path / "preds.jsonl"
     preds.write_text("")
-    line = _refused(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
-                    "--partial")
+    line = _refused(
+        capsys,
+        "--benchmark",
+        "spider",
+        "--data",
+        str(tiny_spider),
+        "--predictions",
+        str(preds),
+        "--partial",
+    )
     assert "no predictions" in line
 
 
 def test_jsonl_database_ids_are_checked(tiny_spider, tmp_path, capsys, no_scoring):
     preds = tmp_path / "preds.jsonl"
     preds.write_text(json.dumps({"index": 0, "sql": "SELECT 1", "db_id": "concert_singer"}) + "\n")
-    line = _refused(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
-                    "--partial")
+    line = _refused(
+        capsys,
+        "--benchmark",
+        "spider",
+        "--data",
+        str(tiny_spider),
+        "--predictions",
+        str(preds),
+        "--partial",
+    )
     assert "names database 'concert_singer' but question 0 is on 'music'" in line
 
 
 @pytest.mark.parametrize("where", ["under_a_file", "a_directory"])
-def test_an_unwritable_out_is_refused_before_scoring(tiny_spider, tmp_path, capsys, no_scoring, where):
+def test_an_unwritable_out_is_refused_before_scoring(
+    tiny_spider, tmp_path, capsys, no_scoring, where
+):
     preds = tmp_path / "pred.txt"
     preds.write_text("\n".join(FULL_SPIDER_LINES) + "\n")
     (tmp_path / "a_file").write_text("x")
     out = tmp_path / "a_file" / "report.json" if where == "under_a_file" else tmp_path
-    line = _refused(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
-                    "--format", "spider", "--out", str(out))
+    line = _refused(
+        capsys,
+        "--benchmark",
+        "spider",
+        "--data",
+        str(tiny_spider),
+        "--predictions",
+        str(preds),
+        "--format",
+        "spider",
+        "--out",
+        str(out),
+    )
     assert f"cannot write --out {out}" in line
 
 
@@ -302,6 +385,20 @@ def test_bad_paths_and_files_are_one_line(tiny_spider, tmp_path, capsys, argv):
 def test_partial_scores_a_short_spider_file_and_says_so(tiny_spider, tmp_path, capsys):
     preds = tmp_path / "pred.txt"
     preds.write_text("\n".join(SPIDER_LINES) + "\n")
-    code, out = _run(capsys, "--benchmark", "spider", "--data", str(tiny_spider), "--predictions", str(preds),
-                     "--format", "spider", "--partial", "--workers", "1")
-    assert code == 0 and "PARTIAL: --partial scored the 4 questions the file answers; 2 without" in out
+    code, out = _run(
+        capsys,
+        "--benchmark",
+        "spider",
+        "--data",
+        str(tiny_spider),
+        "--predictions",
+        str(preds),
+        "--format",
+        "spider",
+        "--partial",
+        "--workers",
+        "1",
+    )
+    assert (
+        code == 0 and "PARTIAL: --partial scored the 4 questions the file answers; 2 without" in out
+    )

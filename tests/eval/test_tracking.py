@@ -23,11 +23,17 @@ def test_a_run_logs_params_metrics_and_artifacts_beside_the_database(uri, tmp_pa
     traces = tmp_path / "traces"
     traces.mkdir()
     (traces / "t1.jsonl").write_text("{}\n")
-    tracked = log_run(RunLog(
-        tracking_uri=uri, experiment="logged", run_name="full", run_key="k1",
-        params={"scaling.k_icl": "2"}, metrics={"ex_bird": 0.5, "pass_at_1": 0.4},
-        artifacts={"report": (str(report),), "traces": (str(traces),)},
-    ))
+    tracked = log_run(
+        RunLog(
+            tracking_uri=uri,
+            experiment="logged",
+            run_name="full",
+            run_key="k1",
+            params={"scaling.k_icl": "2"},
+            metrics={"ex_bird": 0.5, "pass_at_1": 0.4},
+            artifacts={"report": (str(report),), "traces": (str(traces),)},
+        )
+    )
     run = MlflowClient(uri).get_run(tracked.run_id)
     assert run.data.params == {"scaling.k_icl": "2"}
     assert run.data.metrics == {"ex_bird": 0.5, "pass_at_1": 0.4}
@@ -39,10 +45,33 @@ def test_a_run_logs_params_metrics_and_artifacts_beside_the_database(uri, tmp_pa
 
 
 def test_the_same_run_key_updates_one_run(uri):
-    first = log_run(RunLog(tracking_uri=uri, experiment="exp", run_name="full", run_key="k", metrics={"ex_bird": 0.3}))
-    again = log_run(RunLog(tracking_uri=uri, experiment="exp", run_name="full", run_key="k", metrics={"ex_bird": 0.6}))
-    other = log_run(RunLog(tracking_uri=uri, experiment="exp", run_name="no_icl", run_key="k2",
-                           metrics={"ex_bird": 0.2}))
+    first = log_run(
+        RunLog(
+            tracking_uri=uri,
+            experiment="exp",
+            run_name="full",
+            run_key="k",
+            metrics={"ex_bird": 0.3},
+        )
+    )
+    again = log_run(
+        RunLog(
+            tracking_uri=uri,
+            experiment="exp",
+            run_name="full",
+            run_key="k",
+            metrics={"ex_bird": 0.6},
+        )
+    )
+    other = log_run(
+        RunLog(
+            tracking_uri=uri,
+            experiment="exp",
+            run_name="no_icl",
+            run_key="k2",
+            metrics={"ex_bird": 0.2},
+        )
+    )
     assert first.run_id == again.run_id != other.run_id
     runs = experiment_runs(uri, "exp")
     assert sorted(runs.get_column("run_name").to_list()) == ["full", "no_icl"]

@@ -19,8 +19,10 @@ from models.sql_extract import extract_sql
         # an unterminated fence (reply cut by max_tokens) still yields the query
         ("```sql\nSELECT a FROM b WHERE c = 1", "SELECT a FROM b WHERE c = 1"),
         # a small model's bullet with the query in inline code (seen from the 0.5B)
-        ("- `- SELECT T2.name FROM park AS T2 WHERE T2.year = 2008`",
-         "SELECT T2.name FROM park AS T2 WHERE T2.year = 2008"),
+        (
+            "- `- SELECT T2.name FROM park AS T2 WHERE T2.year = 2008`",
+            "SELECT T2.name FROM park AS T2 WHERE T2.year = 2008",
+        ),
         ("- the answer is SELECT count(*) FROM singer; done", "SELECT count(*) FROM singer"),
     ],
 )
@@ -45,8 +47,13 @@ def test_multiline_bare_query_kept_until_blank_line() -> None:
 
 @pytest.mark.parametrize(
     "reply",
-    ["", "I cannot answer that.", "```python\nprint(1)\n```", "<sql>  </sql>",
-     "- we select the names from the singer table"],
+    [
+        "",
+        "I cannot answer that.",
+        "```python\nprint(1)\n```",
+        "<sql>  </sql>",
+        "- we select the names from the singer table",
+    ],
 )
 def test_reply_without_sql_is_a_typed_error(reply: str) -> None:
     with pytest.raises(InvalidModelOutput, match="contains no SQL") as info:

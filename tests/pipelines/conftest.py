@@ -58,10 +58,18 @@ class ScriptedClient:
     def calls(self) -> Counter:
         return Counter(agent for agent, _ in self.requests)
 
-    async def chat(self, request: ChatRequest, *, role: str = "generator", budget=None) -> ChatResponse:
+    async def chat(
+        self, request: ChatRequest, *, role: str = "generator", budget=None
+    ) -> ChatResponse:
         agent = agent_of(request)
-        if budget is not None and budget.remaining_tokens is not None and budget.remaining_tokens < 100:
-            raise BudgetExceeded(f"token budget exhausted before {agent}")  # as the real client does
+        if (
+            budget is not None
+            and budget.remaining_tokens is not None
+            and budget.remaining_tokens < 100
+        ):
+            raise BudgetExceeded(
+                f"token budget exhausted before {agent}"
+            )  # as the real client does
         self.requests.append((agent, request))
         if agent not in self.script:
             raise AssertionError(f"unscripted call to {agent}")
@@ -72,8 +80,13 @@ class ScriptedClient:
         usage = Usage(calls=1, prompt_tokens=100, completion_tokens=10 * len(texts))
         if budget is not None:
             budget.charge(usage)
-        return ChatResponse(texts=tuple(texts), usage=usage, latency_s=0.0, model="scripted",
-                            finish_reasons=("stop",) * len(texts))
+        return ChatResponse(
+            texts=tuple(texts),
+            usage=usage,
+            latency_s=0.0,
+            model="scripted",
+            finish_reasons=("stop",) * len(texts),
+        )
 
 
 class SqliteSandbox:

@@ -27,8 +27,16 @@ def sql(text: str) -> str:
 
 
 def critique(verdict="edit") -> str:
-    return json.dumps({"error_class": "missing_filter", "suggested_fix": "filter on France", "generator_feedback": "",
-                       "feedback_kind": "warning", "complexity": 2, "verdict": verdict})
+    return json.dumps(
+        {
+            "error_class": "missing_filter",
+            "suggested_fix": "filter on France",
+            "generator_feedback": "",
+            "feedback_kind": "warning",
+            "complexity": 2,
+            "verdict": verdict,
+        }
+    )
 
 
 def scaling(**adaptive) -> ScalingConfig:
@@ -41,10 +49,12 @@ def task(db) -> Task:
 
 def first_wave(greedy: str, samples: list[str]):
     """Script for the single-pass prompt: the greedy reply, then the samples, then ``widen`` replies."""
+
     def reply(request):
         if request.temperature == 0.0:
             return sql(greedy)
         return [sql(s) for s in itertools.islice(itertools.cycle(samples), request.n)]
+
     return reply
 
 
@@ -61,28 +71,43 @@ async def test_clear_majority_stops_after_the_first_wave(tiny_db, sandbox, scrip
     assert [s.step for s in prediction.steps] == ["first_wave"]
     assert prediction.steps[0].calls == 2 and prediction.usage.calls == 2
     greedy, samples = (r for _, r in client.requests)
-    assert (greedy.n, greedy.temperature) == (1, 0.0) and (samples.n, samples.temperature) == (4, 0.8)
+    assert (greedy.n, greedy.temperature) == (1, 0.0) and (samples.n, samples.temperature) == (
+        4,
+        0.8,
+    )
     assert greedy.grammar and greedy.grammar_optional  # the reply is one sql block, nothing else
-    assert greedy.messages == samples.messages  # one prompt: the samples reuse the greedy's KV cache
+    assert (
+        greedy.messages == samples.messages
+    )  # one prompt: the samples reuse the greedy's KV cache
     assert greedy.stop == ("\n```\n",)  # generation ends where the SQL ends
-    assert "CREATE TABLE singer" in greedy.messages[0].content and greedy.messages[0].role == "system"
+    assert (
+        "CREATE TABLE singer" in greedy.messages[0].content and greedy.messages[0].role == "system"
+    )
 
 
 async def test_errors_go_to_the_fixer_with_the_engine_message(tiny_db, sandbox, scripted):
-    client = scripted({"single_pass": first_wave(BROKEN, [BROKEN, BROKEN, BROKEN, WRONG]),
-                       "fixer": lambda r: sql(RIGHT)})
+    client = scripted(
+        {
+            "single_pass": first_wave(BROKEN, [BROKEN, BROKEN, BROKEN, WRONG]),
+            "fixer": lambda r: sql(RIGHT),
+        }
+    )
     prediction = await pipeline(client, sandbox, scaling()).answer(task(tiny_db))
 
     assert prediction.exec_result.rows == ((2,),)
     assert prediction.answered_by == "fix"
     assert [s.step for s in prediction.steps] == ["first_wave", "fix"]
-    (_, fix_request), = [(a, r) for a, r in client.requests if a == "fixer"]  # one repair per distinct SQL
+    ((_, fix_request),) = [
+        (a, r) for a, r in client.requests if a == "fixer"
+    ]  # one repair per distinct SQL
     assert "no such table: singers" in fix_request.messages[-1].content
     # the fixer shares the first wave's system message (the schema), so its prompt is cached
     assert fix_request.messages[0] == client.requests[0][1].messages[0]
 
 
-async def test_a_misspelt_column_is_rewritten_from_the_schema_without_a_call(tiny_db, sandbox, scripted):
+async def test_a_misspelt_column_is_rewritten_from_the_schema_without_a_call(
+    tiny_db, sandbox, scripted
+):
     misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"  # no such column: Country_
     client = scripted({"single_pass": first_wave(misspelt, [misspelt, misspelt, RIGHT, WRONG])})
     prediction = await pipeline(client, sandbox, scaling()).answer(task(tiny_db))
@@ -91,14 +116,21 @@ async def test_a_misspelt_column_is_rewritten_from_the_schema_without_a_call(tin
     assert prediction.answered_by == "first_wave"  # three rewrites + RIGHT: a clear majority
     assert client.calls == {"single_pass": 2}  # no fixer call
     rewrites = [c for c in prediction.candidates if "repair" in c.lineage]
-    assert len(rewrites) == 3 and {c.producer for c in rewrites} == {"first_wave/greedy", "first_wave/T=0.8"}
+    assert len(rewrites) == 3 and {c.producer for c in rewrites} == {
+        "first_wave/greedy",
+        "first_wave/T=0.8",
+    }
     assert all(c.exec_result.ok for c in rewrites)
 
 
 async def test_without_column_repair_the_fixer_gets_the_error(tiny_db, sandbox, scripted):
     misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"
-    client = scripted({"single_pass": first_wave(misspelt, [misspelt, misspelt, RIGHT, WRONG]),
-                       "fixer": lambda r: sql(RIGHT)})
+    client = scripted(
+        {
+            "single_pass": first_wave(misspelt, [misspelt, misspelt, RIGHT, WRONG]),
+            "fixer": lambda r: sql(RIGHT),
+        }
+    )
     prediction = await pipeline(client, sandbox, scaling(column_repair=0)).answer(task(tiny_db))
 
     assert client.calls["fixer"] == 1
@@ -107,11 +139,32 @@ async def test_without_column_repair_the_fixer_gets_the_error(tiny_db, sandbox, 
 
 
 async def test_a_split_pool_widens_with_the_configured_variant(tiny_db, sandbox, scripted):
-    cells = type("Cells", (), {"search_many": lambda self, db_id, queries, k=5, mode="hybrid", threshold=None: [
-        CellHit(table="singer", column="country", value="France", score=0.9, source="hybrid")]})()
-    examples = type("Examples", (), {"search": lambda self, skeleton, k=5, exclude_db=None, threshold=None: [
-        ExampleHit(question="How many heads are older than 56?", skeleton=skeleton,
-                   sql="SELECT count(*) FROM head WHERE age > 56", db_id="x", score=0.1)]})()
+    cells = type(
+        "Cells",
+        (),
+        {
+            "search_many": lambda self, db_id, queries, k=5, mode="hybrid", threshold=None: [
+                CellHit(
+                    table="singer", column="country", value="France", score=0.9, source="hybrid"
+                )
+            ]
+        },
+    )()
+    examples = type(
+        "Examples",
+        (),
+        {
+            "search": lambda self, skeleton, k=5, exclude_db=None, threshold=None: [
+                ExampleHit(
+                    question="How many heads are older than 56?",
+                    skeleton=skeleton,
+                    sql="SELECT count(*) FROM head WHERE age > 56",
+                    db_id="x",
+                    score=0.1,
+                )
+            ]
+        },
+    )()
 
     def reply(request):
         user = request.messages[-1].content
@@ -120,68 +173,115 @@ async def test_a_split_pool_widens_with_the_configured_variant(tiny_db, sandbox,
         return first_wave(WRONG, [RIGHT, OTHER, WRONG, EMPTY])(request)
 
     client = scripted({"single_pass": reply})
-    p = pipeline(client, sandbox, scaling(widen=(WidenStep(n=6, examples=False),), revise=False),
-                 cell_retriever=cells, example_retriever=examples)
+    p = pipeline(
+        client,
+        sandbox,
+        scaling(widen=(WidenStep(n=6, examples=False),), revise=False),
+        cell_retriever=cells,
+        example_retriever=examples,
+    )
     prediction = await p.answer(task(tiny_db))
 
     assert prediction.retrieval == ("cells", "examples")
     first = client.requests[0][1].messages[-1].content
     assert "singer.country = 'France'" in first and "head WHERE age > 56" in first
     widen = client.requests[-1][1]
-    assert widen.n == 6 and widen.temperature == 1.0 and "singer.country = 'France'" in widen.messages[-1].content
+    assert (
+        widen.n == 6
+        and widen.temperature == 1.0
+        and "singer.country = 'France'" in widen.messages[-1].content
+    )
     assert prediction.answered_by == "widen" and prediction.exec_result.rows == ((2,),)
     assert {c.producer for c in prediction.candidates} >= {"first_wave/greedy", "widen/cells/T=1"}
 
 
 async def test_an_empty_top_bucket_is_critiqued_and_revised(tiny_db, sandbox, scripted):
-    client = scripted({"single_pass": first_wave(EMPTY, [EMPTY]), "critic": lambda r: critique("edit"),
-                       "revisor": lambda r: sql(RIGHT)})
-    prediction = await pipeline(client, sandbox, scaling(widen=(), revise=True, tournament=False)).answer(task(tiny_db))
+    client = scripted(
+        {
+            "single_pass": first_wave(EMPTY, [EMPTY]),
+            "critic": lambda r: critique("edit"),
+            "revisor": lambda r: sql(RIGHT),
+        }
+    )
+    prediction = await pipeline(
+        client, sandbox, scaling(widen=(), revise=True, tournament=False)
+    ).answer(task(tiny_db))
 
     assert client.calls["critic"] == 1 and client.calls["revisor"] == 1
     assert [s.step for s in prediction.steps] == ["first_wave", "revise"]
     assert any(c.sql == RIGHT and "revise:1" in c.lineage for c in prediction.candidates)
 
 
-async def test_a_close_margin_goes_to_a_two_bucket_tournament_in_both_orders(tiny_db, sandbox, scripted):
+async def test_a_close_margin_goes_to_a_two_bucket_tournament_in_both_orders(
+    tiny_db, sandbox, scripted
+):
     def selector(request):
         text = request.messages[-1].content
         a = text.split("Query A:")[1].split("Query B:")[0]
         return json.dumps({"reason": "filters on France", "winner": "A" if "France" in a else "B"})
 
-    client = scripted({"single_pass": first_wave(WRONG, [RIGHT, WRONG, OTHER, RIGHT, WRONG, OTHER, RIGHT, WRONG]),
-                       "selector": selector})
-    prediction = await pipeline(client, sandbox, scaling(widen=(), revise=False)).answer(task(tiny_db))
+    client = scripted(
+        {
+            "single_pass": first_wave(
+                WRONG, [RIGHT, WRONG, OTHER, RIGHT, WRONG, OTHER, RIGHT, WRONG]
+            ),
+            "selector": selector,
+        }
+    )
+    prediction = await pipeline(client, sandbox, scaling(widen=(), revise=False)).answer(
+        task(tiny_db)
+    )
 
     assert client.calls["selector"] == 2  # one pair, judged in both orders
     assert prediction.answered_by == "tournament" and prediction.exec_result.rows == ((2,),)
 
 
 async def test_without_early_stop_every_enabled_step_runs(tiny_db, sandbox, scripted):
-    client = scripted({"single_pass": first_wave(RIGHT, [RIGHT, RIGHT, RIGHT, BROKEN]),
-                       "fixer": lambda r: sql(RIGHT)})
-    prediction = await pipeline(client, sandbox, scaling(early_stop=False, revise=False)).answer(task(tiny_db))
+    client = scripted(
+        {
+            "single_pass": first_wave(RIGHT, [RIGHT, RIGHT, RIGHT, BROKEN]),
+            "fixer": lambda r: sql(RIGHT),
+        }
+    )
+    prediction = await pipeline(client, sandbox, scaling(early_stop=False, revise=False)).answer(
+        task(tiny_db)
+    )
 
     assert [s.step for s in prediction.steps] == ["first_wave", "fix", "widen"]
     assert prediction.exec_result.rows == ((2,),)
 
 
-@pytest.mark.parametrize("adaptive", [
-    {},
-    {"early_stop": False},
-    {"fix_max": 5, "widen": [WidenStep(n=2), WidenStep(n=2, examples=False, cells=False)]},
-    {"tournament_finalists": 3, "tournament_margin": 1.0},
-])
-async def test_the_call_allowance_holds_on_the_most_expensive_path(tiny_db, sandbox, scripted, adaptive):
+@pytest.mark.parametrize(
+    "adaptive",
+    [
+        {},
+        {"early_stop": False},
+        {"fix_max": 5, "widen": [WidenStep(n=2), WidenStep(n=2, examples=False, cells=False)]},
+        {"tournament_finalists": 3, "tournament_margin": 1.0},
+    ],
+)
+async def test_the_call_allowance_holds_on_the_most_expensive_path(
+    tiny_db, sandbox, scripted, adaptive
+):
     broken = itertools.count()
 
     def samples(request):  # every sample a different error or answer: nothing ever agrees
-        return [sql(BROKEN.replace("France", f"x{next(broken)}")) if i % 2 else sql(f"{WRONG} LIMIT {i}")
-                for i in range(request.n)]
+        return [
+            sql(BROKEN.replace("France", f"x{next(broken)}"))
+            if i % 2
+            else sql(f"{WRONG} LIMIT {i}")
+            for i in range(request.n)
+        ]
 
-    client = scripted({"single_pass": samples, "fixer": lambda r: sql(f"SELECT {next(broken)}"),
-                       "critic": lambda r: critique("edit"), "revisor": lambda r: sql(EMPTY),
-                       "selector": lambda r: json.dumps({"reason": "-", "winner": "A"})})
+    client = scripted(
+        {
+            "single_pass": samples,
+            "fixer": lambda r: sql(f"SELECT {next(broken)}"),
+            "critic": lambda r: critique("edit"),
+            "revisor": lambda r: sql(EMPTY),
+            "selector": lambda r: json.dumps({"reason": "-", "winner": "A"}),
+        }
+    )
     cfg = scaling(**adaptive)
     prediction = await pipeline(client, sandbox, cfg).answer(task(tiny_db))
 
@@ -204,7 +304,9 @@ async def test_a_global_timeout_answers_from_the_candidates_so_far(tiny_db, sand
 
         async def chat(self, request, *, role="generator", budget=None):
             if request.temperature == 0.0:
-                return await scripted({"single_pass": lambda r: sql(RIGHT)}).chat(request, role=role, budget=budget)
+                return await scripted({"single_pass": lambda r: sql(RIGHT)}).chat(
+                    request, role=role, budget=budget
+                )
             await asyncio.sleep(10)
 
     cfg = ScalingConfig(adaptive=AdaptiveScaling(), global_timeout_s=0.5)
@@ -230,7 +332,9 @@ async def test_an_index_never_built_is_noted_and_the_question_answered(tiny_db, 
 def test_build_pipeline_picks_the_adaptive_pipeline_from_config(sandbox, scripted):
     from core.config import load_config
 
-    cfg = load_config(["scaling=adaptive", "pipeline.trace.directory=null", "pipeline.trace.mlflow=false"])
+    cfg = load_config(
+        ["scaling=adaptive", "pipeline.trace.directory=null", "pipeline.trace.mlflow=false"]
+    )
     built = build_pipeline(cfg, client=scripted({}), sandbox=sandbox)
     assert isinstance(built, AdaptivePipeline)
     assert built.adaptive == AdaptiveScaling()  # scaling=adaptive changes none of its fields

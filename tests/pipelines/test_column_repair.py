@@ -84,7 +84,9 @@ def test_a_spelling_of_the_same_letters_binds_to_the_schema_column(repair, pets_
 
 
 def test_a_column_named_by_one_of_its_words_binds_when_one_column_has_it(repair, pets_db):
-    fixed = repaired(repair, pets_db, "SELECT PetType, avg(age), max(age) FROM Pets GROUP BY PetType")
+    fixed = repaired(
+        repair, pets_db, "SELECT PetType, avg(age), max(age) FROM Pets GROUP BY PetType"
+    )
     assert fixed is not None
     assert run(pets_db, fixed) == [("cat", 3.0, 3), ("dog", 1.5, 2)]
 
@@ -120,14 +122,27 @@ def test_equally_good_columns_propose_nothing(repair, pets_db):
 def test_other_errors_and_unparsable_sql_propose_nothing(repair, pets_db):
     assert repair.propose("SELECT PetType FROM Pets", "misuse of aggregate: count()") is None
     assert repair.propose("SELECT (((", "no such column: x") is None
-    assert repair.propose("SELECT nothing_like_it FROM Pets", "no such column: nothing_like_it") is None
+    assert (
+        repair.propose("SELECT nothing_like_it FROM Pets", "no such column: nothing_like_it")
+        is None
+    )
     # one alias for two tables: sqlglot's scope analysis refuses it; no exception escapes
     twice = "SELECT s.LName, count(s.PetID) FROM Student s JOIN Has_Pet s ON s.StuID = s.StuID GROUP BY s.LName"
     assert repair.propose(twice, "no such column: s.PetID") is None
 
 
 def test_duckdb_messages_are_read_too(repair):
-    assert repair.propose('SELECT "pet_type" FROM Pets',
-                          'Binder Error: Referenced column "pet_type" not found in FROM clause!') is not None
-    assert repair.propose("SELECT T1.LName FROM Has_Pet AS T1 JOIN Student AS T2 ON T1.StuID = T2.StuID",
-                          'Binder Error: Table "T1" does not have a column named "LName"') is not None
+    assert (
+        repair.propose(
+            'SELECT "pet_type" FROM Pets',
+            'Binder Error: Referenced column "pet_type" not found in FROM clause!',
+        )
+        is not None
+    )
+    assert (
+        repair.propose(
+            "SELECT T1.LName FROM Has_Pet AS T1 JOIN Student AS T2 ON T1.StuID = T2.StuID",
+            'Binder Error: Table "T1" does not have a column named "LName"',
+        )
+        is not None
+    )

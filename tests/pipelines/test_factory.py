@@ -9,8 +9,13 @@ from pipelines.single_pass import SinglePassPipeline
 
 
 async def test_single_pass_from_config(tiny_db, sandbox, scripted, tmp_path):
-    cfg = load_config(["scaling=single_pass", f"pipeline.trace.directory={tmp_path}",
-                       "pipeline.single_pass.max_tokens=64"])
+    cfg = load_config(
+        [
+            "scaling=single_pass",
+            f"pipeline.trace.directory={tmp_path}",
+            "pipeline.single_pass.max_tokens=64",
+        ]
+    )
     client = scripted({"single_pass": lambda r: "SELECT name FROM singer WHERE age > 40"})
     pipeline = pipelines.build_pipeline(cfg, client=client, sandbox=sandbox)
     assert isinstance(pipeline, SinglePassPipeline)

@@ -31,7 +31,9 @@ QUESTION = "How many singers are from France?"
 @pytest.fixture
 def replay(request):
     """A replay client on this test's own cassette (tests share prompts, not sampled replies)."""
-    cassette = CASSETTES / (re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name).strip("_") + ".jsonl")
+    cassette = CASSETTES / (
+        re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name).strip("_") + ".jsonl"
+    )
     if not cassette.exists() and not record_mode_from_env():
         pytest.skip(f"no cassette at {cassette}: record it with `make cassettes`")
     cassette.parent.mkdir(parents=True, exist_ok=True)
@@ -53,29 +55,47 @@ class Faulty:
         self.inner, self.prefix = inner, prefix
 
     async def chat(self, request, *, role, budget=None):
-        if any(line.startswith(self.prefix) for m in request.messages for line in m.content.splitlines()):
+        if any(
+            line.startswith(self.prefix)
+            for m in request.messages
+            for line in m.content.splitlines()
+        ):
             raise ModelUnavailable(f"injected fault for {self.prefix!r}")
         return await self.inner.chat(request, role=role, budget=budget)
 
 
 def cpu_cfg(tmp_path, *extra):
     # A generous timeout: recording runs the real model, whose server starts inside the first task.
-    return load_config(["scaling=cpu_small", "pipeline=cpu_small", "model=replay", "scaling.global_timeout_s=1800",
-                        f"pipeline.trace.directory={tmp_path}", "pipeline.trace.mlflow=false", *extra])
+    return load_config(
+        [
+            "scaling=cpu_small",
+            "pipeline=cpu_small",
+            "model=replay",
+            "scaling.global_timeout_s=1800",
+            f"pipeline.trace.directory={tmp_path}",
+            "pipeline.trace.mlflow=false",
+            *extra,
+        ]
+    )
 
 
 async def test_full_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_path):
     cfg = cpu_cfg(tmp_path)
     pipeline = build_pipeline(cfg, client=replay, sandbox=real_sandbox)
     assert isinstance(pipeline, Orchestrator)
-    prediction, trace = await pipeline.answer_with_trace(Task(task_id="r1", question=QUESTION, db=tiny_db))
+    prediction, trace = await pipeline.answer_with_trace(
+        Task(task_id="r1", question=QUESTION, db=tiny_db)
+    )
     scaling = section(cfg, "scaling", ScalingConfig)
     settings = section(cfg, "pipeline", PipelineSettings)
     assert prediction.error is None and prediction.sql
     assert prediction.exec_result is not None and prediction.exec_result.ok
     assert len([c for c in prediction.candidates if c.lineage == ("gen",)]) <= 4
-    allowed = call_allowance(scaling, first_wave=len(synthesis_jobs(scaling)),
-                             max_finalists=settings.tournament.max_finalists)
+    allowed = call_allowance(
+        scaling,
+        first_wave=len(synthesis_jobs(scaling)),
+        max_finalists=settings.tournament.max_finalists,
+    )
     assert 1 <= prediction.usage.calls <= allowed
     chat = [e for e in trace.events if e.attributes.get("gen_ai.operation.name") == "chat"]
     assert len(chat) == prediction.usage.calls
@@ -85,39 +105,65 @@ async def test_full_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_path):
 
 @pytest.mark.parametrize(
     ("prefix", "label"),
-    [("You extract", "extractor_failed"), ("You think step by step", "generator_failed"),
-     ("You review", "critic_failed")],
+    [
+        ("You extract", "extractor_failed"),
+        ("You think step by step", "generator_failed"),
+        ("You review", "critic_failed"),
+    ],
 )
-async def test_injected_faults_degrade_with_replayed_model(tiny_db, replay, real_sandbox, tmp_path, prefix, label):
-    pipeline = build_pipeline(cpu_cfg(tmp_path), client=Faulty(replay, prefix), sandbox=real_sandbox)
+async def test_injected_faults_degrade_with_replayed_model(
+    tiny_db, replay, real_sandbox, tmp_path, prefix, label
+):
+    pipeline = build_pipeline(
+        cpu_cfg(tmp_path), client=Faulty(replay, prefix), sandbox=real_sandbox
+    )
     prediction = await pipeline.answer(Task(task_id="r2", question=QUESTION, db=tiny_db))
     assert label in prediction.degradation_reasons and prediction.degraded
     assert prediction.error is None and prediction.sql
 
 
 async def test_single_pass_replayed(tiny_db, replay, real_sandbox, tmp_path):
-    cfg = load_config(["scaling=single_pass", "model=replay", f"pipeline.trace.directory={tmp_path}",
-                       "pipeline.trace.mlflow=false"])
+    cfg = load_config(
+        [
+            "scaling=single_pass",
+            "model=replay",
+            f"pipeline.trace.directory={tmp_path}",
+            "pipeline.trace.mlflow=false",
+        ]
+    )
     pipeline = build_pipeline(cfg, client=replay, sandbox=real_sandbox)
     prediction = await pipeline.answer(Task(task_id="r3", question=QUESTION, db=tiny_db))
-    assert prediction.error is None and prediction.usage.calls == 1 and len(prediction.candidates) == 1
+    assert (
+        prediction.error is None and prediction.usage.calls == 1 and len(prediction.candidates) == 1
+    )
 
 
 @pytest.mark.real_model
 async def test_full_pipeline_with_the_real_05b_model(tiny_db, real_sandbox, tmp_path):
-    cfg = load_config(["scaling=cpu_small", "pipeline=cpu_small", "model=qwen2.5-coder-0.5b",
-                       "model.slots.default.ctx_per_slot=4096", "scaling.global_timeout_s=900",
-                       f"pipeline.trace.directory={tmp_path}",
-                       "pipeline.trace.mlflow=false"])
+    cfg = load_config(
+        [
+            "scaling=cpu_small",
+            "pipeline=cpu_small",
+            "model=qwen2.5-coder-0.5b",
+            "model.slots.default.ctx_per_slot=4096",
+            "scaling.global_timeout_s=900",
+            f"pipeline.trace.directory={tmp_path}",
+            "pipeline.trace.mlflow=false",
+        ]
+    )
     if not ModelStore(cfg.paths.models).is_verified(get_spec("qwen2.5-coder-0.5b")):
         pytest.skip("the 0.5B model is not pulled: scale-analytics models pull qwen2.5-coder-0.5b")
     client = models.build_client(cfg.model)
     try:
         # Start the server outside the task's clock: the global timeout is for answering.
-        await client.chat(ChatRequest(messages=(ChatMessage(role="user", content="SELECT 1"),), max_tokens=1),
-                          role="generator")
+        await client.chat(
+            ChatRequest(messages=(ChatMessage(role="user", content="SELECT 1"),), max_tokens=1),
+            role="generator",
+        )
         pipeline = build_pipeline(cfg, client=client, sandbox=real_sandbox)
-        prediction, trace = await pipeline.answer_with_trace(Task(task_id="live", question=QUESTION, db=tiny_db))
+        prediction, trace = await pipeline.answer_with_trace(
+            Task(task_id="live", question=QUESTION, db=tiny_db)
+        )
     finally:
         await client.aclose()
     assert prediction.error is None and prediction.candidates

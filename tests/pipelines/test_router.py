@@ -21,22 +21,37 @@ DB = DatabaseRef(db_id="d", path="/nonexistent")
 
 def view(tables: int, columns: int = 3) -> SchemaView:
     cols = tuple(ColumnInfo(name=f"c{i}", type="int") for i in range(columns))
-    return SchemaView(db_id="d", dialect="sqlite",
-                      tables=tuple(TableInfo(name=f"t{i}", columns=cols) for i in range(tables)))
+    return SchemaView(
+        db_id="d",
+        dialect="sqlite",
+        tables=tuple(TableInfo(name=f"t{i}", columns=cols) for i in range(tables)),
+    )
 
 
 def cand(h, ok=True, rows=1):
-    return CandidateSQL(sql="s", producer="icl/cot/T=1",
-                        exec_result=ExecutionResult(hash=h, error=None if ok else "e", row_count=rows if ok else 0))
+    return CandidateSQL(
+        sql="s",
+        producer="icl/cot/T=1",
+        exec_result=ExecutionResult(hash=h, error=None if ok else "e", row_count=rows if ok else 0),
+    )
 
 
 def test_simple_question_is_easy_and_complex_one_hard():
     router = DifficultyRouter(RouterSettings())
-    easy = router.assess(Task(task_id="1", question="List all singer names.", db=DB), view(2), Understanding())
+    easy = router.assess(
+        Task(task_id="1", question="List all singer names.", db=DB), view(2), Understanding()
+    )
     hard = router.assess(
-        Task(task_id="2", question="What is the average age of singers in each country who have not performed "
-                                    "in more than two concerts?", db=DB, evidence="concerts means rows"),
-        view(8, 6), Understanding(literals=("2014", "France")))
+        Task(
+            task_id="2",
+            question="What is the average age of singers in each country who have not performed "
+            "in more than two concerts?",
+            db=DB,
+            evidence="concerts means rows",
+        ),
+        view(8, 6),
+        Understanding(literals=("2014", "France")),
+    )
     assert easy.difficulty == "easy" and hard.difficulty == "hard"
     assert {"aggregation", "grouping", "sets", "comparison"} <= set(hard.features.cues)
     assert hard.features.tables == 8 and hard.features.literals == 2 and hard.features.has_evidence
@@ -44,7 +59,9 @@ def test_simple_question_is_easy_and_complex_one_hard():
 
 def test_cue_words_match_whole_words_only():
     router = DifficultyRouter(RouterSettings())
-    f = router.features(Task(task_id="1", question="Show the notes of each perfume", db=DB), None, Understanding())
+    f = router.features(
+        Task(task_id="1", question="Show the notes of each perfume", db=DB), None, Understanding()
+    )
     assert "sets" not in f.cues and "grouping" in f.cues  # "notes" is not "not"
 
 
@@ -53,13 +70,22 @@ def test_agreement_needs_two_matching_nonempty_results():
     assert router.agreement([cand("h"), cand("h")]).agreed
     assert not router.agreement([cand("h")]).agreed  # one candidate agrees with nobody
     assert not router.agreement([cand("h"), cand("g")]).agreed
-    assert not router.agreement([cand("h", rows=0), cand("h", rows=0)]).agreed  # empty results prove nothing
+    assert not router.agreement(
+        [cand("h", rows=0), cand("h", rows=0)]
+    ).agreed  # empty results prove nothing
     assert not router.agreement([cand("E", ok=False), cand("E", ok=False)]).agreed
-    assert DifficultyRouter(RouterSettings(agree_share=0.6)).agreement([cand("h"), cand("h"), cand("g")]).agreed
+    assert (
+        DifficultyRouter(RouterSettings(agree_share=0.6))
+        .agreement([cand("h"), cand("h"), cand("g")])
+        .agreed
+    )
 
 
 def test_escalation_and_profiles():
-    assert DifficultyRouter.escalate("easy") == "medium" and DifficultyRouter.escalate("hard") == "hard"
+    assert (
+        DifficultyRouter.escalate("easy") == "medium"
+        and DifficultyRouter.escalate("hard") == "hard"
+    )
     settings = RouterSettings(profiles={"hard": {"k_icl": 4}})
     assert settings.scaling_for("hard", ScalingConfig()).k_icl == 4
     assert settings.scaling_for("medium", ScalingConfig(k_icl=2)).k_icl == 2

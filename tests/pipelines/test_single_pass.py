@@ -15,7 +15,13 @@ def _task(db, question="How many singers are from France?", evidence=""):
 
 
 async def test_one_greedy_call_executed(tiny_db, sandbox, scripted, tmp_path):
-    client = scripted({"single_pass": lambda r: "```sql\nSELECT count(*) FROM singer WHERE country='France';\n```"})
+    client = scripted(
+        {
+            "single_pass": lambda r: (
+                "```sql\nSELECT count(*) FROM singer WHERE country='France';\n```"
+            )
+        }
+    )
     sink = JsonlTraceSink(tmp_path / "traces")
     pipeline = SinglePassPipeline(client=client, sandbox=sandbox, sinks=(sink,))
 
@@ -25,16 +31,18 @@ async def test_one_greedy_call_executed(tiny_db, sandbox, scripted, tmp_path):
     assert prediction.exec_result.rows == ((2,),)
     assert len(prediction.candidates) == 1 and prediction.error is None
     assert prediction.usage.calls == 1
-    (agent, request), = client.requests
+    ((agent, request),) = client.requests
     assert request.temperature == 0.0 and request.n == 1
     system, user = (m.content for m in request.messages)
     # the reference prompt: CREATE TABLE statements and 3 example rows per table in the shared
     # schema system message; evidence and question in the user message
     assert "CREATE TABLE singer" in system and "CREATE TABLE concert" in system
     assert "3 example rows" in system and "Joe" in system and not re.search(r"\bEve\b", system)
-    assert "France is a country" in user and "How many singers" in user and "CREATE TABLE" not in user
+    assert (
+        "France is a country" in user and "How many singers" in user and "CREATE TABLE" not in user
+    )
     assert request.stop == ("\n```\n",)  # generation ends at the SQL's closing fence
-    trace, = read_traces(sink.traces_path)
+    (trace,) = read_traces(sink.traces_path)
     assert trace.task_id == "t1" and prediction.trace_path.endswith("#t1")
     assert {e.surface for e in trace.events} == {"cognitive", "operational"}
 
@@ -75,20 +83,30 @@ async def test_timeout_returns_error_prediction(tiny_db, sandbox, scripted):
         async def chat(self, request, *, role="generator", budget=None):
             await asyncio.sleep(5)
 
-    pipeline = SinglePassPipeline(client=Slow(), sandbox=sandbox,
-                                  scaling=ScalingConfig(single_pass=True, k_icl=1, global_timeout_s=0.2))
+    pipeline = SinglePassPipeline(
+        client=Slow(),
+        sandbox=sandbox,
+        scaling=ScalingConfig(single_pass=True, k_icl=1, global_timeout_s=0.2),
+    )
     prediction = await pipeline.answer(_task(tiny_db))
     assert prediction.error and "timeout" in prediction.error
     assert prediction.degraded and prediction.degradation_reasons == ("global_timeout",)
 
 
 async def test_self_consistency_votes_over_samples(tiny_db, sandbox, scripted):
-    replies = ["SELECT count(*) FROM singer", "SELECT count(*) FROM singer WHERE country='France'",
-               "SELECT count(*) FROM singer WHERE 'France' = country", "nothing here", "SELECT nope FROM x"]
+    replies = [
+        "SELECT count(*) FROM singer",
+        "SELECT count(*) FROM singer WHERE country='France'",
+        "SELECT count(*) FROM singer WHERE 'France' = country",
+        "nothing here",
+        "SELECT nope FROM x",
+    ]
     client = scripted({"single_pass": lambda r: replies[: r.n]})
     scaling = ScalingConfig(single_pass=True, k_icl=5, temperatures=(0.8,))
-    prediction = await SinglePassPipeline(client=client, sandbox=sandbox, scaling=scaling).answer(_task(tiny_db))
-    (_, request), = client.requests
+    prediction = await SinglePassPipeline(client=client, sandbox=sandbox, scaling=scaling).answer(
+        _task(tiny_db)
+    )
+    ((_, request),) = client.requests
     assert request.n == 5 and request.temperature == 0.8 and request.seed is None
     assert len(prediction.candidates) == 4  # the reply without SQL is dropped
     assert prediction.exec_result.rows == ((2,),)  # 2 of 4 agree on 2; errors never win

@@ -14,10 +14,16 @@ Q = TournamentQuestion(question="q", schema_text="s")
 
 
 def bucket(h, size, producer="icl/cot/T=1", *, empty=False, error=False):
-    result = ExecutionResult(hash=h, row_count=0 if empty or error else 1, rows=() if empty or error else ((h,),),
-                             error="boom" if error else None)
-    members = tuple(CandidateSQL(sql=f"SELECT '{h}' -- {i}", producer=producer, exec_result=result)
-                    for i in range(size))
+    result = ExecutionResult(
+        hash=h,
+        row_count=0 if empty or error else 1,
+        rows=() if empty or error else ((h,),),
+        error="boom" if error else None,
+    )
+    members = tuple(
+        CandidateSQL(sql=f"SELECT '{h}' -- {i}", producer=producer, exec_result=result)
+        for i in range(size)
+    )
     return Bucket(hash=h, members=members, error=error, empty=empty)
 
 
@@ -39,7 +45,9 @@ class Selector:
 
 async def test_single_bucket_needs_no_call():
     selector = Selector()
-    result = await Tournament(selector, TournamentSettings()).run([bucket("a", 3), bucket("e", 1, error=True)], Q, None)
+    result = await Tournament(selector, TournamentSettings()).run(
+        [bucket("a", 3), bucket("e", 1, error=True)], Q, None
+    )
     assert result.winner.hash == "a" and selector.pairs == []
 
 
@@ -47,12 +55,24 @@ async def test_round_robin_ranks_by_wins():
     selector = Selector(prefer=["c", "b", "a"])
     field = [bucket("a", 3), bucket("b", 2), bucket("c", 1)]
     result = await Tournament(selector, TournamentSettings()).run(field, Q, None)
-    assert len(selector.pairs) == 6 and result.ranking == ("c", "b", "a") and result.wins == {"a": 0, "b": 1, "c": 2}
+    assert (
+        len(selector.pairs) == 6
+        and result.ranking == ("c", "b", "a")
+        and result.wins == {"a": 0, "b": 1, "c": 2}
+    )
     assert {tuple(sorted(p)) for p in selector.pairs} == {("a", "b"), ("a", "c"), ("b", "c")}
-    assert set(selector.pairs) == {("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")}
+    assert set(selector.pairs) == {
+        ("a", "b"),
+        ("b", "a"),
+        ("a", "c"),
+        ("c", "a"),
+        ("b", "c"),
+        ("c", "b"),
+    }
     once = Selector(prefer=["c", "b", "a"])
     result = await Tournament(once, TournamentSettings(both_orders=False)).run(
-        [bucket("a", 3), bucket("b", 2), bucket("c", 1)], Q, None)
+        [bucket("a", 3), bucket("b", 2), bucket("c", 1)], Q, None
+    )
     assert once.pairs == [("a", "b"), ("a", "c"), ("b", "c")] and result.ranking == ("c", "b", "a")
 
 
@@ -67,7 +87,9 @@ async def test_a_selector_that_only_sees_the_position_cannot_overturn_the_majori
     assert once.winner.hash == "c" and once.wins == {"a": 0, "b": 1, "c": 2}
     # judged both ways every verdict flips with the order: all ties, bucket size decides
     both = await Tournament(AlwaysB(), TournamentSettings()).run(buckets, Q, None)
-    assert both.winner.hash == "a" and both.wins == {"a": 0, "b": 0, "c": 0} and len(both.matches) == 6
+    assert (
+        both.winner.hash == "a" and both.wins == {"a": 0, "b": 0, "c": 0} and len(both.matches) == 6
+    )
 
 
 async def test_ties_broken_by_bucket_size_then_reasoning():
@@ -87,13 +109,22 @@ async def test_ties_broken_by_bucket_size_then_reasoning():
 async def test_a_clear_majority_wins_without_selector_calls_when_configured():
     selector = Selector(prefer=["b"])
     buckets = [bucket("a", 5), bucket("b", 2), bucket("c", 2), bucket("e", 3, error=True)]
-    shortcut = await Tournament(selector, TournamentSettings(majority_share=0.5)).run(buckets, Q, None)
-    assert shortcut.by_majority and shortcut.winner.hash == "a" and selector.pairs == []  # 5 of 9 executed
+    shortcut = await Tournament(selector, TournamentSettings(majority_share=0.5)).run(
+        buckets, Q, None
+    )
+    assert (
+        shortcut.by_majority and shortcut.winner.hash == "a" and selector.pairs == []
+    )  # 5 of 9 executed
     played = await Tournament(selector, TournamentSettings()).run(buckets, Q, None)
     assert not played.by_majority and played.winner.hash == "b" and len(selector.pairs) == 6
     # below the share, or a tied lead, the tournament is played
-    for field in ([bucket("a", 4), bucket("b", 3), bucket("c", 2)], [bucket("a", 3), bucket("b", 3)]):
-        result = await Tournament(Selector(prefer=["b"]), TournamentSettings(majority_share=0.5)).run(field, Q, None)
+    for field in (
+        [bucket("a", 4), bucket("b", 3), bucket("c", 2)],
+        [bucket("a", 3), bucket("b", 3)],
+    ):
+        result = await Tournament(
+            Selector(prefer=["b"]), TournamentSettings(majority_share=0.5)
+        ).run(field, Q, None)
         assert not result.by_majority and result.winner.hash == "b"
 
 
@@ -111,11 +142,15 @@ async def test_budget_errors_are_not_swallowed():
             raise BudgetExceeded("spent")
 
     with pytest.raises(BudgetExceeded):
-        await Tournament(Broke(), TournamentSettings()).run([bucket("a", 1), bucket("b", 1)], Q, None)
+        await Tournament(Broke(), TournamentSettings()).run(
+            [bucket("a", 1), bucket("b", 1)], Q, None
+        )
 
 
 def test_finalists_drop_errors_and_empties_and_cap():
-    buckets = [bucket("e", 5, error=True), bucket("z", 4, empty=True)] + [bucket(str(i), 3 - i % 3) for i in range(8)]
+    buckets = [bucket("e", 5, error=True), bucket("z", 4, empty=True)] + [
+        bucket(str(i), 3 - i % 3) for i in range(8)
+    ]
     field = finalists(buckets, TournamentSettings(max_finalists=3))
     assert [b.hash for b in field] == ["0", "3", "6"]
     assert [b.hash for b in finalists([bucket("z", 4, empty=True)], TournamentSettings())] == ["z"]
@@ -123,5 +158,7 @@ def test_finalists_drop_errors_and_empties_and_cap():
 
 
 def test_majority_vote_prefers_size_then_reasoning():
-    ranked = majority_vote([bucket("a", 2), bucket("b", 2, producer="reasoning/T=1"), bucket("c", 3)])
+    ranked = majority_vote(
+        [bucket("a", 2), bucket("b", 2, producer="reasoning/T=1"), bucket("c", 3)]
+    )
     assert [b.hash for b in ranked] == ["c", "b", "a"]

@@ -24,7 +24,9 @@ from pipelines.trace import (
 
 
 def event(surface, ok):
-    return AgentEvent(name="x", surface=surface, task_id="t", start_unix_s=0.0, duration_s=0.1, ok=ok)
+    return AgentEvent(
+        name="x", surface=surface, task_id="t", start_unix_s=0.0, duration_s=0.1, ok=ok
+    )
 
 
 def test_recorder_freezes_decisions_and_degradation():
@@ -39,15 +41,27 @@ def test_recorder_freezes_decisions_and_degradation():
 
 def test_recent_fixes_are_per_generator_family():
     rec = TraceRecorder("t", "q", "db")
-    rec.fixes += [FixAttempt(producer="icl/cot/T=0.2", pass_no=1, error_before="e", sql_before="a", sql_after="b",
-                             error_after="e2"),
-                  FixAttempt(producer="reasoning/T=0.2", pass_no=1, error_before="e", sql_before="a", sql_after="c")]
+    rec.fixes += [
+        FixAttempt(
+            producer="icl/cot/T=0.2",
+            pass_no=1,
+            error_before="e",
+            sql_before="a",
+            sql_after="b",
+            error_after="e2",
+        ),
+        FixAttempt(
+            producer="reasoning/T=0.2", pass_no=1, error_before="e", sql_before="a", sql_after="c"
+        ),
+    ]
     assert [f.sql_after for f in rec.recent_fixes("icl/cot/T=1")] == ["b"]
 
 
 def test_retrieval_precision_against_gold():
-    hits = (CellHit(table="t", column="c", value="France", score=1, source="vector"),
-            CellHit(table="t", column="c", value="Spain", score=1, source="vector"))
+    hits = (
+        CellHit(table="t", column="c", value="France", score=1, source="vector"),
+        CellHit(table="t", column="c", value="Spain", score=1, source="vector"),
+    )
     assert retrieval_precision(Context(cell_hits=hits), "SELECT * FROM t WHERE c = 'France'") == 0.5
     assert retrieval_precision(Context(cell_hits=hits), None) is None
     assert retrieval_precision(Context(), "SELECT 1") is None
@@ -55,17 +69,38 @@ def test_retrieval_precision_against_gold():
 
 def test_derived_metrics():
     traces = [
-        ReasoningTrace(task_id="1", question="q", db_id="d", degraded=True, retrieval_precision=1.0,
-                       events=(event("operational", True), event("operational", False), event("cognitive", False)),
-                       revisions=(RevisionDelta(bucket_hash="b", before_hash="b", after_hash="c"),)),
-        ReasoningTrace(task_id="2", question="q", db_id="d", retrieval_precision=0.0,
-                       events=(event("operational", True),),
-                       revisions=(RevisionDelta(bucket_hash="b", before_hash="b", after_hash="b"),
-                                  RevisionDelta(bucket_hash="b", before_hash="b", after_hash=None))),
+        ReasoningTrace(
+            task_id="1",
+            question="q",
+            db_id="d",
+            degraded=True,
+            retrieval_precision=1.0,
+            events=(
+                event("operational", True),
+                event("operational", False),
+                event("cognitive", False),
+            ),
+            revisions=(RevisionDelta(bucket_hash="b", before_hash="b", after_hash="c"),),
+        ),
+        ReasoningTrace(
+            task_id="2",
+            question="q",
+            db_id="d",
+            retrieval_precision=0.0,
+            events=(event("operational", True),),
+            revisions=(
+                RevisionDelta(bucket_hash="b", before_hash="b", after_hash="b"),
+                RevisionDelta(bucket_hash="b", before_hash="b", after_hash=None),
+            ),
+        ),
     ]
     m = derive_metrics(traces)
     assert m.tool_call_success_rate == pytest.approx(2 / 3)
-    assert m.retrieval_precision == 0.5 and m.critic_adherence_rate == pytest.approx(1 / 3) and m.degraded_rate == 0.5
+    assert (
+        m.retrieval_precision == 0.5
+        and m.critic_adherence_rate == pytest.approx(1 / 3)
+        and m.degraded_rate == 0.5
+    )
     assert derive_metrics([]).degraded_rate is None
 
 
@@ -101,10 +136,23 @@ def test_safe_sink_warns_once_and_keeps_going(caplog):
 
 def test_mlflow_sink_writes_spans_only_inside_a_run(tmp_path):
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlflow.db")
-    trace = ReasoningTrace(task_id="t", question="q", db_id="d", latency_s=1.0,
-                           events=(AgentEvent(name="l2.icl_generator.cot", surface="cognitive", task_id="t",
-                                              start_unix_s=1.7e9, duration_s=0.5, ok=True,
-                                              attributes={"gen_ai.usage.input_tokens": 10}),))
+    trace = ReasoningTrace(
+        task_id="t",
+        question="q",
+        db_id="d",
+        latency_s=1.0,
+        events=(
+            AgentEvent(
+                name="l2.icl_generator.cot",
+                surface="cognitive",
+                task_id="t",
+                start_unix_s=1.7e9,
+                duration_s=0.5,
+                ok=True,
+                attributes={"gen_ai.usage.input_tokens": 10},
+            ),
+        ),
+    )
     sink = MlflowTraceSink()
     sink.write(trace)  # no active run: nothing, no error
     mlflow.set_experiment("trace-test")

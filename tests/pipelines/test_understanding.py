@@ -32,13 +32,26 @@ DB = DatabaseRef(db_id="shop", path="/nonexistent.sqlite")
 def run_for(client, question="Which customers from Paris or Lyon ordered tea?"):
     recorder = TraceRecorder("t", question, "shop")
     task = Task(task_id="t", question=question, db=DB)
-    return TaskRun(task=task, recorder=recorder, scaling=ScalingConfig(),
-                   runtime=AgentRuntime(client=client, executor=None, recorder=recorder))
+    return TaskRun(
+        task=task,
+        recorder=recorder,
+        scaling=ScalingConfig(),
+        runtime=AgentRuntime(client=client, executor=None, recorder=recorder),
+    )
 
 
 def extractor_client(scripted, literals):
-    return scripted({"extractor": lambda r: json.dumps({"literals": literals, "skeleton": "Which [COL] from _ or _?",
-                                                        "keywords": ["customers", "orders"]})})
+    return scripted(
+        {
+            "extractor": lambda r: json.dumps(
+                {
+                    "literals": literals,
+                    "skeleton": "Which [COL] from _ or _?",
+                    "keywords": ["customers", "orders"],
+                }
+            )
+        }
+    )
 
 
 class Cells:
@@ -47,8 +60,10 @@ class Cells:
 
     def search(self, db_id, query, k=5, mode="hybrid", threshold=None):
         self.queries.append((db_id, query, k, mode, threshold))
-        return [CellHit(table="customer", column="city", value=query, score=0.9, source="hybrid"),
-                CellHit(table="customer", column="city", value="Paris", score=0.5, source="hybrid")]
+        return [
+            CellHit(table="customer", column="city", value=query, score=0.9, source="hybrid"),
+            CellHit(table="customer", column="city", value="Paris", score=0.5, source="hybrid"),
+        ]
 
 
 class Examples:
@@ -57,24 +72,40 @@ class Examples:
 
     async def search(self, skeleton, k=15, exclude_db=None):  # no threshold parameter: not passed
         self.calls.append((skeleton, k, exclude_db))
-        return [ExampleHit(question="q", skeleton=skeleton, sql="SELECT 1", db_id="other", score=0.9)]
+        return [
+            ExampleHit(question="q", skeleton=skeleton, sql="SELECT 1", db_id="other", score=0.9)
+        ]
 
 
 async def test_each_literal_is_searched_and_hits_are_deduplicated(scripted):
     cells, examples = Cells(), Examples()
-    l1 = Understander(extractor=KeywordSkeletonExtractor(settings=AgentCall()), cell_retriever=cells,
-                      example_retriever=examples, settings=UnderstandingSettings(cell_k=5, cell_threshold=0.8))
+    l1 = Understander(
+        extractor=KeywordSkeletonExtractor(settings=AgentCall()),
+        cell_retriever=cells,
+        example_retriever=examples,
+        settings=UnderstandingSettings(cell_k=5, cell_threshold=0.8),
+    )
     context = await l1.understand(run_for(extractor_client(scripted, ["Paris", "Lyon"])))
-    assert [q[1] for q in cells.queries] == ["Paris", "Lyon"] and cells.queries[0][2:] == (5, "hybrid", 0.8)
-    assert sorted(h.value for h in context.cell_hits) == ["Lyon", "Paris"]  # Paris once, best score kept
+    assert [q[1] for q in cells.queries] == ["Paris", "Lyon"] and cells.queries[0][2:] == (
+        5,
+        "hybrid",
+        0.8,
+    )
+    assert sorted(h.value for h in context.cell_hits) == [
+        "Lyon",
+        "Paris",
+    ]  # Paris once, best score kept
     assert max(h.score for h in context.cell_hits if h.value == "Paris") == 0.9
     assert examples.calls == [("Which [COL] from _ or _?", 15, "shop")]
 
 
 async def test_without_literals_the_question_is_the_query(scripted):
     cells = Cells()
-    l1 = Understander(extractor=KeywordSkeletonExtractor(settings=AgentCall()), cell_retriever=cells,
-                      settings=UnderstandingSettings())
+    l1 = Understander(
+        extractor=KeywordSkeletonExtractor(settings=AgentCall()),
+        cell_retriever=cells,
+        settings=UnderstandingSettings(),
+    )
     await l1.understand(run_for(extractor_client(scripted, [])))
     assert [q[1] for q in cells.queries] == ["Which customers from Paris or Lyon ordered tea?"]
 
@@ -85,11 +116,16 @@ async def test_a_database_never_indexed_is_noted_not_degraded(scripted):
             raise IndexNotBuilt("database 'shop'", "/idx")
 
     run = run_for(extractor_client(scripted, ["Paris"]))
-    l1 = Understander(extractor=KeywordSkeletonExtractor(settings=AgentCall()), cell_retriever=NotBuilt(),
-                      settings=UnderstandingSettings())
+    l1 = Understander(
+        extractor=KeywordSkeletonExtractor(settings=AgentCall()),
+        cell_retriever=NotBuilt(),
+        settings=UnderstandingSettings(),
+    )
     context = await l1.understand(run)
     assert context.cell_hits == ()
-    assert [(d.label, d.degradation) for d in run.recorder.decisions] == [("cell_retriever_unavailable", False)]
+    assert [(d.label, d.degradation) for d in run.recorder.decisions] == [
+        ("cell_retriever_unavailable", False)
+    ]
 
 
 def _shop() -> SchemaView:
@@ -97,23 +133,44 @@ def _shop() -> SchemaView:
     pad = tuple(ColumnInfo(name=f"col_{i}", type="TEXT", samples=("x" * 40,)) for i in range(12))
     keys = {"orders": ("customer_id",), "order_items": ("order_id", "product_id")}
     names = ["customers", "orders", "order_items", "products", "suppliers", "invoices", "shipments"]
-    tables = tuple(TableInfo(name=n, columns=(ColumnInfo(name=f"{n}_key", type="INT", primary_key=True),)
-                             + tuple(ColumnInfo(name=k, type="INT") for k in keys.get(n, ())) + pad)
-                   for n in names)
-    fks = (ForeignKey(table="orders", column="customer_id", ref_table="customers", ref_column="customers_key"),
-           ForeignKey(table="order_items", column="order_id", ref_table="orders", ref_column="orders_key"),
-           ForeignKey(table="order_items", column="product_id", ref_table="products", ref_column="products_key"))
+    tables = tuple(
+        TableInfo(
+            name=n,
+            columns=(ColumnInfo(name=f"{n}_key", type="INT", primary_key=True),)
+            + tuple(ColumnInfo(name=k, type="INT") for k in keys.get(n, ()))
+            + pad,
+        )
+        for n in names
+    )
+    fks = (
+        ForeignKey(
+            table="orders", column="customer_id", ref_table="customers", ref_column="customers_key"
+        ),
+        ForeignKey(
+            table="order_items", column="order_id", ref_table="orders", ref_column="orders_key"
+        ),
+        ForeignKey(
+            table="order_items",
+            column="product_id",
+            ref_table="products",
+            ref_column="products_key",
+        ),
+    )
     return SchemaView(db_id="shop", dialect="sqlite", tables=tables, foreign_keys=fks)
 
 
 def _focus(view: SchemaView, budget: int, run: TaskRun) -> SchemaView:
-    return Understander(extractor=None, settings=UnderstandingSettings(max_schema_tokens=budget)).focus(view, run)
+    return Understander(
+        extractor=None, settings=UnderstandingSettings(max_schema_tokens=budget)
+    ).focus(view, run)
 
 
 def _tea_run() -> TaskRun:
     run = run_for(None, question="Which customers bought tea?")
-    run.context = Context(understanding=Understanding(keywords=("orders",)),
-                          cell_hits=(CellHit(table="products", column="col_1", value="tea", score=1, source="bm25"),))
+    run.context = Context(
+        understanding=Understanding(keywords=("orders",)),
+        cell_hits=(CellHit(table="products", column="col_1", value="tea", score=1, source="bm25"),),
+    )
     return run
 
 

@@ -1,7 +1,7 @@
 """Chain-of-thought: reason in natural-language bullets, then emit the query.
 
-    >>> COT.prompt().name   # pipelines/prompts/icl_cot.md, rendered by ICLGenerator
-    'icl_cot'
+>>> COT.prompt().name   # pipelines/prompts/icl_cot.md, rendered by ICLGenerator
+'icl_cot'
 """
 
 from pipelines.agents.icl.strategy import IclStrategy

@@ -1,7 +1,7 @@
 """Question decomposition: sub-questions solved bottom-up, composed into one query.
 
-    >>> DECOMPOSE.prompt().name   # pipelines/prompts/icl_decompose.md, rendered by ICLGenerator
-    'icl_decompose'
+>>> DECOMPOSE.prompt().name   # pipelines/prompts/icl_decompose.md, rendered by ICLGenerator
+'icl_decompose'
 """
 
 from pipelines.agents.icl.strategy import IclStrategy

@@ -1,7 +1,7 @@
 """Direct: few-shot SQL completion — a line or two of intent, then the query.
 
-    >>> DIRECT.prompt().name   # pipelines/prompts/icl_direct.md, rendered by ICLGenerator
-    'icl_direct'
+>>> DIRECT.prompt().name   # pipelines/prompts/icl_direct.md, rendered by ICLGenerator
+'icl_direct'
 """
 
 from pipelines.agents.icl.strategy import IclStrategy

@@ -72,9 +72,13 @@ class SqliteExecutor:
             columns = tuple(d[0] for d in cursor.description or ())
             con.close()
         except sqlite3.Error as exc:
-            return ExecutionResult(error=str(exc), error_kind="sql_error", hash="ERR:" + _digest(str(exc)))
+            return ExecutionResult(
+                error=str(exc), error_kind="sql_error", hash="ERR:" + _digest(str(exc))
+            )
         canonical = json.dumps(sorted(rows, key=repr), default=str)
-        return ExecutionResult(rows=rows, columns=columns, row_count=len(rows), hash=_digest(canonical), elapsed_ms=0.1)
+        return ExecutionResult(
+            rows=rows, columns=columns, row_count=len(rows), hash=_digest(canonical), elapsed_ms=0.1
+        )
 
 
 def _digest(text: str) -> str:
@@ -88,8 +92,21 @@ class ScriptedPipeline:
     remembers) or every time (no ``marker_dir``), ``hang`` never answers, ``fail`` raises.
     """
 
-    def __init__(self, delay_s: float = 0.02, crash: str = "", hang: str = "", fail: str = "", marker_dir: str = ""):
-        self.delay_s, self.crash, self.hang, self.fail, self.marker_dir = delay_s, crash, hang, fail, marker_dir
+    def __init__(
+        self,
+        delay_s: float = 0.02,
+        crash: str = "",
+        hang: str = "",
+        fail: str = "",
+        marker_dir: str = "",
+    ):
+        self.delay_s, self.crash, self.hang, self.fail, self.marker_dir = (
+            delay_s,
+            crash,
+            hang,
+            fail,
+            marker_dir,
+        )
         self.sandbox = SqliteExecutor()
 
     def __call__(self) -> ScriptedPipeline:  # the factory the worker calls

@@ -7,9 +7,13 @@ from eval.sweep.config import TIMEOUT_GRACE_S, SweepConfig
 def test_the_question_timeout_leaves_the_pipeline_time_to_answer_at_its_own_deadline():
     # the pipeline returns its best candidate at scaling.global_timeout_s; the sweep must not
     # cut the question off first and lose every candidate
-    slow = SweepConfig.from_cfg(load_config(["scaling.global_timeout_s=900", "sweep.question_timeout_s=600"]))
+    slow = SweepConfig.from_cfg(
+        load_config(["scaling.global_timeout_s=900", "sweep.question_timeout_s=600"])
+    )
     assert slow.question_timeout_s == 900 + TIMEOUT_GRACE_S
-    roomy = SweepConfig.from_cfg(load_config(["scaling.global_timeout_s=100", "sweep.question_timeout_s=600"]))
+    roomy = SweepConfig.from_cfg(
+        load_config(["scaling.global_timeout_s=100", "sweep.question_timeout_s=600"])
+    )
     assert roomy.question_timeout_s == 600
 
 

@@ -18,8 +18,19 @@ from eval.sweep.worker import SweepWorker, WorkerSettings
 
 pytestmark = pytest.mark.ray
 
-CONFIG = SweepConfig(workers=1, worker_num_cpus=0.25, in_flight=4, flush_every=2, progress=False, ves_iterations=1)
-COMPARED = ["task_id", "position", "sql", "ex_bird", "ex_spider", "candidates", "prompt_tokens", "degraded"]
+CONFIG = SweepConfig(
+    workers=1, worker_num_cpus=0.25, in_flight=4, flush_every=2, progress=False, ves_iterations=1
+)
+COMPARED = [
+    "task_id",
+    "position",
+    "sql",
+    "ex_bird",
+    "ex_spider",
+    "candidates",
+    "prompt_tokens",
+    "degraded",
+]
 
 
 @pytest.fixture(scope="module")
@@ -30,21 +41,38 @@ def local_ray():
 
 def sweep(tmp_path, name, tasks, pipeline, fakes, config=CONFIG, **kwargs):
     store = RunStore.open(tmp_path / name, identity={"config_hash": "x"})
-    result = run_sweep(tasks, store=store, factory=pipeline, sandbox=fakes.SqliteExecutor(), config=config, **kwargs)
+    result = run_sweep(
+        tasks,
+        store=store,
+        factory=pipeline,
+        sandbox=fakes.SqliteExecutor(),
+        config=config,
+        **kwargs,
+    )
     return result, store
 
 
 async def in_process(tasks, pipeline, fakes) -> pl.DataFrame:
     """The same questions through the worker directly, without Ray: the reference output."""
-    worker = SweepWorker(pipeline, fakes.SqliteExecutor(), WorkerSettings(question_timeout_s=5, ves_iterations=1))
-    out = await worker({"position": list(range(len(tasks))), "task": [t.model_dump_json() for t in tasks]})
-    return pl.from_arrow(records_to_table([QuestionRecord.model_validate_json(r) for r in out["record"]]))
+    worker = SweepWorker(
+        pipeline, fakes.SqliteExecutor(), WorkerSettings(question_timeout_s=5, ves_iterations=1)
+    )
+    out = await worker(
+        {"position": list(range(len(tasks))), "task": [t.model_dump_json() for t in tasks]}
+    )
+    return pl.from_arrow(
+        records_to_table([QuestionRecord.model_validate_json(r) for r in out["record"]])
+    )
 
 
-def test_sweep_answers_every_question_once_in_order_and_times_out_hung_ones(local_ray, tmp_path, clinic_db, fakes):
+def test_sweep_answers_every_question_once_in_order_and_times_out_hung_ones(
+    local_ray, tmp_path, clinic_db, fakes
+):
     tasks = fakes.make_tasks(clinic_db, 12)
     config = CONFIG.model_copy(update={"question_timeout_s": 1.5})
-    result, store = sweep(tmp_path, "run", tasks, fakes.ScriptedPipeline(hang="fake:5"), fakes, config=config)
+    result, store = sweep(
+        tmp_path, "run", tasks, fakes.ScriptedPipeline(hang="fake:5"), fakes, config=config
+    )
     frame = store.compact()
     assert (result.total, result.answered, result.resumed) == (12, 12, 0)
     assert frame.get_column("task_id").to_list() == [t.task_id for t in tasks]
@@ -70,13 +98,22 @@ def test_ctrl_c_keeps_every_finished_question(local_ray, tmp_path, clinic_db, fa
             raise KeyboardInterrupt
 
     with pytest.raises(SweepInterrupted, match="rerun") as info:
-        sweep(tmp_path, "run", fakes.make_tasks(clinic_db, 12), fakes.ScriptedPipeline(), fakes, on_record=interrupt)
+        sweep(
+            tmp_path,
+            "run",
+            fakes.make_tasks(clinic_db, 12),
+            fakes.ScriptedPipeline(),
+            fakes,
+            on_record=interrupt,
+        )
     assert info.value.done == 5
     store = RunStore.open(tmp_path / "run", identity={"config_hash": "x"})
     assert set(store.read()["task_id"]) == set(seen)  # buffered rows were flushed on the way out
 
 
-def test_a_crashed_worker_is_restarted_and_its_question_retried(local_ray, tmp_path, clinic_db, fakes):
+def test_a_crashed_worker_is_restarted_and_its_question_retried(
+    local_ray, tmp_path, clinic_db, fakes
+):
     tasks = fakes.make_tasks(clinic_db, 8)
     pipeline = fakes.ScriptedPipeline(crash="fake:3", marker_dir=str(tmp_path))
     result, store = sweep(tmp_path, "run", tasks, pipeline, fakes)
@@ -118,16 +155,21 @@ with ray_session(config.ray):
 """
 
 
-async def test_a_sweep_killed_with_sigkill_resumes_without_loss_or_duplicates(local_ray, tmp_path, clinic_db, fakes):
+async def test_a_sweep_killed_with_sigkill_resumes_without_loss_or_duplicates(
+    local_ray, tmp_path, clinic_db, fakes
+):
     run_dir = tmp_path / "killed"
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD_SWEEP, fakes.__file__, str(run_dir), clinic_db.path],
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 120
     while len(list((run_dir / "parts").glob("part-*.parquet"))) < 3:
-        assert child.poll() is None and time.monotonic() < deadline, "the child sweep never got going"
+        assert child.poll() is None and time.monotonic() < deadline, (
+            "the child sweep never got going"
+        )
         time.sleep(0.2)
     child.send_signal(signal.SIGKILL)
     child.wait()

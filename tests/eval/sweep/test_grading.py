@@ -28,11 +28,16 @@ async def test_spider_semantics_respect_order_by_while_bird_ignores_it(clinic_db
     grade = await grader.grade(task, prediction(task, reversed_sql, [reversed_sql, task.gold_sql]))
     assert (grade.ex_bird, grade.ex_spider) == (True, False)
     # same result hash (same bag of rows) but different order: each candidate judged on its own rows
-    assert [(c.correct_bird, c.correct_spider) for c in grade.candidates] == [(True, False), (True, True)]
+    assert [(c.correct_bird, c.correct_spider) for c in grade.candidates] == [
+        (True, False),
+        (True, True),
+    ]
 
 
 async def test_spider_semantics_allow_duplicates_to_matter(clinic_db, fakes):
-    task = Task(task_id="d", question="plans", db=clinic_db, gold_sql="SELECT DISTINCT plan FROM member")
+    task = Task(
+        task_id="d", question="plans", db=clinic_db, gold_sql="SELECT DISTINCT plan FROM member"
+    )
     grader = Grader(fakes.SqliteExecutor(), ves_iterations=1)
     grade = await grader.grade(task, prediction(task, "SELECT plan FROM member"))
     assert (grade.ex_bird, grade.ex_spider) == (True, False)
@@ -68,7 +73,9 @@ async def test_known_candidate_results_are_not_executed_twice(clinic_db, fakes):
     task = fakes.make_tasks(clinic_db, 1)[0]
     base = fakes.SqliteExecutor()
     known = await base.execute(task.gold_sql, clinic_db)
-    pool = tuple(CandidateSQL(sql=task.gold_sql + " ", producer=f"p{i}", exec_result=known) for i in range(5))
+    pool = tuple(
+        CandidateSQL(sql=task.gold_sql + " ", producer=f"p{i}", exec_result=known) for i in range(5)
+    )
     calls = []
 
     class CountingExecutor:

@@ -8,8 +8,17 @@ from eval.sweep.records import QuestionRecord, records_to_table
 
 
 def rec(i, ex, tokens=100):
-    return QuestionRecord(task_id=f"t:{i}", position=i, benchmark="b", db_id="d", question="q", sql="s",
-                          ex_bird=ex, prompt_tokens=tokens, completion_tokens=0)
+    return QuestionRecord(
+        task_id=f"t:{i}",
+        position=i,
+        benchmark="b",
+        db_id="d",
+        question="q",
+        sql="s",
+        ex_bird=ex,
+        prompt_tokens=tokens,
+        completion_tokens=0,
+    )
 
 
 def test_progress_counts_done_ex_so_far_and_resumed_rows():

@@ -10,11 +10,27 @@ from eval.sweep.progress import SweepProgress
 from eval.sweep.records import QuestionRecord, records_to_table
 
 
-def row(i: int, *, ex: bool | None = True, reasons: tuple[str, ...] = (), grading_error: str | None = None,
-        gold: str | None = "SELECT 1") -> QuestionRecord:
+def row(
+    i: int,
+    *,
+    ex: bool | None = True,
+    reasons: tuple[str, ...] = (),
+    grading_error: str | None = None,
+    gold: str | None = "SELECT 1",
+) -> QuestionRecord:
     return QuestionRecord(
-        task_id=f"t:{i}", position=i, benchmark="b", db_id="db", question="q", sql="SELECT 1", gold_sql=gold,
-        ex_bird=ex, ex_spider=ex, degraded=bool(reasons), degradation_reasons=reasons, grading_error=grading_error,
+        task_id=f"t:{i}",
+        position=i,
+        benchmark="b",
+        db_id="db",
+        question="q",
+        sql="SELECT 1",
+        gold_sql=gold,
+        ex_bird=ex,
+        ex_spider=ex,
+        degraded=bool(reasons),
+        degradation_reasons=reasons,
+        grading_error=grading_error,
     )
 
 
@@ -57,7 +73,9 @@ def test_a_grading_error_counts_wrong_in_ex_and_is_reported(frame):
 
 
 def test_an_ungraded_question_without_gold_sql_is_not_scored():
-    frame = pl.from_arrow(records_to_table([row(0), row(1, ex=None, grading_error="boom", gold=None)]))
+    frame = pl.from_arrow(
+        records_to_table([row(0), row(1, ex=None, grading_error="boom", gold=None)])
+    )
     assert run_metrics(frame)["questions_scored"] == 1
 
 

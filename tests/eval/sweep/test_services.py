@@ -26,7 +26,10 @@ def test_each_distinct_model_config_is_started_once_and_closed_after(monkeypatch
     monkeypatch.setattr(models, "build_client", build)
     small = {"default": {"backend": "local", "model": "qwen2.5-coder-0.5b"}}
     large = {"default": {"backend": "local", "model": "qwen2.5-coder-1.5b"}}
-    cfgs = [OmegaConf.create({"model": m, "scaling": {"k": i}}) for i, m in enumerate([small, small, large])]
+    cfgs = [
+        OmegaConf.create({"model": m, "scaling": {"k": i}})
+        for i, m in enumerate([small, small, large])
+    ]
     with shared_model_servers(cfgs) as started:
         assert started == 2
         assert log == ["start qwen2.5-coder-0.5b", "start qwen2.5-coder-1.5b"]

@@ -15,7 +15,13 @@ from pipelines.contracts import SkippedTask
 
 def record(i: int, sql: str = "SELECT 1", ex: bool | None = True) -> QuestionRecord:
     return QuestionRecord(
-        task_id=f"t:{i}", position=i, benchmark="b", db_id="db", question=f"q{i}", sql=sql, ex_bird=ex,
+        task_id=f"t:{i}",
+        position=i,
+        benchmark="b",
+        db_id="db",
+        question=f"q{i}",
+        sql=sql,
+        ex_bird=ex,
         candidates=(CandidateRecord(sql=sql, producer="p", hash="h", correct_bird=ex),),
     )
 
@@ -44,7 +50,9 @@ def test_the_last_row_written_wins_when_a_question_appears_more_than_once(tmp_pa
     assert frame.height == 13
     assert frame.filter(frame["task_id"] == "t:0").get_column("sql").to_list() == ["SELECT 11"]
     assert [p.name.split("-")[1] for p in store.parts()] == [f"{k:08d}" for k in range(1, 13)]
-    assert store.compact().filter(pl.col("task_id") == "t:0").get_column("sql").to_list() == ["SELECT 11"]
+    assert store.compact().filter(pl.col("task_id") == "t:0").get_column("sql").to_list() == [
+        "SELECT 11"
+    ]
     store.write_part([record(0, "SELECT 'after compaction'")])  # parts are newer than predictions
     assert store.read().get_column("sql").to_list()[0] == "SELECT 'after compaction'"
 
@@ -118,12 +126,17 @@ sys.stdin.read()  # hold the run directory until the test closes stdin
 
 def test_a_second_process_writing_the_run_dir_gets_a_clear_error(tmp_path: Path):
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, text=True,
+        [sys.executable, "-c", HOLD_LOCK, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "open"
-        with pytest.raises(RunDirLocked, match=rf"in use by another run \(pid {holder.pid} on .*\); wait"):
+        with pytest.raises(
+            RunDirLocked, match=rf"in use by another run \(pid {holder.pid} on .*\); wait"
+        ):
             RunStore.open(tmp_path, identity={})
     finally:
         holder.communicate("", timeout=60)
@@ -161,7 +174,9 @@ def test_parts_and_their_directory_are_fsynced(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(store_module.os, "fsync", spy)
     store = RunStore.open(tmp_path, identity={})
     part = store.write_part([record(0)])
-    assert any(Path(s).name.endswith(part.name) and ".tmp-" in s for s in synced)  # the data, before the rename
+    assert any(
+        Path(s).name.endswith(part.name) and ".tmp-" in s for s in synced
+    )  # the data, before the rename
     assert synced[-1] == str(store.parts_dir.resolve())  # the rename itself
     synced.clear()
     store.compact()

@@ -5,7 +5,10 @@ from eval.sweep.worker import SweepWorker, WorkerSettings
 
 
 def batch(tasks, start=0):
-    return {"position": list(range(start, start + len(tasks))), "task": [t.model_dump_json() for t in tasks]}
+    return {
+        "position": list(range(start, start + len(tasks))),
+        "task": [t.model_dump_json() for t in tasks],
+    }
 
 
 async def run(worker, tasks):
@@ -38,12 +41,18 @@ async def test_questions_of_a_batch_run_concurrently(clinic_db, fakes):
 async def test_a_hung_or_failing_question_becomes_a_degraded_record(clinic_db, fakes):
     tasks = fakes.make_tasks(clinic_db, 3)
     pipeline = fakes.ScriptedPipeline(hang="fake:1", fail="fake:2")
-    worker = SweepWorker(pipeline, fakes.SqliteExecutor(), WorkerSettings(question_timeout_s=0.5, ves_iterations=1))
+    worker = SweepWorker(
+        pipeline, fakes.SqliteExecutor(), WorkerSettings(question_timeout_s=0.5, ves_iterations=1)
+    )
     started = time.perf_counter()
     ok, hung, failed = await run(worker, tasks)
     assert time.perf_counter() - started < 3
     assert not ok.degraded and ok.ex_bird
-    assert hung.degraded and hung.degradation_reasons == ("question_timeout",) and hung.ex_bird is False
+    assert (
+        hung.degraded
+        and hung.degradation_reasons == ("question_timeout",)
+        and hung.ex_bird is False
+    )
     assert failed.degraded and "model actor died" in failed.error and failed.sql == ""
 
 

@@ -115,9 +115,16 @@ async def test_parses_choices_and_usage(scripted) -> None:
 
 async def test_cached_prompt_tokens_in_either_report_format(scripted) -> None:
     openai_style = _completion("SELECT 1") | {
-        "usage": {"prompt_tokens": 20, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 16}}}
+        "usage": {
+            "prompt_tokens": 20,
+            "completion_tokens": 3,
+            "prompt_tokens_details": {"cached_tokens": 16},
+        }
+    }
     llama_style = _completion("SELECT 2") | {"timings": {"cache_n": 12, "prompt_n": 8}}
-    server = scripted((200, openai_style, 0), (200, llama_style, 0), (200, _completion("SELECT 3"), 0))
+    server = scripted(
+        (200, openai_style, 0), (200, llama_style, 0), (200, _completion("SELECT 3"), 0)
+    )
     backend = _backend(server.url)
     cached = [(await backend.chat(_req())).usage.cached_prompt_tokens for _ in range(3)]
     assert cached == [16, 12, 0]
@@ -251,11 +258,17 @@ async def test_api_key_comes_from_the_named_variable(scripted, monkeypatch) -> N
 
 async def test_a_given_api_key_is_sent_with_every_request(scripted) -> None:
     # A local llama.cpp server's key: completions and the /tokenize calls counting extra samples.
-    server = scripted((200, _completion("a", "b"), 0), (200, {"tokens": [1]}, 0), (200, {"tokens": [1, 2]}, 0))
+    server = scripted(
+        (200, _completion("a", "b"), 0), (200, {"tokens": [1]}, 0), (200, {"tokens": [1, 2]}, 0)
+    )
     backend = _backend(server.url, flavor="llama.cpp", api_key=SecretStr("sk-local"))
     assert "sk-local" not in repr(backend.config)
     resp = await backend.chat(_req(n=2))
-    assert resp.texts == ("a", "b") and server.paths == ["/v1/chat/completions", "/tokenize", "/tokenize"]
+    assert resp.texts == ("a", "b") and server.paths == [
+        "/v1/chat/completions",
+        "/tokenize",
+        "/tokenize",
+    ]
     assert server.authorization == ["Bearer sk-local"] * 3
     await backend.aclose()
 
@@ -284,7 +297,9 @@ def test_constrained_output_fields_per_flavor() -> None:
 
 @pytest.mark.real_model
 async def test_real_server_samples_n_completions(server_05b) -> None:
-    backend = _backend(server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp")
+    backend = _backend(
+        server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp"
+    )
     resp = await backend.chat(
         _req(
             "Write an SQL query counting the rows of table singer.",
@@ -303,7 +318,9 @@ async def test_real_server_samples_n_completions(server_05b) -> None:
 
 @pytest.mark.real_model
 async def test_real_server_json_schema_and_grammar(server_05b) -> None:
-    backend = _backend(server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp")
+    backend = _backend(
+        server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp"
+    )
     schema = {
         "type": "object",
         "properties": {"winner": {"enum": ["A", "B"]}},
@@ -323,10 +340,19 @@ async def test_real_server_json_schema_and_grammar(server_05b) -> None:
 async def test_real_server_reuses_a_shared_system_prefix(server_05b) -> None:
     # What the shared schema_context system message is for: a second agent's call on the same
     # slot evaluates only its own part.
-    backend = _backend(server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp", slot_affinity=4)
-    system = ChatMessage(role="system", content="CREATE TABLE singer (id INTEGER, name TEXT);\n" * 40)
+    backend = _backend(
+        server_05b.base_url,
+        api_key=SecretStr(server_05b.api_key),
+        flavor="llama.cpp",
+        slot_affinity=4,
+    )
+    system = ChatMessage(
+        role="system", content="CREATE TABLE singer (id INTEGER, name TEXT);\n" * 40
+    )
     first, second = [
-        await backend.chat(ChatRequest(messages=(system, ChatMessage(role="user", content=task)), max_tokens=4))
+        await backend.chat(
+            ChatRequest(messages=(system, ChatMessage(role="user", content=task)), max_tokens=4)
+        )
         for task in ("Count the singers.", "List the singer names.")
     ]
     assert second.usage.cached_prompt_tokens >= 0.8 * first.usage.prompt_tokens
@@ -335,7 +361,9 @@ async def test_real_server_reuses_a_shared_system_prefix(server_05b) -> None:
 
 @pytest.mark.real_model
 async def test_real_server_context_overflow(server_05b) -> None:
-    backend = _backend(server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp")
+    backend = _backend(
+        server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp"
+    )
     with pytest.raises(ContextTooLong, match="context"):
         await backend.chat(_req("SELECT * FROM t; " * 3000, max_tokens=8))
     await backend.aclose()

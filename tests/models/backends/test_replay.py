@@ -105,17 +105,24 @@ async def test_rerecording_starts_the_cassette_afresh(tmp_path: Path, monkeypatc
     assert contents == ["new", "new2"]
 
 
-async def test_filling_missing_entries_keeps_the_cassette_and_records_only_misses(tmp_path: Path) -> None:
+async def test_filling_missing_entries_keeps_the_cassette_and_records_only_misses(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "c.jsonl"
     await ReplayBackend(
         Cassette(path), model="qwen2.5-coder-0.5b", inner=CountingBackend(), record=True
     ).chat(_req("old"))
     inner = CountingBackend()
-    filler = ReplayBackend(Cassette(path), model="qwen2.5-coder-0.5b", inner=inner, fill_missing=True)
+    filler = ReplayBackend(
+        Cassette(path), model="qwen2.5-coder-0.5b", inner=inner, fill_missing=True
+    )
     assert (await filler.chat(_req("old"))).texts == ("SELECT 1",)  # replayed, not asked again
     await filler.chat(_req("added"))
     assert inner.calls == 1
-    contents = [json.loads(line)["request"]["messages"][0]["content"] for line in path.read_text().splitlines()]
+    contents = [
+        json.loads(line)["request"]["messages"][0]["content"]
+        for line in path.read_text().splitlines()
+    ]
     assert contents == ["old", "added"]
 
 

@@ -37,11 +37,15 @@ def ask(text: str, temperature: float = 0.7) -> ChatRequest:
     return ChatRequest(messages=(ChatMessage(role="user", content=text),), temperature=temperature)
 
 
-async def test_identical_requests_are_new_samples_in_a_run_and_the_same_samples_in_the_next(tmp_path):
+async def test_identical_requests_are_new_samples_in_a_run_and_the_same_samples_in_the_next(
+    tmp_path,
+):
     path = tmp_path / "responses.jsonl"
     first_inner = Counting()
     first = CachedBackend(first_inner, ResponseCache(path))
-    texts = [(await first.chat(ask("q"))).texts[0] for _ in range(2)] + [(await first.chat(ask("other"))).texts[0]]
+    texts = [(await first.chat(ask("q"))).texts[0] for _ in range(2)] + [
+        (await first.chat(ask("other"))).texts[0]
+    ]
     assert texts == ["sample 1", "sample 2", "sample 3"] and first_inner.calls == 3
 
     second_inner = Counting()
@@ -51,7 +55,9 @@ async def test_identical_requests_are_new_samples_in_a_run_and_the_same_samples_
     assert again == ["sample 1", "sample 2", "sample 1"] and second_inner.calls == 1
     assert (second.hits, second.misses) == (2, 1)
     replayed = await CachedBackend(Counting(), ResponseCache(path)).chat(ask("other"))
-    assert replayed.usage.prompt_tokens == 100 and replayed.latency_s == 2.5  # what it cost to compute
+    assert (
+        replayed.usage.prompt_tokens == 100 and replayed.latency_s == 2.5
+    )  # what it cost to compute
 
 
 async def test_failures_are_not_cached_and_a_torn_last_line_is_asked_again(tmp_path):
@@ -76,10 +82,13 @@ def test_a_corrupt_entry_before_the_end_is_a_clear_error(tmp_path):
 
 
 def test_the_model_config_puts_every_slot_behind_one_cache(tmp_path):
-    cfg = load_config([
-        "model=replay", f"model.slots.default.cassette={tmp_path / 'c.jsonl'}",
-        f"model.response_cache={tmp_path / 'responses.jsonl'}",
-    ])
+    cfg = load_config(
+        [
+            "model=replay",
+            f"model.slots.default.cassette={tmp_path / 'c.jsonl'}",
+            f"model.response_cache={tmp_path / 'responses.jsonl'}",
+        ]
+    )
     client = build_client(cfg.model)
     try:
         backend = client.slots["default"].backend

@@ -65,7 +65,13 @@ def test_wait_policy_default_and_model_config(tmp_path: Path) -> None:
 
     assert LocalServerConfig().omp_wait_policy == "passive"  # unchanged behaviour
     slot = LocalSlot(backend="local", model="m", omp_wait_policy=None, poll=50, n_batch=256)
-    server_config = LocalServerConfig(**slot.model_dump(include=set(LocalServerConfig.model_fields)))
-    assert (server_config.omp_wait_policy, server_config.poll, server_config.n_batch) == (None, 50, 256)
+    server_config = LocalServerConfig(
+        **slot.model_dump(include=set(LocalServerConfig.model_fields))
+    )
+    assert (server_config.omp_wait_policy, server_config.poll, server_config.n_batch) == (
+        None,
+        50,
+        256,
+    )
     with pytest.raises(ValueError):
         LocalServerConfig(omp_wait_policy="spin")

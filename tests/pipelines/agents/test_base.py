@@ -39,20 +39,36 @@ def test_plain_reply_keeps_bullets_as_rationale():
 async def test_same_temperature_samples_share_one_request(scripted):
     client = scripted({"icl/cot": lambda r: [f"```sql\nSELECT {i}\n```" for i in range(r.n)]})
     gen = ICLGenerator(strategy=COT, settings=AgentCall(max_tokens=99))
-    out = await gen.generate(GenerationInput(question="q", schema_text="s"), [0.7, 0.2, 0.7], runtime(client))
-    assert sorted((r.temperature, r.n, r.max_tokens) for _, r in client.requests) == [(0.2, 1, 99), (0.7, 2, 99)]
+    out = await gen.generate(
+        GenerationInput(question="q", schema_text="s"), [0.7, 0.2, 0.7], runtime(client)
+    )
+    assert sorted((r.temperature, r.n, r.max_tokens) for _, r in client.requests) == [
+        (0.2, 1, 99),
+        (0.7, 2, 99),
+    ]
     assert sorted(c.producer for c in out) == ["icl/cot/T=0.2", "icl/cot/T=0.7", "icl/cot/T=0.7"]
-    assert all(r.stop == ("\n```\n",) for _, r in client.requests)  # generation ends with the SQL block
+    assert all(
+        r.stop == ("\n```\n",) for _, r in client.requests
+    )  # generation ends with the SQL block
 
 
 def test_an_sql_block_cut_at_its_closing_fence_still_parses():
     # What the server returns when it stops on END_OF_SQL_BLOCK: the fence is not included.
-    assert parse_sql_reply("- count rows\n```sql\nSELECT count(*) FROM t") == ("SELECT count(*) FROM t", "- count rows")
+    assert parse_sql_reply("- count rows\n```sql\nSELECT count(*) FROM t") == (
+        "SELECT count(*) FROM t",
+        "- count rows",
+    )
     assert parse_tagged_reply("<think>- count</think><sql>SELECT 1") == ("SELECT 1", "- count")
 
 
 async def test_one_failed_request_keeps_the_others_and_all_failing_raises(scripted):
-    client = scripted({"reasoning": lambda r: ModelTimeout("slow") if r.temperature > 0.5 else "<sql>SELECT 1</sql>"})
+    client = scripted(
+        {
+            "reasoning": lambda r: (
+                ModelTimeout("slow") if r.temperature > 0.5 else "<sql>SELECT 1</sql>"
+            )
+        }
+    )
     gen = ReasoningGenerator(settings=AgentCall(max_tokens=50))
     inp = GenerationInput(question="q", schema_text="s")
     assert [c.sql for c in await gen.generate(inp, [0.2, 1.0], runtime(client))] == ["SELECT 1"]
@@ -66,5 +82,6 @@ async def test_one_failed_request_keeps_the_others_and_all_failing_raises(script
 async def test_budget_exhaustion_is_not_swallowed(scripted):
     client = scripted({"reasoning": lambda r: BudgetExceeded("spent")})
     with pytest.raises(BudgetExceeded):
-        await ReasoningGenerator(settings=AgentCall()).generate(GenerationInput(question="q", schema_text="s"), [0.2],
-                                                                runtime(client))
+        await ReasoningGenerator(settings=AgentCall()).generate(
+            GenerationInput(question="q", schema_text="s"), [0.2], runtime(client)
+        )

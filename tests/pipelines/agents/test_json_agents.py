@@ -21,12 +21,20 @@ def runtime(client):
 
 
 async def test_extractor_is_constrained_and_keeps_only_real_literals(scripted):
-    reply = {"literals": ["France", "Germany", " "], "skeleton": " How many [COL] from _? ", "keywords": ["singers"]}
+    reply = {
+        "literals": ["France", "Germany", " "],
+        "skeleton": " How many [COL] from _? ",
+        "keywords": ["singers"],
+    }
     client = scripted({"extractor": lambda r: json.dumps(reply)})
     u = await KeywordSkeletonExtractor(settings=AgentCall(temperature=0.2, max_tokens=64)).extract(
-        "How many singers from France?", "", runtime(client))
-    (_, request), = client.requests
-    assert request.json_schema["required"] == ["literals", "skeleton", "keywords"] and request.temperature == 0.2
+        "How many singers from France?", "", runtime(client)
+    )
+    ((_, request),) = client.requests
+    assert (
+        request.json_schema["required"] == ["literals", "skeleton", "keywords"]
+        and request.temperature == 0.2
+    )
     assert u.literals == ("France",)  # "Germany" is not in the question: a hallucinated literal
     assert u.skeleton == "How many [COL] from _?"
 
@@ -53,13 +61,28 @@ async def test_extractor_rejects_malformed_json(scripted):
 
 
 def critique_input():
-    return CritiqueInput(question="q", schema_text="s", bucket_hash="h1", sql="SELECT 1", rationale="",
-                         preview="1 rows", size=2, total=5, others="")
+    return CritiqueInput(
+        question="q",
+        schema_text="s",
+        bucket_hash="h1",
+        sql="SELECT 1",
+        rationale="",
+        preview="1 rows",
+        size=2,
+        total=5,
+        others="",
+    )
 
 
 async def test_critique_maps_none_to_no_error_class(scripted):
-    reply = {"error_class": "none", "suggested_fix": "", "generator_feedback": "", "feedback_kind": "warning",
-             "complexity": 3, "verdict": "accept"}
+    reply = {
+        "error_class": "none",
+        "suggested_fix": "",
+        "generator_feedback": "",
+        "feedback_kind": "warning",
+        "complexity": 3,
+        "verdict": "accept",
+    }
     client = scripted({"critic": lambda r: json.dumps(reply)})
     c = await CritiqueAgent(settings=AgentCall()).critique(critique_input(), runtime(client))
     assert c.error_class is None and c.bucket_hash == "h1" and not c.forced
@@ -72,8 +95,14 @@ async def test_critique_maps_none_to_no_error_class(scripted):
 
 @pytest.mark.parametrize("bad", [{"error_class": "typo"}, {"complexity": 11}, {"verdict": "maybe"}])
 async def test_critique_outside_the_closed_enums_is_rejected(scripted, bad):
-    reply = {"error_class": "other", "suggested_fix": "", "generator_feedback": "", "feedback_kind": "warning",
-             "complexity": 3, "verdict": "edit"} | bad
+    reply = {
+        "error_class": "other",
+        "suggested_fix": "",
+        "generator_feedback": "",
+        "feedback_kind": "warning",
+        "complexity": 3,
+        "verdict": "edit",
+    } | bad
     client = scripted({"critic": lambda r: json.dumps(reply)})
     with pytest.raises(AgentOutputError):
         await CritiqueAgent(settings=AgentCall()).critique(critique_input(), runtime(client))
@@ -81,8 +110,14 @@ async def test_critique_outside_the_closed_enums_is_rejected(scripted, bad):
 
 async def test_selector_returns_the_winner(scripted):
     client = scripted({"selector": lambda r: json.dumps({"reason": "B filters", "winner": "B"})})
-    inp = SelectionInput(question="q", schema_text="s", sql_a="SELECT 1", preview_a="1",
-                         sql_b="SELECT 2", preview_b="2")
+    inp = SelectionInput(
+        question="q",
+        schema_text="s",
+        sql_a="SELECT 1",
+        preview_a="1",
+        sql_b="SELECT 2",
+        preview_b="2",
+    )
     assert await ReasoningSelector(settings=AgentCall()).choose(inp, runtime(client)) == "B"
     client = scripted({"selector": lambda r: json.dumps({"reason": "?", "winner": "C"})})
     with pytest.raises(AgentOutputError):

@@ -20,7 +20,10 @@ def test_lessons_are_scoped_to_generators_and_rendered():
     )
     direct = block.for_generator("icl/direct").render()
     reasoning = block.for_generator("reasoning").render()
-    assert "Avoid: wrong_join" in direct and "- Join through orders, not order_items. [all generators]" in direct
+    assert (
+        "Avoid: wrong_join" in direct
+        and "- Join through orders, not order_items. [all generators]" in direct
+    )
     assert "## Warnings\n- Mind NULL regions. [icl/direct only]" in direct
     assert "Mind NULL" not in reasoning and "## Corrections" in reasoning
     assert LessonsBlock().render() == ""

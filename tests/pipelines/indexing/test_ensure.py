@@ -18,12 +18,14 @@ from pipelines.indexing.ensure import (
 
 
 def config(root: Path, train_files, *extra: str):
-    return load_config([
-        f"pipeline.index.root={root}",
-        f"pipeline.index.examples.train_file={train_files.train_file}",
-        f"pipeline.index.examples.tables_file={train_files.tables_file}",
-        *extra,
-    ])
+    return load_config(
+        [
+            f"pipeline.index.root={root}",
+            f"pipeline.index.examples.train_file={train_files.train_file}",
+            f"pipeline.index.examples.tables_file={train_files.tables_file}",
+            *extra,
+        ]
+    )
 
 
 def no_executor(jobs, settings):
@@ -32,7 +34,12 @@ def no_executor(jobs, settings):
 
 @pytest.mark.usefixtures("embedder")
 def test_missing_indexes_are_built_once_then_reused(zoo_db, train_files, tmp_path, monkeypatch):
-    cfg = config(tmp_path / "indexes", train_files, "pipeline.index.executor=ray", "pipeline.index.force=true")
+    cfg = config(
+        tmp_path / "indexes",
+        train_files,
+        "pipeline.index.executor=ray",
+        "pipeline.index.force=true",
+    )
     first = ensure_indexes(cfg, [zoo_db, zoo_db], progress=False)
     assert first.built == ("spider_train", "zoo")  # local executor, force ignored: built once each
     assert first.sources == ("cells", "examples") and first.label == "cells+examples"
@@ -47,14 +54,18 @@ def test_missing_indexes_are_built_once_then_reused(zoo_db, train_files, tmp_pat
 
 @pytest.mark.usefixtures("embedder")
 def test_missing_example_source_turns_examples_off_without_failing(zoo_db, train_files, tmp_path):
-    gone = train_files.model_copy(update={"train_file": str(tmp_path / "no-shared" / "train_spider.json")})
+    gone = train_files.model_copy(
+        update={"train_file": str(tmp_path / "no-shared" / "train_spider.json")}
+    )
     status = ensure_indexes(config(tmp_path / "indexes", gone), [zoo_db], progress=False)
     assert status.sources == ("cells",) and status.built == ("zoo",)
     assert "example source missing" in status.examples_off
     assert "examples off" in status.summary() and "no-shared" in status.summary()
 
 
-def test_auto_build_off_builds_nothing_and_says_retrieval_off(zoo_db, train_files, tmp_path, monkeypatch):
+def test_auto_build_off_builds_nothing_and_says_retrieval_off(
+    zoo_db, train_files, tmp_path, monkeypatch
+):
     monkeypatch.setitem(runner.EXECUTORS, "local", no_executor)
     root = tmp_path / "indexes"
     status = ensure_indexes(config(root, train_files, "pipeline.index.auto_build=false"), [zoo_db])
@@ -81,8 +92,12 @@ def test_single_pass_needs_no_index(zoo_db, train_files, tmp_path):
 
 
 def test_summary_names_what_is_off_per_source():
-    status = RetrievalStatus(needed=("cells", "examples"), cells=("a",), cells_off={"b": "x", "c": "x"},
-                             examples_off="example source missing: /t.json")
+    status = RetrievalStatus(
+        needed=("cells", "examples"),
+        cells=("a",),
+        cells_off={"b": "x", "c": "x"},
+        examples_off="example source missing: /t.json",
+    )
     assert status.summary() == (
         "retrieval: cells (1/3 databases), examples off (cells: b, c: x; examples: example source missing: /t.json)"
     )

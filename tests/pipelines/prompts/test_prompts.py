@@ -16,15 +16,44 @@ EXPECTED = {
     "icl_cot": {"dialect", "schema", "cells", "examples", "lessons", "question", "evidence"},
     "icl_decompose": {"dialect", "schema", "cells", "examples", "lessons", "question", "evidence"},
     "sql_fixer": {"dialect", "schema", "question", "evidence", "sql", "error", "earlier"},
-    "critique": {"schema", "question", "evidence", "sql", "rationale", "preview", "size", "total", "others"},
-    "sql_revisor": {"dialect", "schema", "question", "evidence", "sql", "preview", "error_class", "suggested_fix",
-                    "others"},
-    "reasoning_selector": {"schema", "question", "evidence", "sql_a", "preview_a", "sql_b", "preview_b"},
+    "critique": {
+        "schema",
+        "question",
+        "evidence",
+        "sql",
+        "rationale",
+        "preview",
+        "size",
+        "total",
+        "others",
+    },
+    "sql_revisor": {
+        "dialect",
+        "schema",
+        "question",
+        "evidence",
+        "sql",
+        "preview",
+        "error_class",
+        "suggested_fix",
+        "others",
+    },
+    "reasoning_selector": {
+        "schema",
+        "question",
+        "evidence",
+        "sql_a",
+        "preview_a",
+        "sql_b",
+        "preview_b",
+    },
 }
 
 
 # The agents that read the schema: their prompts must open with byte-identical text.
-SCHEMA_AGENTS = sorted(name for name, fields in EXPECTED.items() if "schema" in fields and name != "single_pass")
+SCHEMA_AGENTS = sorted(
+    name for name, fields in EXPECTED.items() if "schema" in fields and name != "single_pass"
+)
 
 
 def test_every_prompt_file_is_known():
@@ -34,7 +63,10 @@ def test_every_prompt_file_is_known():
 def test_every_schema_agent_sends_the_same_system_message_so_the_schema_cache_is_reused():
     systems = set()
     for name in SCHEMA_AGENTS:
-        values = dict.fromkeys(EXPECTED[name], "x") | {"schema": "## singer\n| column | type |", "dialect": "SQLite"}
+        values = dict.fromkeys(EXPECTED[name], "x") | {
+            "schema": "## singer\n| column | type |",
+            "dialect": "SQLite",
+        }
         system, user = load_prompt(name).render(**values)
         systems.add(system.content)
         assert "## singer" not in user.content  # the schema is sent once, in the shared part
@@ -43,9 +75,15 @@ def test_every_schema_agent_sends_the_same_system_message_so_the_schema_cache_is
 
 def test_the_icl_strategies_share_cells_and_examples_after_the_system_message():
     values = dict.fromkeys(EXPECTED["icl_direct"], "") | {
-        "schema": "s", "dialect": "SQLite", "cells": "Database values: x", "examples": "Question: q\nSQL: s",
-        "question": "How many?"}
-    users = [load_prompt(f"icl_{s}").render(**values)[1].content for s in ("direct", "cot", "decompose")]
+        "schema": "s",
+        "dialect": "SQLite",
+        "cells": "Database values: x",
+        "examples": "Question: q\nSQL: s",
+        "question": "How many?",
+    }
+    users = [
+        load_prompt(f"icl_{s}").render(**values)[1].content for s in ("direct", "cot", "decompose")
+    ]
     prefix = os.path.commonprefix(users)
     assert "Database values: x" in prefix and "SQL: s" in prefix and "How many?" not in prefix
 
@@ -57,7 +95,10 @@ def test_placeholders(name):
 
 def test_render_drops_empty_sections_and_refuses_missing_values():
     prompt = load_prompt("reasoning_generator")
-    values = dict.fromkeys(EXPECTED["reasoning_generator"], "") | {"question": "How many?", "schema": "CREATE TABLE t"}
+    values = dict.fromkeys(EXPECTED["reasoning_generator"], "") | {
+        "question": "How many?",
+        "schema": "CREATE TABLE t",
+    }
     system, user = prompt.render(**values)
     assert system.role == "system" and "\n\n\n" not in user.content and "How many?" in user.content
     with pytest.raises(PromptError, match="question"):

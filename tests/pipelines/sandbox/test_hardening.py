@@ -185,7 +185,10 @@ def test_sqlglot_crashing_fails_closed(sqlite_ref, monkeypatch):
     monkeypatch.setattr(sandbox_module, "check_read_only", crash)
     with Sandbox(timeout_s=10, row_cap=10) as sandbox:
         # a string no other test runs: the guard's approval cache is process-wide
-        assert sandbox.execute("SELECT 1 AS crash_probe", sqlite_ref).error_kind == "read_only_violation"
+        assert (
+            sandbox.execute("SELECT 1 AS crash_probe", sqlite_ref).error_kind
+            == "read_only_violation"
+        )
 
 
 # --- 2. bounds that hold -------------------------------------------------------------------------
@@ -354,9 +357,7 @@ def test_engine_memory_is_bounded_in_the_worker(request, dialect, sql):
 
 def test_python_memory_of_the_worker_is_bounded(sqlite_ref):
     # A budget far above what the worker may hold: the process limit answers.
-    with Sandbox(
-        timeout_s=20, row_cap=10_000, memory_mb=192, max_result_bytes=4 << 30
-    ) as sandbox:
+    with Sandbox(timeout_s=20, row_cap=10_000, memory_mb=192, max_result_bytes=4 << 30) as sandbox:
         result = sandbox.execute("SELECT randomblob(1000000) FROM numbers", sqlite_ref)
         assert result.error_kind == "resource_limit", result
         assert sandbox.execute("SELECT count(*) FROM singer", sqlite_ref).rows == ((6,),)
@@ -482,7 +483,9 @@ def test_inline_isolation_keeps_the_other_bounds(sqlite_ref):
 
 
 def test_sandbox_section_gives_the_limits_without_preview_rows():
-    cfg = {"pipeline": {"sandbox": {"timeout_s": 5, "row_cap": 7, "preview_rows": 3, "memory_mb": 512}}}
+    cfg = {
+        "pipeline": {"sandbox": {"timeout_s": 5, "row_cap": 7, "preview_rows": 3, "memory_mb": 512}}
+    }
     settings = section(cfg, "pipeline.sandbox", SandboxSettings)
     limits = settings.limits
     assert (limits.timeout_s, limits.row_cap, limits.memory_mb) == (5, 7, 512)
