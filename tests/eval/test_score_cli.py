@@ -21,6 +21,11 @@ SPIDER_LINES = [
 FULL_SPIDER_LINES = SPIDER_LINES + ["", "", ""]
 
 
+def _args(benchmark: str, data, predictions) -> tuple[str, ...]:
+    """The flags naming a benchmark folder and a predictions file."""
+    return ("--benchmark", benchmark, "--data", str(data), "--predictions", str(predictions))
+
+
 def _run(capsys, *argv: str) -> tuple[int, str]:
     code = main(list(argv))
     return code, capsys.readouterr().out
@@ -36,12 +41,7 @@ def test_jsonl_predictions_with_report(tiny_spider, tmp_path, capsys):
     )
     out_file = tmp_path / "out" / "report.json"
     argv = [
-        "--benchmark",
-        "spider",
-        "--data",
-        str(tiny_spider),
-        "--predictions",
-        str(preds),
+        *_args("spider", tiny_spider, preds),
         "--out",
         str(out_file),
         "--workers",
@@ -72,12 +72,7 @@ def test_spider_format_is_positional(tiny_spider, tmp_path, capsys):
     out_file = tmp_path / "report.json"
     code, _ = _run(
         capsys,
-        "--benchmark",
-        "spider",
-        "--data",
-        str(tiny_spider),
-        "--predictions",
-        str(preds),
+        *_args("spider", tiny_spider, preds),
         "--format",
         "spider",
         "--out",
@@ -156,12 +151,7 @@ def test_bird_format_through_the_dispatcher(tiny_bird, tmp_path, capsys):
     code = dispatcher(
         [
             "score",
-            "--benchmark",
-            "bird",
-            "--data",
-            str(tiny_bird),
-            "--predictions",
-            str(preds),
+            *_args("bird", tiny_bird, preds),
             "--format",
             "bird",
             "--out",
@@ -184,12 +174,7 @@ def test_misaligned_file_and_missing_data_exit_2(tiny_spider, tmp_path, capsys):
     preds.write_text("SELECT 1\tconcert_singer\n")
     code = main(
         [
-            "--benchmark",
-            "spider",
-            "--data",
-            str(tiny_spider),
-            "--predictions",
-            str(preds),
+            *_args("spider", tiny_spider, preds),
             "--format",
             "spider",
         ]
@@ -209,12 +194,7 @@ def test_r_ves_column_on_request(tiny_spider, tmp_path, capsys):
     preds.write_text("\n".join(FULL_SPIDER_LINES) + "\n")
     code, out = _run(
         capsys,
-        "--benchmark",
-        "spider",
-        "--data",
-        str(tiny_spider),
-        "--predictions",
-        str(preds),
+        *_args("spider", tiny_spider, preds),
         "--format",
         "spider",
         "--workers",
@@ -253,12 +233,7 @@ def test_a_short_or_shifted_spider_file_is_refused_unless_partial(
 ):
     preds = tmp_path / "pred.txt"
     args = [
-        "--benchmark",
-        "spider",
-        "--data",
-        str(tiny_spider),
-        "--predictions",
-        str(preds),
+        *_args("spider", tiny_spider, preds),
         "--format",
         "spider",
     ]
@@ -276,12 +251,7 @@ def test_a_shifted_file_with_database_ids_is_refused(tiny_spider, tmp_path, caps
     preds.write_text("\n".join(["SELECT 1\tmusic", *lines[:-1]]) + "\n")  # same length, one down
     line = _refused(
         capsys,
-        "--benchmark",
-        "spider",
-        "--data",
-        str(tiny_spider),
-        "--predictions",
-        str(preds),
+        *_args("spider", tiny_spider, preds),
         "--format",
         "spider",
     )
@@ -295,12 +265,7 @@ def test_a_spider_file_naming_the_wrong_databases_is_refused(
     preds.write_text("".join(f"SELECT 1\t{'absent_db' if i == 2 else 'music'}\n" for i in range(7)))
     line = _refused(
         capsys,
-        "--benchmark",
-        "spider",
-        "--data",
-        str(tiny_spider),
-        "--predictions",
-        str(preds),
+        *_args("spider", tiny_spider, preds),
         "--format",
         "spider",
     )
@@ -312,12 +277,7 @@ def test_an_empty_file_is_refused_even_with_partial(tiny_spider, tmp_path, capsy
     preds.write_text("")
     line = _refused(
         capsys,
-        "--benchmark",
-        "spider",
-        "--data",
-        str(tiny_spider),
-        "--predictions",
-        str(preds),
+        *_args("spider", tiny_spider, preds),
         "--partial",
     )
     assert "no predictions" in line
@@ -328,12 +288,7 @@ def test_jsonl_database_ids_are_checked(tiny_spider, tmp_path, capsys, no_scorin
     preds.write_text(json.dumps({"index": 0, "sql": "SELECT 1", "db_id": "concert_singer"}) + "\n")
     line = _refused(
         capsys,
-        "--benchmark",
-        "spider",
-        "--data",
-        str(tiny_spider),
-        "--predictions",
-        str(preds),
+        *_args("spider", tiny_spider, preds),
         "--partial",
     )
     assert "names database 'concert_singer' but question 0 is on 'music'" in line
@@ -349,12 +304,7 @@ def test_an_unwritable_out_is_refused_before_scoring(
     out = tmp_path / "a_file" / "report.json" if where == "under_a_file" else tmp_path
     line = _refused(
         capsys,
-        "--benchmark",
-        "spider",
-        "--data",
-        str(tiny_spider),
-        "--predictions",
-        str(preds),
+        *_args("spider", tiny_spider, preds),
         "--format",
         "spider",
         "--out",
@@ -387,12 +337,7 @@ def test_partial_scores_a_short_spider_file_and_says_so(tiny_spider, tmp_path, c
     preds.write_text("\n".join(SPIDER_LINES) + "\n")
     code, out = _run(
         capsys,
-        "--benchmark",
-        "spider",
-        "--data",
-        str(tiny_spider),
-        "--predictions",
-        str(preds),
+        *_args("spider", tiny_spider, preds),
         "--format",
         "spider",
         "--partial",
