@@ -73,7 +73,6 @@ from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, 
 from pipelines.understanding import _call, _index_missing, _supported
 
 FIRST_WAVE = "first_wave"
-STEPS = (FIRST_WAVE, "fix", "widen", "revise", "tournament")
 
 
 def call_allowance(adaptive: AdaptiveScaling, fixer_passes: int = 1) -> int:
