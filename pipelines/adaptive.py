@@ -4,7 +4,8 @@
          ──► L0 retrieval without an LLM: cell values for the question's n-grams ║ examples for its skeleton
          ──► first wave: greedy + n samples of one prompt (schema, cells, examples, question),
              every candidate executed; "no such column" rewritten from the schema (no LLM,
-             pipelines/column_repair.py); bucketed by result
+             pipelines/column_repair.py); a string filter that matches no row grounded in
+             the stored values (pipelines/value_repair.py); bucketed by result
          ──► clear majority? ── yes ──► answer (answered_by = "first_wave")
          ──► fix: the most common errored SQLs ──► SQLFixer with the engine's message ──► check
          ──► widen: more samples of a prompt variant (scaling.adaptive.widen) ──► check
@@ -71,6 +72,7 @@ from pipelines.task_run import TaskRun, describe, record_failure
 from pipelines.tournament import Tournament, TournamentQuestion
 from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, conclude, safe_sinks
 from pipelines.understanding import _call, _index_missing, _supported
+from pipelines.value_repair import ValueRepair
 
 FIRST_WAVE = "first_wave"
 
@@ -217,7 +219,7 @@ class AdaptivePipeline:
         schema = await self._schema(run.task.db)
         run.light = run.ddl = schema.text  # every agent's shared system message
         run.context, state.retrieval = await self._retrieve(run, schema.words)
-        state.repair = schema.repair
+        state.repair, state.values = schema.repair, schema.values
 
         steps: list[tuple[str, bool, Callable[[], Awaitable[object]]]] = [
             (FIRST_WAVE, True, lambda: self._first_wave(run, state)),
@@ -268,7 +270,10 @@ class AdaptivePipeline:
                 )
                 view = await asyncio.to_thread(introspect, db, 0)
                 return _Schema(
-                    text=text, words=SchemaWords.from_view(view), repair=ColumnRepair(view)
+                    text=text,
+                    words=SchemaWords.from_view(view),
+                    repair=ColumnRepair(view),
+                    values=ValueRepair(view),
                 )
 
             self._schemas[key] = asyncio.ensure_future(read())
@@ -429,8 +434,52 @@ class AdaptivePipeline:
             except InvalidModelOutput:
                 run.recorder.decide("generator_unusable", "adaptive", generator=producer)
         executed = await run.execute_all(candidates)
-        run.add(executed)
-        run.add(await self._repair_columns(run, state, executed))
+        repaired = await self._repair_columns(run, state, executed)
+        run.add(await self._ground_values(run, state, executed))
+        run.add(await self._ground_values(run, state, repaired))
+
+    async def _ground_values(
+        self, run: TaskRun, state: _State, candidates: Sequence[CandidateSQL]
+    ) -> list[CandidateSQL]:
+        """Each candidate that found nothing (no rows, or counts of zero) and whose string filters
+        name no stored value, replaced by its rewrite that names them (pipelines/value_repair.py)
+        when the rewrite finds something."""
+        repair = state.values
+        if not self.adaptive.value_repair or repair is None:
+            return list(candidates)
+        out = []
+        for candidate in candidates:
+            if _nothing_found(candidate) and candidate.sql not in state.grounded:
+                state.grounded[candidate.sql] = await self._grounded(run, repair, candidate)
+            out.append(state.grounded.get(candidate.sql) or candidate)
+        return out
+
+    async def _grounded(
+        self, run: TaskRun, repair: ValueRepair, candidate: CandidateSQL
+    ) -> CandidateSQL | None:
+        proposal = await repair.propose(
+            candidate.sql,
+            lambda probe: run.runtime.execute(probe, run.task.db, agent="value_repair"),
+        )
+        rewrite = None
+        if proposal is not None and proposal != candidate.sql:
+            (rewrite,) = await run.execute_all(
+                [
+                    candidate.model_copy(
+                        update={"sql": proposal, "lineage": candidate.lineage + ("values",)}
+                    )
+                ],
+                agent="value_repair",
+            )
+        grounded = rewrite is not None and not _nothing_found(rewrite)
+        run.recorder.decide(
+            "value_repair",
+            "adaptive",
+            generator=candidate.producer,
+            proposed=proposal is not None,
+            grounded=grounded,
+        )
+        return rewrite if grounded else None
 
     async def _repair_columns(
         self, run: TaskRun, state: _State, executed: Sequence[CandidateSQL]
@@ -583,6 +632,16 @@ class AdaptivePipeline:
         return ranked[0].representative
 
 
+def _nothing_found(candidate: CandidateSQL) -> bool:
+    """No rows, or one row of zeros and NULLs: what aggregates over a filter that matched nothing give."""
+    result = candidate.exec_result
+    if result is None or not result.ok:
+        return False
+    return result.row_count == 0 or (
+        result.row_count == 1 and all(v is None or v == 0 for v in result.rows[0])
+    )
+
+
 def _fixable(run: TaskRun, state: _State) -> list[CandidateSQL]:
     """Errored candidates for the LLM fixer: not fixed before, and not SQLs the column repair
     rewrote (their rewrite stands for them when it still fails)."""
@@ -600,6 +659,7 @@ class _Schema(NamedTuple):
     text: str
     words: SchemaWords
     repair: ColumnRepair
+    values: ValueRepair
 
 
 class _State:
@@ -611,6 +671,8 @@ class _State:
         self.retrieval: tuple[RetrievalSource, ...] = ()
         self.repair: ColumnRepair | None = None
         self.rewritten: set[str] = set()  # errored SQLs the column repair rewrote
+        self.values: ValueRepair | None = None
+        self.grounded: dict[str, CandidateSQL | None] = {}  # empty-result SQL -> its rewrite
         self._open: tuple[str, Usage, float] | None = None
 
     def settle(self) -> None:

@@ -124,6 +124,9 @@ class AdaptiveScaling(Frozen):
     early_stop: bool = True  # False: every enabled step runs (the −early-stop ablation)
     # Rounds of schema-grounded rewrites of an unbound column, no LLM (pipelines/column_repair.py).
     column_repair: int = Field(default=3, ge=0)
+    # An empty result whose ``column = 'literal'`` filter names no stored value: the literal looked
+    # up in the scope's text columns, no LLM (pipelines/value_repair.py).
+    value_repair: bool = True
     fix_max: int = Field(default=1, ge=0)  # distinct errored SQLs repaired, most frequent first
     # One request each, in order, while the pool is split; () disables widening. A second step with
     # another prompt ({n: 4, temperature: 1.0, examples: false}) added no right answer on the fixed

@@ -359,3 +359,34 @@ async def test_on_a_tie_an_answer_with_rows_beats_an_empty_one(tiny_db, sandbox,
     prediction = await adaptive.answer(task(tiny_db))
 
     assert prediction.exec_result.rows == ((5,),)
+
+
+async def test_an_empty_result_whose_literal_misses_is_grounded_in_the_stored_value(
+    tiny_db, sandbox, scripted
+):
+    lowercase = (
+        "SELECT count(*) FROM singer WHERE country = 'france'"  # 0 rows: SQLite's = is exact
+    )
+    wrong_column = "SELECT count(*) FROM singer WHERE name = 'France'"  # country holds 'France'
+    client = scripted(
+        {"single_pass": first_wave(lowercase, [lowercase, wrong_column, EMPTY, WRONG])}
+    )
+    adaptive = pipeline(client, sandbox, scaling(widen=(), tournament=False))
+    prediction = await adaptive.answer(task(tiny_db))
+
+    assert prediction.exec_result.rows == ((2,),) and "'France'" in prediction.sql
+    grounded = [c for c in prediction.candidates if "values" in c.lineage]
+    assert len(grounded) == 3  # the greedy, its duplicate (one probe), the wrong column
+    assert {c.producer for c in grounded} == {"first_wave/greedy", "first_wave/T=0.8"}
+    assert EMPTY in [c.sql for c in prediction.candidates]  # 'Peru' is stored nowhere: it stands
+    assert client.calls == {"single_pass": 2}  # no model call
+
+
+async def test_without_value_repair_the_empty_answers_stand(tiny_db, sandbox, scripted):
+    lowercase = "SELECT count(*) FROM singer WHERE country = 'france'"
+    client = scripted({"single_pass": first_wave(lowercase, [lowercase, lowercase, WRONG, WRONG])})
+    adaptive = pipeline(client, sandbox, scaling(widen=(), tournament=False, value_repair=False))
+    prediction = await adaptive.answer(task(tiny_db))
+
+    assert not [c for c in prediction.candidates if "values" in c.lineage]
+    assert prediction.exec_result.rows == ((0,),)

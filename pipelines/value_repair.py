@@ -1,0 +1,245 @@
+"""Ground the string literals of an empty-result query in the stored values: no LLM call.
+
+Small models filter the right value in the wrong column (``Abbreviation = 'JetBlue Airways'``
+where ``Airline`` holds it) or spell a stored value with another case or padding
+(``'jetblue airways'``). On SQLite and DuckDB both find nothing (no rows, a count of zero), an
+answer a vote can then choose. For such a query, each ``column = 'literal'`` filter whose literal
+the column does not hold (one read-only probe) is looked up in the text columns of the tables in
+its scope (a second probe; both through the sandbox):
+
+    Abbreviation = 'JetBlue Airways'  ──► Airline = 'JetBlue Airways'   (one other column holds it)
+    Airline = 'jetblue airways'       ──► Airline = 'JetBlue Airways'   (the column holds it as that)
+
+A literal the column holds, a literal no column holds, or more than one equally good place
+proposes nothing: an empty result can be the right answer.
+
+    >>> import asyncio
+    >>> from pipelines.sandbox import Sandbox
+    >>> from pipelines.schema import introspect
+    >>> repair, sandbox = ValueRepair(introspect(db)), Sandbox()
+    >>> asyncio.run(repair.propose(
+    ...     "SELECT count(*) FROM singer WHERE Name = 'france'",
+    ...     lambda probe: sandbox.aexecute(probe, db),
+    ... ))
+    "SELECT COUNT(*) FROM singer WHERE Country = 'France'"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.scope import traverse_scope
+
+from pipelines.contracts import ExecutionResult, SchemaView
+
+# Declared types whose values a string literal can name; SQLite's untyped columns read as "".
+_TEXT_TYPES = ("CHAR", "TEXT", "CLOB", "STRING", "VARCHAR")
+# Distinct (column, value) matches a probe returns: enough to tell one place from several.
+_PROBE_LIMIT = 8
+
+
+@dataclass(frozen=True)
+class _Source:
+    alias: str  # how the query names the table
+    table: str  # the schema's table name
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One filter ``alias.column = 'literal'`` and the read-only query that finds its literal.
+
+    The query returns rows ``(source index, column name, "[stored value]")`` for every text column
+    of the filter's scope that holds the literal up to case and surrounding spaces.
+    """
+
+    holds: str  # returns a row when the filtered column holds the literal as written
+    sql: str
+    literal: str
+    column: str  # the filtered column as the schema spells it
+    source: int  # index into ``sources`` of the filtered column's table
+    sources: tuple[_Source, ...]
+
+
+class ValueRepair:
+    """Proposes a rewrite of an empty-result query whose string filters miss (module docstring)."""
+
+    def __init__(self, view: SchemaView) -> None:
+        self.dialect = view.dialect
+        self.columns: dict[str, tuple[str, ...]] = {
+            t.name.lower(): tuple(c.name for c in t.columns) for t in view.tables
+        }
+        self.text_columns: dict[str, tuple[str, ...]] = {
+            t.name.lower(): tuple(c.name for c in t.columns if _is_text(c.type))
+            for t in view.tables
+        }
+        self.tables: dict[str, str] = {t.name.lower(): t.name for t in view.tables}
+
+    async def propose(
+        self, sql: str, run_probe: Callable[[str], Awaitable[ExecutionResult]]
+    ) -> str | None:
+        """A rewrite of ``sql`` whose string filters name stored values, or None.
+
+        ``run_probe`` executes one read-only probe query (the sandbox); a probe that fails
+        leaves its filter as written.
+        """
+        try:
+            tree = sqlglot.parse_one(sql, read=self.dialect)
+            filters = list(self._filters(tree))
+        except (SqlglotError, RecursionError, ValueError, KeyError, AttributeError):
+            return None
+        changed = False
+        for node, column, probe in filters:
+            held = await run_probe(probe.holds)
+            if not held.ok or held.row_count:
+                continue  # the column holds the literal (or cannot be asked): not why it is empty
+            result = await run_probe(probe.sql)
+            if not result.ok:
+                continue
+            place = _place(probe, result.rows)
+            if place is None:
+                continue
+            source, name, value = place
+            column.set("this", exp.to_identifier(name))
+            if column.table or len(probe.sources) > 1:
+                column.set("table", exp.to_identifier(probe.sources[source].alias))
+            literal = node.expression if isinstance(node.expression, exp.Literal) else node.this
+            literal.replace(exp.Literal.string(value))
+            changed = True
+        return tree.sql(dialect=self.dialect) if changed else None
+
+    def probes(self, sql: str) -> list[Probe]:
+        """The probe of every ``column = 'literal'`` filter of ``sql`` (for inspection and tests)."""
+        tree = sqlglot.parse_one(sql, read=self.dialect)
+        return [probe for _node, _column, probe in self._filters(tree)]
+
+    # --- finding the filters ---------------------------------------------------------------------
+
+    def _filters(self, tree: exp.Expression):
+        seen: set[tuple[str, str, str]] = set()
+        for scope in traverse_scope(tree):
+            sources = tuple(
+                _Source(alias=alias, table=source.name.lower())
+                for alias, (_node, source) in scope.selected_sources.items()
+                if isinstance(source, exp.Table) and source.name.lower() in self.columns
+            )
+            if not sources:
+                continue
+            where = scope.expression.args.get("where")
+            if where is None:
+                continue
+            for node in where.find_all(exp.EQ):
+                pair = _column_and_string(node)
+                if pair is None or node.parent_select is not scope.expression:
+                    continue
+                column, literal = pair
+                owner = self._owner(sources, column)
+                if owner is None:
+                    continue
+                table = sources[owner].table
+                name = next(c for c in self.columns[table] if c.lower() == column.name.lower())
+                key = (sources[owner].alias.lower(), name.lower(), literal)
+                if key in seen:
+                    continue
+                seen.add(key)
+                yield node, column, self._probe(sources, owner, name, literal)
+
+    def _owner(self, sources: Sequence[_Source], column: exp.Column) -> int | None:
+        """Index of the in-scope table the column belongs to (by qualifier, else by name)."""
+        if column.table:
+            found = [i for i, s in enumerate(sources) if s.alias.lower() == column.table.lower()]
+        else:
+            found = [
+                i
+                for i, s in enumerate(sources)
+                if any(c.lower() == column.name.lower() for c in self.columns[s.table])
+            ]
+        return found[0] if len(found) == 1 else None
+
+    def _probe(self, sources: tuple[_Source, ...], owner: int, column: str, literal: str) -> Probe:
+        wanted = exp.Literal.string(literal.strip().lower())
+        branches = []
+        for i, s in enumerate(sources):
+            names = self.text_columns[s.table]
+            if i == owner and column not in names:
+                names = (column, *names)  # the filtered column is probed whatever its type
+            for name in names:
+                value = exp.column(name, quoted=True)
+                branches.append(
+                    exp.select(
+                        exp.Literal.number(i),
+                        exp.Literal.string(name),
+                        # Bracketed: the sandbox trims the cells it returns, the rewrite must not.
+                        exp.DPipe(
+                            this=exp.DPipe(
+                                this=exp.Literal.string("["),
+                                expression=exp.cast(value.copy(), "TEXT"),
+                            ),
+                            expression=exp.Literal.string("]"),
+                        ),
+                    )
+                    .from_(exp.to_table(self.tables[s.table], quoted=True))
+                    .where(
+                        exp.EQ(
+                            this=exp.Lower(this=exp.Trim(this=exp.cast(value.copy(), "TEXT"))),
+                            expression=wanted.copy(),
+                        )
+                    )
+                    .distinct()
+                )
+        union = branches[0]
+        for branch in branches[1:]:
+            union = exp.union(union, branch, distinct=False)
+        query = exp.select("*").from_(union.subquery("matches")).limit(_PROBE_LIMIT)
+        holds = (
+            exp.select(exp.Literal.number(1))
+            .from_(exp.to_table(self.tables[sources[owner].table], quoted=True))
+            .where(
+                exp.EQ(this=exp.column(column, quoted=True), expression=exp.Literal.string(literal))
+            )
+            .limit(1)
+        )
+        return Probe(
+            holds=holds.sql(dialect=self.dialect),
+            sql=query.sql(dialect=self.dialect),
+            literal=literal,
+            column=column,
+            source=owner,
+            sources=sources,
+        )
+
+
+def _place(probe: Probe, rows: Sequence[Sequence[object]]) -> tuple[int, str, str] | None:
+    """Where the literal lives: (source, column, stored value), or None when it already matches,
+    lives nowhere, or lives in more than one place."""
+    matches = {(int(r[0]), str(r[1]), str(r[2])[1:-1]) for r in rows if r[2] is not None}
+    if (probe.source, probe.column, probe.literal) in matches:
+        return None  # the column holds the literal as written: the filter is not why it is empty
+    same = [m for m in matches if m[:2] == (probe.source, probe.column)]
+    if same:
+        return same[0] if len(same) == 1 else None
+    places = {m[:2] for m in matches}
+    if len(places) != 1:
+        return None
+    values = [m for m in matches if m[2] == probe.literal] or list(matches)
+    return values[0] if len(values) == 1 else None
+
+
+def _column_and_string(node: exp.EQ) -> tuple[exp.Column, str] | None:
+    for column, literal in ((node.this, node.expression), (node.expression, node.this)):
+        if (
+            isinstance(column, exp.Column)
+            and isinstance(literal, exp.Literal)
+            and literal.is_string
+            and literal.this.strip()
+        ):
+            return column, literal.this
+    return None
+
+
+def _is_text(declared: str) -> bool:
+    upper = (declared or "").upper()
+    return not upper or any(t in upper for t in _TEXT_TYPES)
