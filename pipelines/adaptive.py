@@ -219,6 +219,7 @@ class AdaptivePipeline:
         schema = await self._schema(run.task.db)
         run.light = run.ddl = schema.text  # every agent's shared system message
         run.context, state.retrieval = await self._retrieve(run, schema.words)
+        run.recorder.context = run.context  # the trace shows what the prompts were given
         state.repair, state.values = schema.repair, schema.values
 
         steps: list[tuple[str, bool, Callable[[], Awaitable[object]]]] = [

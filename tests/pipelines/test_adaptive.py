@@ -180,9 +180,12 @@ async def test_a_split_pool_widens_with_the_configured_variant(tiny_db, sandbox,
         cell_retriever=cells,
         example_retriever=examples,
     )
-    prediction = await p.answer(task(tiny_db))
+    prediction, trace = await p.answer_with_trace(task(tiny_db))
 
     assert prediction.retrieval == ("cells", "examples")
+    # the trace keeps what the prompts were given
+    assert [h.value for h in trace.context.cell_hits] == ["France"]
+    assert [h.db_id for h in trace.context.example_hits] == ["x"]
     first = client.requests[0][1].messages[-1].content
     assert "singer.country = 'France'" in first and "head WHERE age > 56" in first
     widen = client.requests[-1][1]
