@@ -36,7 +36,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("eval.run_cli:main", "run a configured pipeline over a benchmark"),
     "score": ("eval.score_cli:main", "score a predictions file against a benchmark"),
     "report": ("eval.report_cli:main", "ablation table and plots for an experiment"),
-    "serve": ("serve.cli:main", "the online Ray Serve endpoint (not built yet)"),
+    "serve": ("serve.cli:main", "the online endpoint (Ray Serve): HTTP API and web page"),
 }
 
 

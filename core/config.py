@@ -48,6 +48,7 @@ BASES: dict[str, str] = {
     "sweep/base": "eval.sweep.config:SweepConfig",
     "benchmark/base": "eval.loaders.common:BenchmarkSpec",
     "model/base": "models.config:ModelConfig",
+    "serve/base": "serve.settings:ServeSettings",
 }
 
 M = TypeVar("M", bound=BaseModel)

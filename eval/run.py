@@ -43,7 +43,7 @@ from eval.tracking import RunLog, TrackedRun, flatten, log_run
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.ensure import RetrievalStatus, ensure_indexes
 
-_NOT_IDENTITY = ("paths", "sweep", "experiment", "log_level")
+_NOT_IDENTITY = ("paths", "sweep", "experiment", "log_level", "serve")
 # Not part of a run's identity, so they may change when it resumes: tags, not (immutable) params.
 _MUTABLE_PARAMS = (*(f"benchmark.{key}" for key in SUBSET_FIELDS), "model.response_cache")
 Services = Callable[

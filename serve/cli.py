@@ -1,20 +1,177 @@
-"""``scale-analytics serve``: the online Ray Serve endpoint, which is not built yet.
+"""``scale-analytics serve [key=value ...]``: the online endpoint on Ray Serve.
 
-The subcommand keeps its name so the command line stays the same when the endpoint lands; until
-then it says so on stderr and exits with code 2, whatever the arguments.
+    $ scale-analytics serve serve.databases.claims=.cache/demo/dev_databases/claims/claims.sqlite
+    $ scale-analytics serve serve.port=8080 model=qwen2.5-coder-0.5b serve.default_profile=fast
+
+Starts a local Ray (or joins ``sweep.ray.address``), the read-only sandbox actors and the model
+servers (as ``eval`` does: ``eval.sweep.services``), registers the databases given as
+``serve.databases.NAME=PATH`` (SQLite or DuckDB; their L0 indexes are built as ``ask`` builds
+them), and serves ``serve/app.py`` on ``serve.host:serve.port`` until Ctrl-C or SIGTERM, which
+stop Serve, the model servers, the sandbox actors and the Ray it started.
+
+Refused, with one line on stderr and exit code 2: a non-loopback ``serve.host`` with no API
+key configured, a port already in use, a database file that is missing or of unknown engine.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-EXIT_NOT_BUILT = 2
+from core.cli import split_overrides
+from core.cli_errors import fail, user_errors
+from serve.errors import ApiError, ServeConfigError
+
+PROG = "scale-analytics serve"
+DATABASE_PREFIX = "serve.databases."
+
+
+def split_databases(overrides: list[str]) -> tuple[dict[str, str], list[str]]:
+    """``serve.databases.NAME=PATH`` arguments (a name Hydra's struct config would refuse to add)
+    apart from the other overrides.
+
+    >>> split_databases(["serve.databases.demo=/d/claims.sqlite", "serve.port=9000"])
+    ({'demo': '/d/claims.sqlite'}, ['serve.port=9000'])
+    """
+    databases, rest = {}, []
+    for override in overrides:
+        key, _, value = override.partition("=")
+        if key.startswith(DATABASE_PREFIX) and len(key) > len(DATABASE_PREFIX):
+            databases[key[len(DATABASE_PREFIX) :]] = value
+        else:
+            rest.append(override)
+    return databases, rest
+
+
+def port_in_use(host: str, port: int) -> bool:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def profile_configs(overrides: list[str], profiles: dict[str, tuple[str, ...]]) -> dict:
+    """profile -> the composed config (plain dict): the command line's overrides, then the
+    profile's (a profile's group choice replaces the command line's choice of that group)."""
+    from omegaconf import OmegaConf
+
+    from core.config import load_config
+
+    cfgs = {}
+    for profile, extra in profiles.items():
+        chosen = {o.split("=", 1)[0] for o in extra}
+        kept = [o for o in overrides if o.split("=", 1)[0] not in chosen]
+        cfgs[profile] = OmegaConf.to_container(load_config([*kept, *extra]), resolve=True)
+    return cfgs
+
+
+@contextmanager
+def _stop_on_sigterm() -> Iterator[threading.Event]:
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def main(argv: list[str]) -> int:
-    print(
-        "scale-analytics serve: the online endpoint is not built yet. Answer one question with "
-        "`scale-analytics ask`, or a benchmark with `scale-analytics eval`.",
-        file=sys.stderr,
+    from core.config import load_config, section
+    from serve.api import is_loopback
+    from serve.keys import KeyRing
+    from serve.settings import ServeSettings
+
+    words, overrides = split_overrides(argv)
+    if any(w in {"-h", "--help"} for w in words):
+        print(__doc__)
+        return 0
+    if words:
+        return fail(PROG, ServeConfigError(f"unexpected argument {words[0]!r} (use key=value)"))
+    databases, overrides = split_databases(overrides)
+    try:
+        cfg = load_config(overrides)
+        settings = section(cfg, "serve", ServeSettings)
+        settings = settings.model_copy(update={"databases": {**settings.databases, **databases}})
+        ring = KeyRing.build(env_key=os.environ.get(settings.keys.env_var), file=settings.keys.file)
+        if ring.open and not is_loopback(settings.host):
+            raise ServeConfigError(
+                f"refusing to listen on {settings.host} without an API key: set "
+                f"{settings.keys.env_var} or serve.keys.file, or keep serve.host=127.0.0.1"
+            )
+        if settings.default_profile not in settings.profiles:
+            raise ServeConfigError(f"serve.default_profile {settings.default_profile!r} is unknown")
+        if port_in_use(settings.host, settings.port):
+            raise ServeConfigError(
+                f"port {settings.port} on {settings.host} is already in use "
+                "(another server is there; pick another with serve.port=N)"
+            )
+        cfgs = profile_configs(overrides, settings.profiles)
+        registered = _register(settings)
+    except (ValueError, *user_errors()) as exc:
+        return fail(PROG, exc)
+    return _run(cfg, cfgs, settings, ring, registered)
+
+
+def _register(settings) -> list:
+    from serve.api import register
+    from serve.store import StateStore
+    from serve.types import RegisterRequest
+
+    store = StateStore(settings.state_dir)
+    out = []
+    for name, path in settings.databases.items():
+        try:
+            out.append(register(store, RegisterRequest(name=name, path=path), "config"))
+        except ApiError as exc:
+            raise ServeConfigError(f"serve.databases.{name}: {exc.message} ({path})") from None
+    return out
+
+
+def _run(cfg, cfgs, settings, ring, registered) -> int:
+    from ray import serve
+
+    from eval.sweep.config import SweepConfig
+    from eval.sweep.services import sweep_services
+    from eval.sweep.session import ray_session
+    from pipelines.indexing.ensure import ensure_indexes
+    from serve.api import database_ref
+    from serve.app import APP_NAME, build_application
+
+    sweep = SweepConfig.from_cfg(cfg).model_copy(
+        update={
+            "sandbox_actors": settings.sandbox_actors,
+            "sandbox_num_cpus": settings.sandbox_num_cpus,
+        }
     )
-    return EXIT_NOT_BUILT
+    default_cfg = cfgs[settings.default_profile]
+    if registered:
+        print(ensure_indexes(cfg, [database_ref(r.name, r) for r in registered]).summary())
+    # The handler goes in after ray.init, which installs its own.
+    with ray_session(sweep.ray), _stop_on_sigterm() as stop:
+        from omegaconf import OmegaConf
+
+        with sweep_services(OmegaConf.create(default_cfg), sweep, None) as (_, sandbox):
+            try:
+                serve.start(http_options={"host": settings.host, "port": settings.port})
+                serve.run(
+                    build_application(cfgs, settings, ring, sandbox),
+                    name=APP_NAME,
+                    route_prefix="/",
+                    blocking=False,
+                )
+                url = f"http://{settings.host}:{settings.port}"
+                print(f"serving on {url}/ (API docs: {url}/docs); Ctrl-C stops", flush=True)
+                while not stop.wait(0.5):
+                    pass
+                print(f"{PROG}: SIGTERM, stopping", file=sys.stderr)
+            finally:
+                serve.shutdown()
+    return 0

@@ -1,16 +1,54 @@
-"""``scale-analytics serve`` says the endpoint is not built rather than pretending to start one."""
+"""``scale-analytics serve``: what it refuses before starting anything, and its argument split."""
 
 from __future__ import annotations
 
+import socket
+
 from core.cli import _usage, main
+from serve.cli import port_in_use, profile_configs, split_databases
 
 
-def test_serve_says_the_endpoint_is_not_built(capsys):
-    assert main(["serve", "serve.port=8000"]) == 2
-    printed = capsys.readouterr()
-    assert not printed.out
-    assert printed.err.startswith("scale-analytics serve: the online endpoint is not built yet")
+def test_database_overrides_are_split_from_hydra():
+    databases, rest = split_databases(
+        ["serve.databases.demo=/d/claims.sqlite", "model=replay", "serve.databases.b=x.duckdb"]
+    )
+    assert databases == {"demo": "/d/claims.sqlite", "b": "x.duckdb"} and rest == ["model=replay"]
 
 
-def test_the_help_says_so_too():
-    assert "serve    the online Ray Serve endpoint (not built yet)" in _usage()
+def test_a_public_address_without_a_key_is_refused(capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("SCALE_ANALYTICS_API_KEY", raising=False)
+    assert main(["serve", "serve.host=0.0.0.0", f"serve.state_dir={tmp_path}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "refusing to listen on 0.0.0.0 without an API key" in err
+
+
+def test_a_busy_port_is_one_line(capsys, tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert port_in_use("127.0.0.1", port)
+        assert main(["serve", f"serve.port={port}", f"serve.state_dir={tmp_path}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"port {port} on 127.0.0.1 is already in use" in err
+
+
+def test_a_missing_database_is_refused_without_starting(capsys, tmp_path):
+    code = main(
+        ["serve", f"serve.databases.x={tmp_path}/none.sqlite", f"serve.state_dir={tmp_path}"]
+    )
+    assert code == 2 and "serve.databases.x: no database file" in capsys.readouterr().err
+
+
+def test_profiles_replace_the_scaling_group_of_the_command_line():
+    cfgs = profile_configs(
+        ["scaling=cpu_small", "model=replay"],
+        {"fast": ("scaling=single_pass",), "balanced": ()},
+    )
+    assert cfgs["fast"]["scaling"]["single_pass"] is True
+    assert cfgs["balanced"]["scaling"]["single_pass"] is False
+    assert cfgs["fast"]["model"]["name"] == cfgs["balanced"]["model"]["name"] == "replay"
+
+
+def test_the_help_names_the_endpoint():
+    assert "serve    the online endpoint (Ray Serve)" in _usage()

@@ -38,6 +38,7 @@ EXPECTED = {
         "suggested_fix",
         "others",
     },
+    "explain_answer": {"question", "evidence", "dialect", "sql", "row_count", "columns", "rows"},
     "reasoning_selector": {
         "schema",
         "question",
