@@ -92,7 +92,7 @@ class ValueRepair:
         except (SqlglotError, RecursionError, ValueError, KeyError, AttributeError):
             return None
         changed = False
-        for node, column, probe in filters:
+        for literal, column, probe in filters:
             held = await run_probe(probe.holds)
             if not held.ok or held.row_count:
                 continue  # the column holds the literal (or cannot be asked): not why it is empty
@@ -106,7 +106,6 @@ class ValueRepair:
             column.set("this", exp.to_identifier(name))
             if column.table or len(probe.sources) > 1:
                 column.set("table", exp.to_identifier(probe.sources[source].alias))
-            literal = node.expression if isinstance(node.expression, exp.Literal) else node.this
             literal.replace(exp.Literal.string(value))
             changed = True
         return tree.sql(dialect=self.dialect) if changed else None
@@ -114,7 +113,7 @@ class ValueRepair:
     def probes(self, sql: str) -> list[Probe]:
         """The probe of every ``column = 'literal'`` filter of ``sql`` (for inspection and tests)."""
         tree = sqlglot.parse_one(sql, read=self.dialect)
-        return [probe for _node, _column, probe in self._filters(tree)]
+        return [probe for _literal, _column, probe in self._filters(tree)]
 
     # --- finding the filters ---------------------------------------------------------------------
 
@@ -131,11 +130,12 @@ class ValueRepair:
             where = scope.expression.args.get("where")
             if where is None:
                 continue
+            names = {c.lower() for s in sources for c in self.columns[s.table]}
             for node in where.find_all(exp.EQ):
-                pair = _column_and_string(node)
-                if pair is None or node.parent_select is not scope.expression:
+                found = self._column_and_string(node, names)
+                if found is None or node.parent_select is not scope.expression:
                     continue
-                column, literal = pair
+                column, literal_node, literal = found
                 owner = self._owner(sources, column)
                 if owner is None:
                     continue
@@ -145,7 +145,31 @@ class ValueRepair:
                 if key in seen:
                     continue
                 seen.add(key)
-                yield node, column, self._probe(sources, owner, name, literal)
+                yield literal_node, column, self._probe(sources, owner, name, literal)
+
+    def _column_and_string(
+        self, node: exp.EQ, names: set[str]
+    ) -> tuple[exp.Column, exp.Expression, str] | None:
+        """The column, the string node and its text of ``column = 'text'`` (either order).
+
+        On SQLite ``"text"`` that names no column in scope is a string too (SQLite's fallback for
+        a double-quoted identifier it cannot bind), and Spider-trained models write it so.
+        """
+        for column, other in ((node.this, node.expression), (node.expression, node.this)):
+            if not isinstance(column, exp.Column):
+                continue
+            if isinstance(other, exp.Literal) and other.is_string and other.this.strip():
+                return column, other, other.this
+            if (
+                self.dialect == "sqlite"
+                and isinstance(other, exp.Column)
+                and not other.table
+                and other.this.args.get("quoted")
+                and other.name.strip()
+                and other.name.lower() not in names
+            ):
+                return column, other, other.name
+        return None
 
     def _owner(self, sources: Sequence[_Source], column: exp.Column) -> int | None:
         """Index of the in-scope table the column belongs to (by qualifier, else by name)."""
@@ -226,18 +250,6 @@ def _place(probe: Probe, rows: Sequence[Sequence[object]]) -> tuple[int, str, st
         return None
     values = [m for m in matches if m[2] == probe.literal] or list(matches)
     return values[0] if len(values) == 1 else None
-
-
-def _column_and_string(node: exp.EQ) -> tuple[exp.Column, str] | None:
-    for column, literal in ((node.this, node.expression), (node.expression, node.this)):
-        if (
-            isinstance(column, exp.Column)
-            and isinstance(literal, exp.Literal)
-            and literal.is_string
-            and literal.this.strip()
-        ):
-            return column, literal.this
-    return None
 
 
 def _is_text(declared: str) -> bool:

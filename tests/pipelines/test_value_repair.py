@@ -153,3 +153,18 @@ def test_each_filter_has_one_probe_over_the_text_columns_in_scope(db):
     for column in ("Airline", "Abbreviation", "Country", "DestAirport"):
         assert f"'{column}'" in probe.sql
     assert "'FlightNo'" not in probe.sql  # an integer column cannot hold the literal
+
+
+def test_a_double_quoted_string_on_sqlite_is_grounded_as_a_literal(db):
+    fixed = propose(db, 'SELECT Country FROM airlines WHERE Abbreviation = "JetBlue Airways"')
+
+    if db.dialect == "sqlite":  # SQLite reads "JetBlue Airways" as a string: no such column
+        assert fixed is not None and "Airline = 'JetBlue Airways'" in fixed
+        assert rows(db, fixed) == [("USA",)]
+    else:  # DuckDB binds it as a column: the query errors, nothing to ground
+        assert fixed is None
+
+
+def test_a_double_quoted_column_name_is_not_read_as_a_string(db):
+    # "Airline" names a column in scope: a column comparison, not a filter on a value
+    assert propose(db, 'SELECT Country FROM airlines WHERE Abbreviation = "Airline"') is None
