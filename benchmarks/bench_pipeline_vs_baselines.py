@@ -74,7 +74,6 @@ def main() -> None:
         f"model={args.model}",
         "benchmark=spider_dev_sub9",
         f"benchmark.limit={args.limit}",
-        "pipeline.trace.mlflow=false",
         "pipeline.trace.directory=${paths.runs}/bench_traces",
     ]
     if args.timeout:

@@ -4,7 +4,8 @@
         ──► ensure_indexes (L0 indexes of the databases this invocation runs, built when missing)
         ──► run_sweep (Ray Data over the benchmark's tasks)    ──► predictions.parquet
         ──► exports/ (JSONL, official BIRD / Spider files), report/ (report.md + plots)
-        ──► MLflow: params = flattened config, metrics, artifacts   ──► RunOutcome
+        ──► MLflow: params = flattened config, metrics, artifacts,
+                    one trace per answered question (sweep.mlflow_traces) ──► RunOutcome
 
 The run directory is named by a hash of the configuration's *content* (model, scaling,
 benchmark, pipeline, seed), so rerunning the same command resumes the same directory, and
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from mlflow.exceptions import MlflowException
 from omegaconf import DictConfig, OmegaConf
 
 from core.types import Frozen
@@ -39,13 +42,20 @@ from eval.sweep.grading import Executor
 from eval.sweep.services import sweep_services
 from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory
-from eval.tracking import RunLog, TrackedRun, flatten, log_run
+from eval.tracking import RunLog, TrackedRun, flatten, log_run, log_traces
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.ensure import RetrievalStatus, ensure_indexes
+from pipelines.trace import ReasoningTrace, derive_metrics, read_traces
+
+log = logging.getLogger(__name__)
 
 _NOT_IDENTITY = ("paths", "sweep", "experiment", "log_level", "serve")
 # Not part of a run's identity, so they may change when it resumes: tags, not (immutable) params.
-_MUTABLE_PARAMS = (*(f"benchmark.{key}" for key in SUBSET_FIELDS), "model.response_cache")
+_MUTABLE_PARAMS = (
+    *(f"benchmark.{key}" for key in SUBSET_FIELDS),
+    "model.response_cache",
+    "sweep.mlflow_traces",
+)
 Services = Callable[
     [DictConfig, SweepConfig, str | None], AbstractContextManager[tuple[PipelineFactory, Executor]]
 ]
@@ -115,7 +125,8 @@ def run_configuration(
         )
     in_scope = [task.task_id for task in benchmark.tasks]
     frame = store.compact().filter(pl.col("task_id").is_in(in_scope))
-    metrics = run_metrics(frame, skipped=len(benchmark.skipped)) | _trace_metrics(trace_dir, frame)
+    traces = _latest_traces(trace_dir, frame)
+    metrics = run_metrics(frame, skipped=len(benchmark.skipped)) | _trace_metrics(traces)
     if result.answered:
         metrics["questions_per_minute"] = 60 * result.answered / result.elapsed_s
     exports = export_predictions(frame, benchmark, run_dir / "exports")
@@ -155,6 +166,14 @@ def run_configuration(
             },
         )
     )
+    if sweep.mlflow_traces and traces:
+        answered_by = dict(zip(frame["task_id"].to_list(), frame["answered_by"].to_list()))
+        try:
+            written = log_traces(tracked, traces, answered_by)
+        except MlflowException as exc:
+            log.warning("MLflow took no traces (%s); sweep.mlflow_traces=false skips them", exc)
+        else:
+            log.info("%d question traces written to MLflow run %s", written, tracked.run_id)
     return RunOutcome(
         label=label,
         run_dir=str(run_dir),
@@ -168,17 +187,23 @@ def run_configuration(
     )
 
 
-def _trace_metrics(trace_dir: Path, frame: pl.DataFrame) -> dict[str, float]:
-    """Per-surface metrics of the traces of this run's answered questions (latest per question)."""
-    from pipelines.trace import derive_metrics, read_traces
-
+def _latest_traces(trace_dir: Path, frame: pl.DataFrame) -> list[ReasoningTrace]:
+    """The trace of each question of ``frame``: the latest started when it was answered again."""
     answered = set(frame.get_column("task_id").to_list())
-    latest = {}
+    latest: dict[str, ReasoningTrace] = {}
     for path in sorted(trace_dir.glob("**/traces.jsonl")):
         for trace in read_traces(path):
-            if trace.task_id in answered:
+            known = latest.get(trace.task_id)
+            if trace.task_id in answered and (
+                known is None or trace.started_unix_s >= known.started_unix_s
+            ):
                 latest[trace.task_id] = trace
-    if not latest:
+    return list(latest.values())
+
+
+def _trace_metrics(traces: list[ReasoningTrace]) -> dict[str, float]:
+    """Per-surface metrics of the traces of this run's answered questions."""
+    if not traces:
         return {}
-    derived = derive_metrics(list(latest.values())).model_dump(exclude={"tasks"})
+    derived = derive_metrics(traces).model_dump(exclude={"tasks"})
     return {f"trace/{name}": value for name, value in derived.items() if value is not None}

@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from core.config import section
 from pipelines.contracts import Prediction, ScalingConfig, Task
 from pipelines.settings import PipelineSettings
-from pipelines.trace import JsonlTraceSink, MlflowTraceSink, ReasoningTrace, TraceSink
+from pipelines.trace import JsonlTraceSink, ReasoningTrace, TraceSink
 
 
 class Pipeline(Protocol):
@@ -44,8 +44,6 @@ def default_sinks(settings: PipelineSettings) -> tuple[TraceSink, ...]:
     sinks: list[TraceSink] = []
     if settings.trace.directory:
         sinks.append(JsonlTraceSink(settings.trace.directory))
-    if settings.trace.mlflow:
-        sinks.append(MlflowTraceSink())
     return tuple(sinks)
 
 

@@ -101,7 +101,6 @@ class RouterSettings(Frozen):
 
 class TraceSettings(Frozen):
     directory: str | None = None  # JSONL sink directory; None: no JSONL sink
-    mlflow: bool = True  # write MLflow traces while a run is active
 
 
 class PipelineSettings(Frozen):

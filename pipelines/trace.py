@@ -4,9 +4,11 @@
     orchestrator decision / degradation ──► DecisionEvent ────────┤──► TraceRecorder (one task)
     candidates, buckets, fixes, critiques, lessons, matches ──────┘          │ freeze()
                                                                              ▼
-                        ReasoningTrace ──► sinks: JsonlTraceSink, MlflowTraceSink (when a run is active)
+                        ReasoningTrace ──► sinks: JsonlTraceSink (traces.jsonl, events.jsonl)
 
-The trace is ephemeral: it lives for one question and is serialised beside the prediction.
+The trace is ephemeral: it lives for one question and is serialised beside the prediction. A
+sweep turns the JSONL of its answered questions into MLflow traces of its run
+(``eval.tracking.log_traces``).
 A failing sink warns once and never stops the pipeline (:class:`SafeSink`).
 
 Event attribute names follow the OpenTelemetry GenAI semantic conventions where one exists
@@ -106,6 +108,7 @@ class ReasoningTrace(Frozen):
     task_id: str
     question: str
     db_id: str
+    started_unix_s: float = Field(default=0.0, ge=0)  # wall clock at the start; 0: unknown
     context: Context = Context()
     route: RouteRecord | None = None
     candidates: tuple[CandidateSQL, ...] = ()  # every candidate, dropped ones included
@@ -159,6 +162,7 @@ class TraceRecorder:
         self.task_id, self.question, self.db_id = task_id, question, db_id
         self._clock = clock
         self._t0 = clock()
+        self.started_unix_s = time.time()
         self.context = Context()
         self.route: RouteRecord | None = None
         self.candidates: list[CandidateSQL] = []
@@ -216,6 +220,7 @@ class TraceRecorder:
             task_id=self.task_id,
             question=self.question,
             db_id=self.db_id,
+            started_unix_s=self.started_unix_s,
             context=self.context,
             route=self.route,
             candidates=tuple(self.candidates),
@@ -310,47 +315,6 @@ class JsonlTraceSink:
 
     def close(self) -> None:
         pass
-
-
-class MlflowTraceSink:
-    """Writes each task as an MLflow trace (root span + one span per AgentEvent), but only while
-    an MLflow run is active; otherwise a no-op."""
-
-    def write(self, trace: ReasoningTrace) -> None:
-        import mlflow
-
-        if mlflow.active_run() is None:
-            return
-        end_ns = time.time_ns()
-        start_ns = end_ns - int(trace.latency_s * 1e9)
-        root = mlflow.start_span_no_context(
-            name=f"task {trace.task_id}",
-            span_type="CHAIN",
-            inputs={"question": trace.question, "db_id": trace.db_id},
-            attributes={"scale_analytics.degraded": trace.degraded},
-            start_time_ns=start_ns,
-        )
-        for event in trace.events:
-            begin = int(event.start_unix_s * 1e9)
-            span = mlflow.start_span_no_context(
-                name=event.name,
-                span_type="LLM" if event.surface == "cognitive" else "TOOL",
-                parent_span=root,
-                attributes={
-                    **_mlflow_attrs(event.attributes),
-                    "scale_analytics.surface": event.surface,
-                },
-                start_time_ns=begin,
-            )
-            span.end(end_time_ns=begin + int(event.duration_s * 1e9))
-        root.end(outputs={"sql": trace.chosen_sql}, end_time_ns=end_ns)
-
-    def close(self) -> None:
-        pass
-
-
-def _mlflow_attrs(attributes: dict[str, AttrValue]) -> dict[str, Any]:
-    return {k: v for k, v in attributes.items() if v is not None}
 
 
 class SafeSink:
@@ -448,7 +412,6 @@ __all__ = [
     "derive_metrics",
     "retrieval_precision",
     "JsonlTraceSink",
-    "MlflowTraceSink",
     "SafeSink",
     "safe_sinks",
     "location",

@@ -65,6 +65,11 @@ class SweepConfig(Frozen):
     run_dir: str | None = None  # None: ${paths.runs}/<experiment>/<run label>-<config hash>
     progress: bool = True
     retry: Retry = "none"
+    mlflow_traces: bool = Field(
+        default=True,
+        description="Write each answered question's trace into the MLflow run as an MLflow trace "
+        "(``mlflow.search_traces``); false: only the JSONL under ``<run_dir>/traces``.",
+    )
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any] | None) -> SweepConfig:

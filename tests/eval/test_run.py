@@ -3,8 +3,10 @@
 import asyncio
 import json
 import sys
+import time
 from contextlib import contextmanager
 
+import mlflow
 import pytest
 import ray.cloudpickle
 from mlflow.tracking import MlflowClient
@@ -15,8 +17,10 @@ from eval.loaders import load_benchmark
 from eval.run import config_identity, run_configuration
 from eval.sweep.config import RayInitConfig
 from eval.sweep.session import ray_session
+from eval.tracking import TASK_ID_TAG
 from pipelines.contracts import CandidateSQL, Prediction, Task
 from pipelines.sandbox import Sandbox
+from pipelines.trace import AgentEvent, JsonlTraceSink, TraceRecorder
 
 pytestmark = pytest.mark.ray
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -60,6 +64,44 @@ class GoldOnEvenQuestions:
 def scripted_services(cfg, sweep, trace_dir):
     sandbox = LazySandbox()
     yield GoldOnEvenQuestions(sandbox), sandbox
+
+
+class TracedGoldOnEvenQuestions(GoldOnEvenQuestions):
+    """Also traces each question, as the pipelines do: two agent calls, then the answer."""
+
+    def __init__(self, sandbox, trace_dir):
+        super().__init__(sandbox)
+        self.trace_dir = trace_dir
+
+    def __call__(self):
+        self.sink = JsonlTraceSink(f"{self.trace_dir}/worker")
+        return self
+
+    async def answer(self, task: Task) -> Prediction:
+        recorder = TraceRecorder(task.task_id, task.question, task.db.db_id)
+        for name, surface in (("l2.generator", "cognitive"), ("l2.sandbox", "operational")):
+            recorder.event(
+                AgentEvent(
+                    name=name,
+                    surface=surface,
+                    task_id=task.task_id,
+                    start_unix_s=time.time(),
+                    duration_s=0.01,
+                    ok=True,
+                )
+            )
+        prediction = await super().answer(task)
+        prediction = prediction.model_copy(
+            update={"answered_by": "first_wave", "trace_path": self.sink.location(task.task_id)}
+        )
+        self.sink.write(recorder.freeze(prediction))
+        return prediction
+
+
+@contextmanager
+def traced_services(cfg, sweep, trace_dir):
+    sandbox = LazySandbox()
+    yield TracedGoldOnEvenQuestions(sandbox, trace_dir), sandbox
 
 
 @pytest.fixture(scope="module")
@@ -183,3 +225,47 @@ def test_a_run_grows_with_its_subset_without_recomputing(local_ray, tiny_spider,
     assert (again.sweep.resumed, again.sweep.answered) == (3, 0)
     assert again.metrics["questions"] == 3 and again.metrics["ex_bird"] == first.metrics["ex_bird"]
     assert len((tmp_path / again.run_dir / "exports" / "pred.txt").read_text().splitlines()) == 3
+
+
+def test_each_answered_question_becomes_one_mlflow_trace_of_its_run(
+    local_ray, tiny_spider, tmp_path
+):
+    untraced = configure(tiny_spider, tmp_path, "benchmark.limit=3", "sweep.mlflow_traces=false")
+    whole = configure(tiny_spider, tmp_path)
+    uri = str(whole.experiment.tracking_uri)
+
+    def logged(outcome):
+        mlflow.set_tracking_uri(uri)
+        try:
+            found = mlflow.search_traces(
+                locations=[outcome.tracked.experiment_id],
+                run_id=outcome.tracked.run_id,
+                return_type="list",
+            )
+        finally:
+            mlflow.set_tracking_uri(None)
+        return sorted(found, key=lambda t: t.info.tags[TASK_ID_TAG])
+
+    off = run_configuration(
+        untraced, "traced", load_benchmark(untraced.benchmark), services=traced_services
+    )
+    assert off.sweep.answered == 3 and logged(off) == []  # sweep.mlflow_traces=false
+
+    grown = run_configuration(
+        whole, "traced", load_benchmark(whole.benchmark), services=traced_services
+    )
+    assert grown.tracked.run_id == off.tracked.run_id
+    traces = logged(grown)  # the 3 answered before are written now too
+    assert [t.info.tags[TASK_ID_TAG] for t in traces] == [f"spider_dev:{i}" for i in range(6)]
+    for trace in traces:
+        assert len(trace.data.spans) == 3  # the question and its two agent calls
+        root = next(s for s in trace.data.spans if s.parent_id is None)
+        assert root.attributes["scale_analytics.answered_by"] == "first_wave"
+    odd = next(s for s in traces[1].data.spans if s.parent_id is None)
+    assert odd.attributes["scale_analytics.chosen_sql"] == "SELECT 'wrong'"
+    assert trace.info.request_metadata["mlflow.sourceRun"] == grown.tracked.run_id
+
+    again = run_configuration(
+        whole, "traced", load_benchmark(whole.benchmark), services=traced_services
+    )
+    assert again.sweep.resumed == 6 and len(logged(again)) == 6  # a resume duplicates nothing

@@ -335,9 +335,7 @@ async def test_an_index_never_built_is_noted_and_the_question_answered(tiny_db, 
 def test_build_pipeline_picks_the_adaptive_pipeline_from_config(sandbox, scripted):
     from core.config import load_config
 
-    cfg = load_config(
-        ["scaling=adaptive", "pipeline.trace.directory=null", "pipeline.trace.mlflow=false"]
-    )
+    cfg = load_config(["scaling=adaptive", "pipeline.trace.directory=null"])
     built = build_pipeline(cfg, client=scripted({}), sandbox=sandbox)
     assert isinstance(built, AdaptivePipeline)
     assert built.adaptive == AdaptiveScaling()  # scaling=adaptive changes none of its fields

@@ -97,7 +97,6 @@ def test_prints_sql_preview_and_summary(tiny_db, scripted, monkeypatch, tmp_path
             tiny_db.path,
             f"scaling={scaling}",
             f"pipeline.trace.directory={tmp_path}",
-            "pipeline.trace.mlflow=false",
             f"pipeline.index.root={tmp_path}/no-index",
             "pipeline.index.auto_build=false",
         ]
@@ -154,7 +153,6 @@ def test_json_prints_exactly_one_object_with_the_answer(
             tiny_db.path,
             "--json",
             f"scaling={scaling}",
-            "pipeline.trace.mlflow=false",
             f"pipeline.index.root={tmp_path}/no-index",
             "pipeline.index.auto_build=false",
         ]
@@ -220,7 +218,6 @@ def test_ask_ensures_the_databases_indexes_and_reports_what_served(
             tiny_db.path,
             "--json",
             "scaling=cpu_small",
-            "pipeline.trace.mlflow=false",
             f"pipeline.index.root={tmp_path}/no-index",
         ]
     )

@@ -73,7 +73,6 @@ def cpu_cfg(tmp_path, *extra):
             "model=replay",
             "scaling.global_timeout_s=1800",
             f"pipeline.trace.directory={tmp_path}",
-            "pipeline.trace.mlflow=false",
             *extra,
         ]
     )
@@ -128,7 +127,6 @@ async def test_single_pass_replayed(tiny_db, replay, real_sandbox, tmp_path):
             "scaling=single_pass",
             "model=replay",
             f"pipeline.trace.directory={tmp_path}",
-            "pipeline.trace.mlflow=false",
         ]
     )
     pipeline = build_pipeline(cfg, client=replay, sandbox=real_sandbox)
@@ -148,7 +146,6 @@ async def test_full_pipeline_with_the_real_05b_model(tiny_db, real_sandbox, tmp_
             "model.slots.default.ctx_per_slot=4096",
             "scaling.global_timeout_s=900",
             f"pipeline.trace.directory={tmp_path}",
-            "pipeline.trace.mlflow=false",
         ]
     )
     if not ModelStore(cfg.paths.models).is_verified(get_spec("qwen2.5-coder-0.5b")):
