@@ -16,7 +16,7 @@ export TOKENIZERS_PARALLELISM := false
 # lancedb 0.40 warns on every hybrid search (its sub-queries' score columns)
 export LANCEDB_LOG := error
 
-.PHONY: install install-llamacpp demo test lint format cassettes bench clean
+.PHONY: install install-llamacpp chromium demo test lint format cassettes bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,11 +40,19 @@ demo: $(STAMP)
 	$(BIN)/scale-analytics models pull qwen2.5-coder-1.5b
 	$(BIN)/scale-analytics demo
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/scale-analytics models pull qwen2.5-coder-0.5b
 	$(BIN)/python -m pytest -q
+
+# The web page test (tests/serve) drives a headless Chromium from the Debian packages; where it
+# cannot be installed (no root, no package source) that one test skips, saying so.
+chromium:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+		{ apt-get install -y -q chromium >/dev/null 2>&1 || \
+		  sudo -n apt-get install -y -q chromium >/dev/null 2>&1 || \
+		  echo "chromium not installed: the web page test skips"; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
