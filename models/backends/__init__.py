@@ -3,5 +3,4 @@
 openai_compat  any /v1/chat/completions server (llama.cpp's, vLLM, Ray Serve LLM, hosted)
 replay         record/replay cassettes for tests, wrapping a real backend when recording
 vllm_serve     Ray Serve LLM deployments for the GPU slots (served through openai_compat)
-vllm_batch     Ray Data LLM processor for single-pass batch runs on GPUs
 """

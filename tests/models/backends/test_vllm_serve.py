@@ -14,9 +14,9 @@ def _model_config(name: str) -> ModelConfig:
 
 def test_importing_the_gpu_backends_needs_no_vllm() -> None:
     code = (
-        "import sys, models.backends.vllm_serve, models.backends.vllm_batch, models.build; "
+        "import sys, models.backends.vllm_serve, models.build; "
         "bad = sorted(m for m in sys.modules"
-        " if m.split('.')[0] == 'vllm' or m.startswith(('ray.serve.llm', 'ray.data.llm'))); "
+        " if m.split('.')[0] == 'vllm' or m.startswith('ray.serve.llm')); "
         "print(bad); sys.exit(1 if bad else 0)"
     )
     proc = subprocess.run(
