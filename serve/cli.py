@@ -10,7 +10,8 @@ them), and serves ``serve/app.py`` on ``serve.host:serve.port`` until Ctrl-C or 
 stop Serve, the model servers, the sandbox actors and the Ray it started.
 
 Refused, with one line on stderr and exit code 2: a non-loopback ``serve.host`` with no API
-key configured, a port already in use, a database file that is missing or of unknown engine.
+key configured, a port already in use (on a local Ray; a cluster's Serve proxy keeps the port it
+was started with), a database file that is missing or of unknown engine.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ def _stop_on_sigterm() -> Iterator[threading.Event]:
 
 
 def main(argv: list[str]) -> int:
+    from omegaconf import OmegaConf
+
     from core.config import load_config, section
     from serve.api import is_loopback
     from serve.keys import KeyRing
@@ -108,7 +111,8 @@ def main(argv: list[str]) -> int:
             )
         if settings.default_profile not in settings.profiles:
             raise ServeConfigError(f"serve.default_profile {settings.default_profile!r} is unknown")
-        if port_in_use(settings.host, settings.port):
+        joins_cluster = OmegaConf.select(cfg, "sweep.ray.address") is not None
+        if not joins_cluster and port_in_use(settings.host, settings.port):
             raise ServeConfigError(
                 f"port {settings.port} on {settings.host} is already in use "
                 "(another server is there; pick another with serve.port=N)"
@@ -164,10 +168,10 @@ def _run(cfg, cfgs, settings, ring, registered) -> int:
                 serve.run(
                     build_application(cfgs, settings, ring, sandbox),
                     name=APP_NAME,
-                    route_prefix="/",
+                    route_prefix=settings.route_prefix,
                     blocking=False,
                 )
-                url = f"http://{settings.host}:{settings.port}"
+                url = f"http://{settings.host}:{settings.port}{settings.route_prefix.rstrip('/')}"
                 print(f"serving on {url}/ (API docs: {url}/docs); Ctrl-C stops", flush=True)
                 while not stop.wait(0.5):
                     pass

@@ -83,6 +83,9 @@ class ExplainSettings(Frozen):
 class ServeSettings(Frozen):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
+    # Where the app sits on Serve's HTTP proxy; another prefix (e.g. /analytics) lets it share a
+    # cluster's proxy with the Ray Serve LLM app (models/backends/vllm_serve.py), which takes /.
+    route_prefix: str = Field(default="/", pattern=r"^/[A-Za-z0-9_/-]*$")
     # name -> SQLite (.sqlite/.sqlite3/.db) or DuckDB (.duckdb) file; more via the admin API
     databases: dict[str, str] = Field(default_factory=dict)
     # Where the state lives: registered databases, query cache, query log, traces (one SQLite

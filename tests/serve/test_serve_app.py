@@ -287,6 +287,27 @@ def test_sigterm_stops_serve_and_ray(server):
     assert leftover == []
 
 
+def test_under_a_route_prefix_then_ctrl_c_stops_everything(tmp_path):
+    running = Server(tmp_path, *REPLAY, "serve.route_prefix=/analytics")
+    running.base += "/analytics"
+    try:
+        running.wait_ready(240)
+        page = httpx.get(f"{running.base}/", timeout=10)
+        names = httpx.get(f"{running.base}/v1/databases", headers=headers(ANALYST), timeout=30)
+    finally:
+        if running.process.poll() is None:
+            running.process.send_signal(signal.SIGINT)
+        code = running.process.wait(120)
+    assert page.status_code == 200 and "scale-analytics" in page.text
+    assert [d["name"] for d in names.json()] == ["concerts"]
+    assert code == 130  # interrupted, after Serve, the sandbox actors and Ray were stopped
+    time.sleep(2)
+    leftover = subprocess.run(
+        ["pgrep", "-s", str(running.process.pid)], capture_output=True, text=True
+    ).stdout.split()
+    assert leftover == []
+
+
 @pytest.mark.real_model
 def test_the_real_05b_model_answers_over_http(tmp_path):
     from models.registry import get_spec
