@@ -56,6 +56,12 @@ ENV = {
 }
 
 
+def _env() -> dict[str, str]:
+    """This environment less any API key: the servers run open, on loopback."""
+    env = {k: v for k, v in os.environ.items() if k != "SCALE_ANALYTICS_API_KEY"}
+    return {**env, **ENV}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -87,7 +93,7 @@ class Server:
         ]
         with self.log.open("w") as out:
             self.process = subprocess.Popen(
-                argv, cwd=REPO, env={**os.environ, **ENV}, stdout=out, stderr=subprocess.STDOUT
+                argv, cwd=REPO, env=_env(), stdout=out, stderr=subprocess.STDOUT
             )
 
     def wait_ready(self, timeout_s: float = 600) -> None:

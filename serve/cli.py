@@ -1,6 +1,7 @@
 """``scale-analytics serve [key=value ...]``: the online endpoint on Ray Serve.
 
-    $ scale-analytics serve serve.databases.claims=.cache/demo/dev_databases/claims/claims.sqlite
+    $ scale-analytics serve serve.demo=true            # the demo database, as "claims"
+    $ scale-analytics serve serve.databases.sales=/data/sales.duckdb
     $ scale-analytics serve serve.port=8080 model=qwen2.5-coder-0.5b serve.default_profile=fast
 
 Starts a local Ray (or joins ``sweep.ray.address``), the read-only sandbox actors and the model
@@ -118,24 +119,40 @@ def main(argv: list[str]) -> int:
                 "(another server is there; pick another with serve.port=N)"
             )
         cfgs = profile_configs(overrides, settings.profiles)
-        registered = _register(settings)
+        registered = _register(settings, cfg.paths.demo)
     except (ValueError, *user_errors()) as exc:
         return fail(PROG, exc)
     return _run(cfg, cfgs, settings, ring, registered)
 
 
-def _register(settings) -> list:
+def _register(settings, demo_dir: str) -> list:
     from serve.api import register
     from serve.store import StateStore
     from serve.types import RegisterRequest
 
     store = StateStore(settings.state_dir)
+    requests = [RegisterRequest(name=name, path=path) for name, path in settings.databases.items()]
+    if settings.demo:
+        from pathlib import Path
+
+        from eval.demo import build_demo
+
+        demo = build_demo(Path(demo_dir))
+        requests.append(
+            RegisterRequest(
+                name=demo.db_id,
+                path=str(demo.database),
+                description_dir=str(demo.description_dir),
+            )
+        )
     out = []
-    for name, path in settings.databases.items():
+    for request in requests:
         try:
-            out.append(register(store, RegisterRequest(name=name, path=path), "config"))
+            out.append(register(store, request, "config"))
         except ApiError as exc:
-            raise ServeConfigError(f"serve.databases.{name}: {exc.message} ({path})") from None
+            raise ServeConfigError(
+                f"serve.databases.{request.name}: {exc.message} ({request.path})"
+            ) from None
     return out
 
 

@@ -91,6 +91,9 @@ class ServeSettings(Frozen):
     # Where the state lives: registered databases, query cache, query log, traces (one SQLite
     # file, ``<state_dir>/serve.sqlite``); it survives restarts.
     state_dir: str = "runs/serve"
+    # Register the embedded demo database (healthcare claims, built under paths.demo on first
+    # use) as ``claims``.
+    demo: bool = False
     default_profile: Profile = "balanced"
     # profile -> Hydra overrides composed on top of the command line's (a scaling group each)
     profiles: dict[Profile, tuple[str, ...]] = Field(

@@ -52,3 +52,15 @@ def test_profiles_replace_the_scaling_group_of_the_command_line():
 
 def test_the_help_names_the_endpoint():
     assert "serve    the online endpoint (Ray Serve)" in _usage()
+
+
+def test_serve_demo_registers_the_demo_database(tmp_path):
+    from serve.cli import _register
+    from serve.settings import ServeSettings
+    from serve.store import StateStore
+
+    settings = ServeSettings(state_dir=str(tmp_path / "state"), demo=True)
+    [claims] = _register(settings, str(tmp_path / "demo"))
+    assert claims.name == "claims" and claims.engine == "sqlite"
+    assert claims.description_dir and claims.path.endswith("claims.sqlite")
+    assert StateStore(settings.state_dir).database("claims") == claims
