@@ -209,7 +209,10 @@ class QueryEngine:
         if job.profile not in self.cfgs:
             return _error(422, "unknown_profile", f"profile {job.profile!r} is not configured")
         scaling = section(self.cfgs[job.profile], "scaling", ScalingConfig)
-        token = _tracker.set(_Tracker(on_progress, first_wave(scaling)) if on_progress else None)
+        tracker = _Tracker(on_progress, first_wave(scaling)) if on_progress else None
+        token = _tracker.set(tracker)
+        if tracker is not None:
+            tracker.send("understanding")  # schema, retrieval and the extractor, if any
         try:
             task = Task(
                 task_id=job.trace_id, question=job.question, db=job.db, evidence=job.evidence
@@ -234,7 +237,6 @@ class QueryEngine:
                     "sql_failed",
                     f"the chosen SQL did not run in the read-only sandbox ({kind})",
                 )
-            tracker = _tracker.get()
             if tracker is not None:
                 tracker.send("explanation")
             if self.settings.explain.enabled:

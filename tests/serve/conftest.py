@@ -129,7 +129,7 @@ def make_app(tmp_path: Path, concerts: Path) -> Callable:
                 f"pipeline.index.root={tmp_path}/no-index",
                 "pipeline.index.auto_build=false",
             ],
-            {"fast": ("scaling=single_pass",)},
+            settings.profiles,
         )
         sandbox = Sandbox(timeout_s=10, row_cap=1000, isolation="inline")
         engine = QueryEngine(cfgs, settings, sandbox, client=model)

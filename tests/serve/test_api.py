@@ -251,9 +251,26 @@ def test_the_stream_reports_stages_then_the_answer(make_app):
     kinds = [kind for kind, _ in events]
     assert kinds[-1] == "answer" and "progress" in kinds
     stages = [data["stage"] for kind, data in events if kind == "progress"]
-    assert stages[0] == "candidates" and stages[-1] == "explanation"
-    assert events[0][1]["candidates"] == 1 and events[0][1]["expected"] == 1
+    assert stages == ["understanding", "candidates", "explanation"]  # single pass
+    candidates = events[1][1]
+    assert candidates["candidates"] == 1 and candidates["expected"] == 1
     answer = events[-1][1]
     assert answer["sql"] == COUNT_SQL and "result_hash" not in answer
     # the streamed answer was cached and logged like any other
     assert ask(client).json()["cached"] is True
+
+
+def test_the_balanced_profile_reports_its_first_wave_and_agreement(make_app):
+    model = FakeModel(COUNT_SQL, GOOD)
+    client, _, _ = make_app(model)
+    body = {"question": QUESTION, "database": "concerts", "profile": "balanced"}
+    with client.stream("POST", "/v1/query/stream", json=body) as response:
+        text = "".join(response.iter_text())
+    blocks = [b.split("\n") for b in text.strip().split("\n\n")]
+    progress = [json.loads(b[1][len("data: ") :]) for b in blocks if b[0] == "event: progress"]
+    answer = json.loads(blocks[-1][1][len("data: ") :])
+    candidates = [p for p in progress if p["stage"] == "candidates"]
+    assert candidates and candidates[-1]["expected"] == 5  # greedy + 4 samples
+    assert candidates[-1]["candidates"] == 5
+    assert answer["profile"] == "balanced" and answer["rows"] == [[2]]
+    assert answer["confidence"] == 0.833  # five candidates, one answer
