@@ -111,7 +111,7 @@ def main() -> None:
         )
         vote = await run_config(
             f"self-consistency x{width}",
-            load_config(common + ["scaling=self_consistency", f"scaling.k_icl={width}"]),
+            load_config(common + ["scaling=self_consistency", f"scaling.k={{icl/direct:{width}}}"]),
             tasks,
             client,
             sandbox,

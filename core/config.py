@@ -9,7 +9,7 @@ composed config back as its model.
     >>> cfg = load_config(["benchmark=demo", "scaling=single_pass"])
     >>> cfg.benchmark.name
     'demo'
-    >>> cfg.scaling.k_icl, cfg.sweep.workers   # no YAML names sweep.workers: SweepConfig's default
+    >>> cfg.scaling.k["icl/direct"], cfg.sweep.workers   # no YAML names sweep.workers: its default
     (1, 1)
 
 A section as its model: ``section(cfg, "scaling", ScalingConfig)`` (from ``pipelines.contracts``).

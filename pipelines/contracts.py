@@ -10,7 +10,7 @@ an error.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -148,16 +148,17 @@ class AdaptiveScaling(Frozen):
 
 
 class ScalingConfig(Frozen):
-    """Every width, depth and cap of the pipeline. Only the orchestrator reads it."""
+    """Every width, depth and cap of the pipeline. Only the orchestrator reads it.
 
-    k_reasoning: int = Field(default=2, ge=0)
-    k_icl: int = Field(default=2, ge=0)  # per ICL strategy
-    icl_strategies: tuple[Literal["direct", "cot", "decompose"], ...] = (
-        "direct",
-        "cot",
-        "decompose",
+    ``k`` maps a generator family (``pipelines/agents/generators.py``) to its samples per question;
+    a family it does not name draws none. On the command line: ``scaling.k.reasoning=0``, and for
+    names with a slash a mapping merged into the rest, ``scaling.k={icl/cot:0,icl/decompose:0}``.
+    """
+
+    k: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=lambda: {"reasoning": 2, "icl/direct": 2, "icl/cot": 2, "icl/decompose": 2}
     )
-    # Samples per generator in a re-synthesis pass; None: max(1, k_icl // 2).
+    # Samples per generator in a re-synthesis pass; None: max(1, largest k // 2).
     k_resynth: int | None = Field(default=None, ge=1)
     fixer_max_passes: int = Field(default=2, ge=0)
     refinement_max_passes: int = Field(default=1, ge=0)
@@ -166,7 +167,9 @@ class ScalingConfig(Frozen):
     tournament_enabled: bool = True
     global_timeout_s: float = Field(default=120, gt=0)
     token_budget: int = Field(default=200_000, gt=0)
-    single_pass: bool = False  # one greedy candidate, no refinement, no selection
+    # One greedy candidate, no refinement, no selection; sum(k) > 1 samples that many at
+    # temperatures[0] and votes (self-consistency).
+    single_pass: bool = False
     router_enabled: bool = False
     temperatures: tuple[float, ...] = (0.2, 0.7, 1.0)
     # Set: the adaptive pipeline (first wave, escalate where candidates disagree) answers instead
@@ -175,15 +178,22 @@ class ScalingConfig(Frozen):
 
     @model_validator(mode="after")
     def _needs_a_generator(self) -> ScalingConfig:
-        if not self.single_pass and self.k_reasoning + self.k_icl * len(self.icl_strategies) == 0:
-            raise ValueError(
-                "ScalingConfig produces no candidates: k_reasoning and k_icl are both 0"
-            )
+        if not self.single_pass and self.candidates == 0:
+            raise ValueError(f"ScalingConfig produces no candidates: every k is 0 ({self.k})")
         return self
 
     @property
+    def candidates(self) -> int:
+        """First-wave candidates: the sum of ``k``."""
+        return sum(self.k.values())
+
+    @property
     def effective_k_resynth(self) -> int:
-        return self.k_resynth if self.k_resynth is not None else max(1, self.k_icl // 2)
+        return (
+            self.k_resynth
+            if self.k_resynth is not None
+            else max(1, max(self.k.values(), default=0) // 2)
+        )
 
 
 class StepCost(Frozen):

@@ -2,8 +2,9 @@
 
     Task ──► schema views (light, DDL) ──► L1: extractor ──► CellRetriever ║ ExampleRetriever
          ──► [router: probe wave ──► agree? stop early : escalate]
-         ──► L2 synthesis: ReasoningGenerator ×k_reasoning ║ ICLGenerator{strategies} ×k_icl
-             (diverse temperatures) ──► every candidate executed at once
+         ──► L2 synthesis: every generator family of GENERATORS × its k (reasoning over the DDL
+             view ║ ICL strategies over the light view + examples + cell values), diverse
+             temperatures ──► every candidate executed at once
          ──► refinement round:
                SQLFixer on errors (≤ fixer_max_passes, sees its generator's earlier fixes)
                × refinement_max_passes: bucket ──► CritiqueAgent per new non-error bucket
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import comb
 
@@ -34,10 +35,8 @@ from models.errors import BudgetExceeded
 from pipelines.agents.base import GenerationInput, SqlGenerator, is_fatal
 from pipelines.agents.critique_agent import CritiqueAgent
 from pipelines.agents.errors import CallCapExceeded, PipelineConfigError
-from pipelines.agents.icl import STRATEGIES
-from pipelines.agents.icl_generator import ICLGenerator
+from pipelines.agents.generators import GENERATORS, build_generators, check_families
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
-from pipelines.agents.reasoning_generator import ReasoningGenerator
 from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
 from pipelines.agents.sql_fixer import SQLFixer
@@ -68,9 +67,6 @@ from pipelines.trace import (
 )
 from pipelines.understanding import Understander
 
-FAMILY_ORDER = ("reasoning", "icl/direct", "icl/cot", "icl/decompose")
-
-
 # --- widths, depths and the call allowance -------------------------------------------------------
 
 
@@ -84,41 +80,31 @@ class GenJob:
 
 
 def families(scaling: ScalingConfig) -> tuple[str, ...]:
-    icl = tuple(f"icl/{s}" for s in scaling.icl_strategies) if scaling.k_icl else ()
-    return (("reasoning",) if scaling.k_reasoning else ()) + icl
+    """The families that draw samples, in registry order."""
+    return tuple(f for f in GENERATORS if scaling.k.get(f, 0))
 
 
 def _temperature(scaling: ScalingConfig, family: str, index: int) -> float:
-    # Offset by family so that low k still spreads every temperature across the pool.
+    # Offset by the family's place in the registry so that low k still spreads every temperature
+    # across the pool.
     temps = scaling.temperatures
-    return temps[(FAMILY_ORDER.index(family) + index) % len(temps)]
+    return temps[(list(GENERATORS).index(family) + index) % len(temps)]
 
 
-def synthesis_jobs(
-    scaling: ScalingConfig,
-    k_reasoning: int | None = None,
-    k_icl: int | None = None,
-    strategies: Sequence[str] | None = None,
-) -> list[GenJob]:
-    k_r = scaling.k_reasoning if k_reasoning is None else min(k_reasoning, scaling.k_reasoning)
-    k_i = scaling.k_icl if k_icl is None else min(k_icl, scaling.k_icl)
-    allowed = (
-        scaling.icl_strategies
-        if strategies is None
-        else [s for s in strategies if s in scaling.icl_strategies]
-    )
-    plan = [("reasoning", k_r)] + [(f"icl/{s}", k_i) for s in allowed]
+def synthesis_jobs(scaling: ScalingConfig, caps: Mapping[str, int] | None = None) -> list[GenJob]:
+    """The first wave: ``scaling.k`` samples per family, each at most ``caps[family]`` when given
+    (the router's probe; a family ``caps`` does not name draws none)."""
+    plan = [
+        (f, scaling.k[f] if caps is None else min(caps.get(f, 0), scaling.k[f]))
+        for f in families(scaling)
+    ]
     return [GenJob(f, i, _temperature(scaling, f, i)) for f, k in plan for i in range(k)]
 
 
 def resynthesis_jobs(scaling: ScalingConfig, pass_no: int) -> list[GenJob]:
     k = scaling.effective_k_resynth
     return [
-        GenJob(
-            f,
-            i,
-            scaling.temperatures[(FAMILY_ORDER.index(f) + pass_no + i) % len(scaling.temperatures)],
-        )
+        GenJob(f, i, _temperature(scaling, f, pass_no + i))
         for f in families(scaling)
         for i in range(k)
     ]
@@ -169,14 +155,12 @@ class Orchestrator:
             raise ValueError(
                 "scaling.single_pass is set: use SinglePassPipeline (build_pipeline does)"
             )
-        unknown = set(scaling.icl_strategies) - STRATEGIES.keys()
-        if unknown:
-            raise ValueError(
-                f"unknown ICL strategies {sorted(unknown)}; known: {sorted(STRATEGIES)}"
-            )
+        check_families(scaling.k, "scaling.k")
+        if scaling.router_enabled:
+            check_families(settings.router.probe_k, "pipeline.router.probe_k")
         for difficulty in settings.router.profiles if scaling.router_enabled else ():
             try:  # a bad profile must fail here, not in the middle of a question
-                settings.router.scaling_for(difficulty, scaling)
+                check_families(settings.router.scaling_for(difficulty, scaling).k, "k")
             except ValueError as exc:
                 raise PipelineConfigError(
                     f"router profile {difficulty!r} is not a valid ScalingConfig: {exc}"
@@ -188,15 +172,7 @@ class Orchestrator:
         self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
         self.model_name = model_name
         agents = settings.agents
-        self.generators: dict[str, SqlGenerator] = {
-            "reasoning": ReasoningGenerator(settings=agents.reasoning)
-        }
-        for name, strategy in STRATEGIES.items():
-            self.generators[f"icl/{name}"] = ICLGenerator(
-                strategy=strategy,
-                settings=agents.icl,
-                examples_in_prompt=settings.understanding.examples_in_prompt,
-            )
+        self.generators: dict[str, SqlGenerator] = build_generators(agents)
         self.understander = Understander(
             extractor=KeywordSkeletonExtractor(settings=agents.extractor),
             settings=settings.understanding,
@@ -332,9 +308,7 @@ class Orchestrator:
         rs = self.settings.router
         decision = self.router.assess(run.task, view, run.context.understanding)
         run.scaling = rs.scaling_for(decision.difficulty, self.scaling)
-        probe_jobs = synthesis_jobs(
-            run.scaling, rs.probe_k_reasoning, rs.probe_k_icl, rs.probe_strategies
-        )
+        probe_jobs = synthesis_jobs(run.scaling, rs.probe_k)
         run.runtime.call_cap = self._allowance(run.scaling, synthesis_jobs(run.scaling), probe_jobs)
         probe = await self._synthesize(run, probe_jobs, lineage=("gen",))
         agreement = self.router.agreement(probe)
@@ -394,18 +368,19 @@ class Orchestrator:
     async def _generate(
         self, run: TaskRun, family: str, temps: list[float], lineage: tuple[str, ...]
     ) -> list[CandidateSQL]:
-        icl = family != "reasoning"
+        generator = self.generators[family]
+        spec, shown = generator.spec, self.settings.understanding.examples_in_prompt
         inp = GenerationInput(
             question=run.task.question,
             evidence=run.task.evidence,
             dialect=run.task.db.dialect,
-            schema_text=run.light if icl else run.ddl,
-            examples=run.context.example_hits if icl else (),
-            cell_hits=run.context.cell_hits if icl else (),
+            schema_text=run.light if spec.view == "light" else run.ddl,
+            examples=run.context.example_hits[:shown] if spec.examples else (),
+            cell_hits=run.context.cell_hits if spec.cells else (),
             lessons=run.lessons,
         )
         try:
-            return await self.generators[family].generate(inp, temps, run.runtime, lineage=lineage)
+            return await generator.generate(inp, temps, run.runtime, lineage=lineage)
         except Exception as exc:  # noqa: BLE001 - degradation 3: continue with the other generators
             if is_fatal(exc):
                 raise

@@ -10,7 +10,7 @@ sandbox's bounds and the L0 index settings.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -77,26 +77,48 @@ class RouterSettings(Frozen):
     """Difficulty router (on with ``scaling.router_enabled``): cheap features pick a profile;
     agreement of a probe wave may stop early.
 
-    ``profiles`` maps a difficulty to ScalingConfig overrides applied on the configured scaling.
+    ``probe_k`` is the probe wave's samples per generator family (at most the profile's ``k``).
+    ``profiles`` maps a difficulty to ScalingConfig overrides applied on the configured scaling;
+    a mapping (``k``) merges into the configured one.
+
+        >>> RouterSettings().scaling_for("easy", ScalingConfig()).k
+        {'reasoning': 2, 'icl/direct': 1, 'icl/cot': 1, 'icl/decompose': 1}
     """
 
-    probe_k_reasoning: int = Field(default=1, ge=0)
-    probe_k_icl: int = Field(default=1, ge=0)
-    probe_strategies: tuple[Literal["direct", "cot", "decompose"], ...] = ("direct",)
+    probe_k: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=lambda: {"reasoning": 1, "icl/direct": 1}
+    )
     agree_share: float = Field(default=1.0, gt=0.0, le=1.0)  # share of the probe in one bucket
     hard_score: float = 3.0  # difficulty score at or above which a question is "hard"
     easy_score: float = 1.0  # at or below: "easy"
     profiles: dict[str, dict[str, Any]] = Field(
         default_factory=lambda: {
-            "easy": {"k_icl": 1, "tournament_enabled": False},
+            "easy": {
+                "k": {"icl/direct": 1, "icl/cot": 1, "icl/decompose": 1},
+                "tournament_enabled": False,
+            },
             "medium": {},
-            "hard": {"k_icl": 3, "refinement_max_passes": 2},
+            "hard": {
+                "k": {"icl/direct": 3, "icl/cot": 3, "icl/decompose": 3},
+                "refinement_max_passes": 2,
+            },
         }
     )
 
     def scaling_for(self, difficulty: str, base: ScalingConfig) -> ScalingConfig:
-        overrides = self.profiles.get(difficulty, {})
-        return ScalingConfig.model_validate({**base.model_dump(), **overrides})
+        return ScalingConfig.model_validate(
+            _merged(base.model_dump(), self.profiles.get(difficulty, {}))
+        )
+
+
+def _merged(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
 
 
 class TraceSettings(Frozen):

@@ -1,9 +1,9 @@
 """The references every configuration must beat: one greedy SQL per question (single pass), and
-self-consistency — ``k_icl`` samples of the same prompt at ``temperatures[0]``, majority vote on the
+self-consistency — ``sum(scaling.k)`` samples of the same prompt at ``temperatures[0]``, majority vote on the
 execution result (``conf/scaling/self_consistency.yaml``).
 
     Task ──► prompt (system: CREATE TABLE + 3 example rows per table; user: question [+ evidence])
-         ──► model (one request, n = k_icl samples, stops at the SQL's closing fence)
+         ──► model (one request, n = sum(k) samples, stops at the SQL's closing fence)
          ──► extract SQL ──► sandbox ──► vote ──► Prediction
 
     pipeline = SinglePassPipeline(client=client, sandbox=sandbox)   # client: a model behind it
@@ -45,9 +45,7 @@ class SinglePassPipeline:
         client: ModelClientLike,
         sandbox: object,
         settings: SinglePassSettings = SinglePassSettings(),
-        scaling: ScalingConfig = ScalingConfig(
-            single_pass=True, k_reasoning=0, k_icl=1, temperatures=(0.0,)
-        ),
+        scaling: ScalingConfig = ScalingConfig(single_pass=True, k={}, temperatures=(0.0,)),
         sinks: tuple[TraceSink, ...] = (),
         prompt: PromptTemplate | None = None,
         model_name: str = "",
@@ -115,7 +113,7 @@ class SinglePassPipeline:
 
     @property
     def samples(self) -> int:
-        return max(1, self.scaling.k_icl)
+        return max(1, self.scaling.candidates)
 
     @property
     def temperature(self) -> float:

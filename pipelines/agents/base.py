@@ -1,4 +1,5 @@
-"""What the SQL-producing agents share: reply parsing and a typed generation input.
+"""What the SQL-producing agents share: reply parsing, a typed generation input, and the spec
+that registers a generator family (``pipelines/agents/generators.py``).
 
 GenerationInput ──► agent prompt ──► runtime.chat(n samples) ──► [(sql, rationale)] ──► CandidateSQL
 """
@@ -9,15 +10,18 @@ import asyncio
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import Literal
 
 from core.types import Frozen
 from models.errors import BudgetExceeded, InvalidModelOutput
 from models.sql_extract import extract_sql
 from models.types import ChatMessage, ChatRequest
 from pipelines.agents.errors import AgentOutputError, CallCapExceeded
+from pipelines.agents.render import DIALECT_NAME, cells_block, evidence_line, examples_block
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import LessonsBlock
 from pipelines.contracts import CandidateSQL, CellHit, Dialect, ExampleHit
+from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.settings import AgentCall
 
 _SQL_TAG = re.compile(r"<sql>(.*?)(?:</sql>|\Z)", re.IGNORECASE | re.DOTALL)
@@ -83,19 +87,30 @@ class SqlGenerator:
     """A candidate generator: one prompt, sampled at several temperatures.
 
     Samples sharing a temperature go out as one request with ``n`` samples (the server batches
-    them and reuses the prompt prefix); distinct temperatures go out concurrently.
-    Subclasses set ``family`` and implement ``messages`` and ``parse``.
+    them and reuses the prompt prefix); distinct temperatures go out concurrently. The prompt is
+    rendered with every field of the input (a template uses the placeholders it names);
+    subclasses set ``stop`` and may override ``parse`` or ``messages``.
     """
 
-    family: str = ""
-    agent_name: str = ""
     stop: tuple[str, ...] = ()  # where the answer is complete (saves tokens on chatty models)
 
-    def __init__(self, *, settings: AgentCall) -> None:
+    def __init__(self, *, spec: GeneratorSpec, settings: AgentCall) -> None:
+        self.spec = spec
         self.settings = settings
+        self.family = spec.name
+        self.agent_name = spec.agent_name
+        self.prompt = spec.prompt_template()
 
     def messages(self, inp: GenerationInput) -> tuple[ChatMessage, ...]:
-        raise NotImplementedError
+        return self.prompt.render(
+            dialect=DIALECT_NAME[inp.dialect],
+            schema=inp.schema_text,
+            cells=cells_block(inp.cell_hits),
+            examples=examples_block(inp.examples, len(inp.examples)),
+            lessons=inp.lessons.for_generator(self.family).render(),
+            question=inp.question,
+            evidence=evidence_line(inp.evidence),
+        )
 
     def parse(self, text: str) -> tuple[str, str]:
         return parse_sql_reply(text)
@@ -158,6 +173,43 @@ class SqlGenerator:
                 f"{self.agent_name}: no usable sample ({failures[0]})"
             ) from failures[0]
         return candidates
+
+
+class GeneratorSpec(Frozen):
+    """One candidate generator family: its name, class, what it reads and its prompt file.
+
+    ``view`` is the schema rendering in ``GenerationInput.schema_text`` (``light``: markdown with
+    sample values; ``ddl``: CREATE TABLE); ``examples`` / ``cells``: whether the retrieved solved
+    examples (the first ``pipeline.understanding.examples_in_prompt``) and cell values are passed;
+    ``settings``: the ``pipeline.agents`` entry holding its max_tokens.
+
+        >>> from pipelines.agents.icl_generator import ICLGenerator
+        >>> spec = GeneratorSpec(name="icl/direct", generator=ICLGenerator, view="light",
+        ...                      examples=True, cells=True, prompt="icl_direct", settings="icl")
+        >>> spec.build(AgentCall(max_tokens=768)).family
+        'icl/direct'
+    """
+
+    name: str  # producers read "<name>/T=<temperature>"; ScalingConfig.k is keyed by it
+    generator: type[SqlGenerator]
+    view: Literal["light", "ddl"]
+    examples: bool = False
+    cells: bool = False
+    prompt: str  # pipelines/prompts/<prompt>.md, or under ``prompt_dir``
+    prompt_dir: str | None = None
+    settings: str  # a field of pipelines.settings.AgentSettings
+    agent: str = ""  # gen_ai.agent.name in traces; "": "l2.<name>"
+    description: str = ""
+
+    @property
+    def agent_name(self) -> str:
+        return self.agent or f"l2.{self.name}"
+
+    def prompt_template(self) -> PromptTemplate:
+        return load_prompt(self.prompt, self.prompt_dir)
+
+    def build(self, settings: AgentCall) -> SqlGenerator:
+        return self.generator(spec=self, settings=settings)
 
 
 def is_fatal(exc: BaseException) -> bool:

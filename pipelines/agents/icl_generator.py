@@ -1,8 +1,11 @@
 """ICLGenerator: the light schema view + retrieved examples + matching cell values, under one of
-three prompting strategies (``pipelines/agents/icl/``: direct, cot, decompose).
+the prompting strategies in ``pipelines/agents/icl/`` (direct, cot, decompose: one file each, a
+GeneratorSpec made by ``icl_strategy``).
 
-    >>> from pipelines.agents.icl import COT
-    >>> gen = ICLGenerator(strategy=COT, settings=AgentCall(max_tokens=768))
+    >>> from pipelines.settings import AgentCall
+    >>> gen = icl_strategy("cot", "reason, then the SQL").build(AgentCall(max_tokens=768))
+    >>> gen.family, gen.agent_name, gen.prompt.name
+    ('icl/cot', 'l2.icl_generator.cot', 'icl_cot')
 
 With a model behind ``runtime``:
 
@@ -14,33 +17,24 @@ With a model behind ``runtime``:
 
 from __future__ import annotations
 
-from models.types import ChatMessage
-from pipelines.agents.base import END_OF_SQL_BLOCK, GenerationInput, SqlGenerator
-from pipelines.agents.icl import IclStrategy
-from pipelines.agents.render import DIALECT_NAME, cells_block, evidence_line, examples_block
-from pipelines.settings import AgentCall
+from pipelines.agents.base import END_OF_SQL_BLOCK, GeneratorSpec, SqlGenerator
 
 
 class ICLGenerator(SqlGenerator):
     stop = (END_OF_SQL_BLOCK,)
 
-    def __init__(
-        self, *, strategy: IclStrategy, settings: AgentCall, examples_in_prompt: int = 5
-    ) -> None:
-        super().__init__(settings=settings)
-        self.strategy = strategy
-        self.prompt = strategy.prompt()
-        self.examples_in_prompt = examples_in_prompt
-        self.family = f"icl/{strategy.name}"
-        self.agent_name = f"l2.icl_generator.{strategy.name}"
 
-    def messages(self, inp: GenerationInput) -> tuple[ChatMessage, ...]:
-        return self.prompt.render(
-            dialect=DIALECT_NAME[inp.dialect],
-            schema=inp.schema_text,
-            cells=cells_block(inp.cell_hits),
-            examples=examples_block(inp.examples, self.examples_in_prompt),
-            lessons=inp.lessons.for_generator(self.family).render(),
-            question=inp.question,
-            evidence=evidence_line(inp.evidence),
-        )
+def icl_strategy(name: str, description: str) -> GeneratorSpec:
+    """Family ``icl/<name>``: ICLGenerator prompted by ``pipelines/prompts/icl_<name>.md`` over the
+    light view, the retrieved examples and the cell values."""
+    return GeneratorSpec(
+        name=f"icl/{name}",
+        generator=ICLGenerator,
+        view="light",
+        examples=True,
+        cells=True,
+        prompt=f"icl_{name}",
+        settings="icl",
+        agent=f"l2.icl_generator.{name}",
+        description=description,
+    )

@@ -1,6 +1,10 @@
 """ReasoningGenerator: reasons in ``<think>`` over the DDL view (no examples), answers in ``<sql>``.
 
-    >>> gen = ReasoningGenerator(settings=AgentCall(max_tokens=1024))
+    >>> from pipelines.settings import AgentCall
+    >>> from pipelines.settings import AgentCall
+    >>> gen = REASONING.build(AgentCall(max_tokens=1024))
+    >>> gen.family, gen.agent_name, gen.stop
+    ('reasoning', 'l2.reasoning_generator', ('</sql>',))
 
 With a model behind ``runtime``:
 
@@ -12,30 +16,22 @@ With a model behind ``runtime``:
 
 from __future__ import annotations
 
-from models.types import ChatMessage
-from pipelines.agents.base import GenerationInput, SqlGenerator, parse_tagged_reply
-from pipelines.agents.render import DIALECT_NAME, evidence_line
-from pipelines.prompts import PromptTemplate, load_prompt
-from pipelines.settings import AgentCall
+from pipelines.agents.base import GeneratorSpec, SqlGenerator, parse_tagged_reply
 
 
 class ReasoningGenerator(SqlGenerator):
-    family = "reasoning"
-    agent_name = "l2.reasoning_generator"
     stop = ("</sql>",)
-
-    def __init__(self, *, settings: AgentCall, prompt: PromptTemplate | None = None) -> None:
-        super().__init__(settings=settings)
-        self.prompt = prompt or load_prompt("reasoning_generator")
-
-    def messages(self, inp: GenerationInput) -> tuple[ChatMessage, ...]:
-        return self.prompt.render(
-            dialect=DIALECT_NAME[inp.dialect],
-            schema=inp.schema_text,
-            lessons=inp.lessons.for_generator(self.family).render(),
-            question=inp.question,
-            evidence=evidence_line(inp.evidence),
-        )
 
     def parse(self, text: str) -> tuple[str, str]:
         return parse_tagged_reply(text)
+
+
+REASONING = GeneratorSpec(
+    name="reasoning",
+    generator=ReasoningGenerator,
+    view="ddl",
+    prompt="reasoning_generator",
+    settings="reasoning",
+    agent="l2.reasoning_generator",
+    description="reasoning in <think> over the CREATE TABLE view, the query in <sql>",
+)

@@ -48,13 +48,20 @@ def test_the_ablation_experiment_expands_to_one_configuration_per_variant():
         cfg.benchmark.name == "spider_dev_sub9" and cfg.benchmark.limit == 12
         for cfg in composed.values()
     )
-    assert composed["no_icl"].scaling.k_icl == 0 and composed["full"].scaling.k_icl > 0
+    assert composed["no_icl"].scaling.k == {
+        "reasoning": 2,
+        "icl/direct": 0,
+        "icl/cot": 0,
+        "icl/decompose": 0,
+    }
+    assert composed["no_reasoning"].scaling.k.reasoning == 0
+    assert composed["full"].scaling.k["icl/cot"] > 0
     assert composed["no_tournament"].scaling.tournament_enabled is False
     assert composed["no_refinement"].scaling.refinement_max_passes == 0
     assert composed["single_pass"].scaling.single_pass is True
     assert (
         composed["self_consistency"].scaling.single_pass is True
-        and composed["self_consistency"].scaling.k_icl == 8
+        and sum(composed["self_consistency"].scaling.k.values()) == 8
     )
     # every variant shares the experiment's response cache, and it is not part of what a run is
     assert len({cfg.model.response_cache for cfg in composed.values()}) == 1

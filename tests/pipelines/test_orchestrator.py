@@ -28,9 +28,16 @@ WRONG = "SELECT count(*) FROM singer"  # 5
 OTHER = "SELECT count(*) FROM singer WHERE age > 30"  # 3
 BROKEN = "SELECT count(*) FROM singers WHERE country = 'France'"  # no such table
 
+ICL = ("icl/direct", "icl/cot", "icl/decompose")
+
+
+def icl(n: int) -> dict[str, int]:
+    """``n`` samples of each ICL strategy."""
+    return dict.fromkeys(ICL, n)
+
+
 SMALL = ScalingConfig(
-    k_reasoning=1,
-    k_icl=1,
+    k={"reasoning": 1, **icl(1)},
     fixer_max_passes=2,
     refinement_max_passes=1,
     resynth_max_passes=2,
@@ -196,7 +203,7 @@ async def test_fixer_reads_earlier_failed_repairs_and_never_repeats_them(
         )
     )
     scaling = SMALL.model_copy(
-        update={"k_icl": 2, "temperatures": (0.5,), "icl_strategies": ("direct",)}
+        update={"k": {"reasoning": 1, "icl/direct": 2}, "temperatures": (0.5,)}
     )
     _, trace = await pipeline(client, sandbox, scaling).answer_with_trace(task(tiny_db))
     second_sibling_prompts = [r.messages[-1].content for a, r in client.requests if a == "fixer"][
@@ -212,7 +219,7 @@ async def test_fixer_reads_earlier_failed_repairs_and_never_repeats_them(
 
 async def test_duplicate_errors_are_fixed_once_and_keep_their_votes(tiny_db, sandbox, scripted):
     client = scripted(base_script(**{"icl/direct": lambda r: sql_reply(BROKEN)}))
-    scaling = SMALL.model_copy(update={"k_icl": 3, "icl_strategies": ("direct",), "k_reasoning": 0})
+    scaling = SMALL.model_copy(update={"k": {"icl/direct": 3}})
     prediction = await pipeline(client, sandbox, scaling).answer(task(tiny_db))
     assert client.calls["fixer"] == 1
     assert sum("fix:1" in c.lineage for c in prediction.candidates) == 3
@@ -266,11 +273,9 @@ async def test_complexity_below_threshold_is_not_forced(tiny_db, sandbox, script
     ("k_icl", "k_resynth", "per_generator"), [(1, None, 1), (2, None, 1), (6, None, 3), (6, 2, 2)]
 )
 def test_resynthesis_width_follows_the_source_rule_unless_set(k_icl, k_resynth, per_generator):
-    scaling = ScalingConfig(k_reasoning=1, k_icl=k_icl, k_resynth=k_resynth)
+    scaling = ScalingConfig(k={"reasoning": 1, **icl(k_icl)}, k_resynth=k_resynth)
     jobs = resynthesis_jobs(scaling, pass_no=1)
-    assert len(jobs) == per_generator * (
-        1 + len(scaling.icl_strategies)
-    )  # max(1, k_icl // 2) when unset
+    assert len(jobs) == per_generator * 4  # max(1, largest k // 2) when unset
 
 
 async def test_resynthesis_stops_at_its_cap(tiny_db, sandbox, scripted):
@@ -550,7 +555,7 @@ async def test_real_token_budget_stops_the_search(tiny_db, sandbox, scripted):
     [
         SMALL,
         ScalingConfig(),
-        ScalingConfig(k_reasoning=0, k_icl=1, fixer_max_passes=1, refinement_max_passes=2),
+        ScalingConfig(k=icl(1), fixer_max_passes=1, refinement_max_passes=2),
     ],
 )
 async def test_llm_calls_never_exceed_the_scaling_allowance(tiny_db, sandbox, scripted, scaling):
@@ -577,9 +582,7 @@ async def test_llm_calls_never_exceed_the_scaling_allowance(tiny_db, sandbox, sc
 
 async def test_router_stops_early_when_the_probe_agrees(tiny_db, sandbox, scripted):
     client = scripted(base_script())
-    settings = PipelineSettings(
-        router=RouterSettings(probe_k_reasoning=1, probe_k_icl=1, probe_strategies=("direct",))
-    )
+    settings = PipelineSettings(router=RouterSettings(probe_k={"reasoning": 1, "icl/direct": 1}))
     scaling = ScalingConfig(router_enabled=True)
     prediction, trace = await pipeline(client, sandbox, scaling, settings).answer_with_trace(
         task(tiny_db)
@@ -594,7 +597,7 @@ async def test_router_judges_the_schema_the_generators_see(tiny_db, sandbox, scr
     # concert), and the router's schema-size signal counts those.
     settings = PipelineSettings(
         understanding=UnderstandingSettings(max_schema_tokens=100),
-        router=RouterSettings(probe_k_reasoning=1, probe_k_icl=1, probe_strategies=("direct",)),
+        router=RouterSettings(probe_k={"reasoning": 1, "icl/direct": 1}),
     )
     client = scripted(base_script())
     routed = pipeline(client, sandbox, ScalingConfig(router_enabled=True), settings)
@@ -607,7 +610,7 @@ async def test_router_widens_when_the_probe_disagrees(tiny_db, sandbox, scripted
     client = scripted(base_script(**{"icl/direct": lambda r: sql_reply(WRONG)}))
     settings = PipelineSettings(
         router=RouterSettings(
-            profiles={"easy": {"k_icl": 1}, "medium": {"k_icl": 2}, "hard": {"k_icl": 3}}
+            profiles={"easy": {"k": icl(1)}, "medium": {"k": icl(2)}, "hard": {"k": icl(3)}}
         )
     )
     scaling = ScalingConfig(router_enabled=True)
@@ -620,7 +623,7 @@ async def test_router_widens_when_the_probe_disagrees(tiny_db, sandbox, scripted
     generated = [c for c in prediction.candidates if c.lineage == ("gen",)]
     assert (
         trace.route.profile == escalated and len(generated) == 2 + k_icl * 3
-    )  # probe reused, not redrawn
+    )  # probe reused, not redrawn; the profile's k leaves reasoning at its configured 2
 
 
 async def test_trace_is_written_and_a_failing_sink_warns_once(
@@ -708,7 +711,7 @@ def test_invalid_router_profile_fails_at_construction(sandbox, scripted):
     from pipelines.agents.errors import PipelineConfigError
 
     settings = PipelineSettings(
-        router=RouterSettings(profiles={"easy": {"k_icl": 0, "k_reasoning": 0}})
+        router=RouterSettings(profiles={"easy": {"k": {"reasoning": 0, **icl(0)}}})
     )
     with pytest.raises(PipelineConfigError, match="router profile 'easy'"):
         pipeline(scripted({}), sandbox, ScalingConfig(router_enabled=True), settings)

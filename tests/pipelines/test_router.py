@@ -86,6 +86,9 @@ def test_escalation_and_profiles():
         DifficultyRouter.escalate("easy") == "medium"
         and DifficultyRouter.escalate("hard") == "hard"
     )
-    settings = RouterSettings(profiles={"hard": {"k_icl": 4}})
-    assert settings.scaling_for("hard", ScalingConfig()).k_icl == 4
-    assert settings.scaling_for("medium", ScalingConfig(k_icl=2)).k_icl == 2
+    settings = RouterSettings(profiles={"hard": {"k": {"icl/cot": 4}, "fixer_max_passes": 0}})
+    hard = settings.scaling_for("hard", ScalingConfig())
+    # a profile's k merges into the configured one: the families it does not name keep their k
+    assert hard.k == {"reasoning": 2, "icl/direct": 2, "icl/cot": 4, "icl/decompose": 2}
+    assert hard.fixer_max_passes == 0
+    assert settings.scaling_for("medium", ScalingConfig(k={"icl/cot": 1})).k == {"icl/cot": 1}

@@ -1,13 +1,12 @@
 """Chain-of-thought: reason in natural-language bullets, then emit the query.
 
->>> COT.prompt().name   # pipelines/prompts/icl_cot.md, rendered by ICLGenerator
+>>> COT.prompt   # pipelines/prompts/icl_cot.md, rendered by ICLGenerator
 'icl_cot'
 """
 
-from pipelines.agents.icl.strategy import IclStrategy
+from pipelines.agents.icl_generator import icl_strategy
 
-COT = IclStrategy(
-    name="cot",
-    prompt_name="icl_cot",
-    description="step-by-step reasoning about tables, joins and values before the SQL",
+COT = icl_strategy(
+    "cot",
+    "step-by-step reasoning about tables, joins and values before the SQL",
 )

@@ -8,8 +8,7 @@ from models.errors import BudgetExceeded, InvalidModelOutput, ModelTimeout
 from pipelines.agents.base import GenerationInput, parse_sql_reply, parse_tagged_reply
 from pipelines.agents.errors import AgentOutputError
 from pipelines.agents.icl import COT
-from pipelines.agents.icl_generator import ICLGenerator
-from pipelines.agents.reasoning_generator import ReasoningGenerator
+from pipelines.agents.reasoning_generator import REASONING
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.settings import AgentCall
 from pipelines.trace import TraceRecorder
@@ -38,7 +37,7 @@ def test_plain_reply_keeps_bullets_as_rationale():
 
 async def test_same_temperature_samples_share_one_request(scripted):
     client = scripted({"icl/cot": lambda r: [f"```sql\nSELECT {i}\n```" for i in range(r.n)]})
-    gen = ICLGenerator(strategy=COT, settings=AgentCall(max_tokens=99))
+    gen = COT.build(AgentCall(max_tokens=99))
     out = await gen.generate(
         GenerationInput(question="q", schema_text="s"), [0.7, 0.2, 0.7], runtime(client)
     )
@@ -69,7 +68,7 @@ async def test_one_failed_request_keeps_the_others_and_all_failing_raises(script
             )
         }
     )
-    gen = ReasoningGenerator(settings=AgentCall(max_tokens=50))
+    gen = REASONING.build(AgentCall(max_tokens=50))
     inp = GenerationInput(question="q", schema_text="s")
     assert [c.sql for c in await gen.generate(inp, [0.2, 1.0], runtime(client))] == ["SELECT 1"]
     with pytest.raises(ModelTimeout):  # the call's own error, not a parsing complaint
@@ -82,6 +81,6 @@ async def test_one_failed_request_keeps_the_others_and_all_failing_raises(script
 async def test_budget_exhaustion_is_not_swallowed(scripted):
     client = scripted({"reasoning": lambda r: BudgetExceeded("spent")})
     with pytest.raises(BudgetExceeded):
-        await ReasoningGenerator(settings=AgentCall()).generate(
+        await REASONING.build(AgentCall()).generate(
             GenerationInput(question="q", schema_text="s"), [0.2], runtime(client)
         )
