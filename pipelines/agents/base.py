@@ -1,7 +1,9 @@
-"""What the SQL-producing agents share: reply parsing, a typed generation input, and the spec
-that registers a generator family (``pipelines/agents/generators.py``).
+"""What the agents share: the one-prompt agent's call, reply parsing, and the generators'
+machinery (a typed input, the spec that registers a family in ``pipelines/agents/generators.py``).
 
-GenerationInput ──► agent prompt ──► runtime.chat(n samples) ──► [(sql, rationale)] ──► CandidateSQL
+PromptAgent:  input ──► values ──► prompt ──► ChatRequest ──► runtime.chat(role) ──► parse ──► output
+SqlGenerator: GenerationInput ──► prompt ──► runtime.chat(n samples) ──► [(sql, rationale)]
+              ──► CandidateSQL
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ import asyncio
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from core.types import Frozen
 from models.errors import BudgetExceeded, InvalidModelOutput
@@ -23,6 +27,7 @@ from pipelines.agents.types import LessonsBlock
 from pipelines.contracts import CandidateSQL, CellHit, Dialect, ExampleHit
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.settings import AgentCall
+from pipelines.trace import Surface
 
 _SQL_TAG = re.compile(r"<sql>(.*?)(?:</sql>|\Z)", re.IGNORECASE | re.DOTALL)
 _THINK_TAG = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.IGNORECASE | re.DOTALL)
@@ -33,6 +38,73 @@ END_OF_SQL_BLOCK = "\n```\n"
 # prose first: sampled replies of the 1.5B often spent 150+ tokens explaining before the SQL)
 # and generation ends at the closing fence.
 SQL_BLOCK_GRAMMAR = 'root ::= "```sql\\n" [^`]+ "```"'
+
+
+In = TypeVar("In")
+Out = TypeVar("Out")
+M = TypeVar("M", bound=BaseModel)
+
+
+class PromptAgent(Generic[In, Out]):
+    """An agent that is one prompt, one request and one typed reply (extractor, fixer, critic,
+    revisor, selector). The class states once what differs: its name in traces, the model
+    ``role`` its calls go to, its prompt file and the reply's constraint (``json_schema``, or a
+    ``grammar`` the server may drop, with ``stop``); a subclass maps its input to the prompt's
+    placeholders (``values``) and the reply text to its output (``parse``).
+
+        >>> class Echo(PromptAgent[str, str]):
+        ...     agent_name, role, prompt_name = "l2.echo", "generator", "sql_fixer"
+        ...     def values(self, inp): return dict.fromkeys(self.prompt.placeholders, inp)
+        ...     def parse(self, text, inp): return text.strip()
+        >>> request = Echo(settings=AgentCall(temperature=None, max_tokens=64)).request("q")
+        >>> request.temperature, request.max_tokens, request.json_schema
+        (0.0, 64, None)
+    """
+
+    agent_name: ClassVar[str]
+    role: ClassVar[str]  # a role of the model config (models.client: role -> slot)
+    prompt_name: ClassVar[str]  # pipelines/prompts/<prompt_name>.md
+    surface: ClassVar[Surface] = "cognitive"
+    json_schema: ClassVar[dict[str, Any] | None] = None
+    grammar: ClassVar[str | None] = None  # GBNF that only saves tokens: optional for the server
+    stop: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, *, settings: AgentCall, prompt: PromptTemplate | None = None) -> None:
+        self.settings = settings
+        self.prompt = prompt or load_prompt(self.prompt_name)
+
+    def values(self, inp: In) -> dict[str, object]:
+        """The prompt's placeholders for ``inp``."""
+        raise NotImplementedError
+
+    def parse(self, text: str, inp: In) -> Out:
+        """The output from the reply's text; AgentOutputError when it holds none."""
+        raise NotImplementedError
+
+    def request(self, inp: In) -> ChatRequest:
+        return ChatRequest(
+            messages=self.prompt.render(**self.values(inp)),
+            temperature=self.settings.temperature or 0.0,
+            max_tokens=self.settings.max_tokens,
+            stop=self.stop,
+            json_schema=self.json_schema,
+            grammar=self.grammar,
+            grammar_optional=self.grammar is not None,
+        )
+
+    async def run(self, inp: In, runtime: AgentRuntime) -> Out:
+        response = await runtime.chat(
+            self.request(inp), role=self.role, agent=self.agent_name, surface=self.surface
+        )
+        return self.parse(response.texts[0], inp)
+
+
+def parse_json(text: str, model: type[M], what: str) -> M:
+    """``text`` as ``model``; AgentOutputError ``"<what>: <first validation error>"`` otherwise."""
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        raise AgentOutputError(f"{what}: {exc.errors()[0]['msg']}") from exc
 
 
 class GenerationInput(Frozen):

@@ -1,6 +1,7 @@
 """CritiqueAgent: a typed Critique of one bucket's representative, contrasted with the other
 generators' answers and rationales. It never decides the retry threshold: the orchestrator does.
 
+    >>> from pipelines.settings import AgentCall
     >>> critic = CritiqueAgent(settings=AgentCall(temperature=0.2, max_tokens=384))
 
 With a model behind ``runtime``:
@@ -14,17 +15,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from core.types import Frozen
-from models.types import ChatRequest
-from pipelines.agents.errors import AgentOutputError
+from pipelines.agents.base import PromptAgent, parse_json
 from pipelines.agents.render import evidence_line
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Critique
 from pipelines.contracts import ErrorClass
-from pipelines.prompts import PromptTemplate, load_prompt
-from pipelines.settings import AgentCall
 
 NO_ERROR = "none"
 
@@ -72,37 +70,27 @@ class CritiqueInput(Frozen):
     others: str  # the other buckets: producer, SQL, rationale, result
 
 
-class CritiqueAgent:
+class CritiqueAgent(PromptAgent[CritiqueInput, Critique]):
     agent_name = "l2.critique_agent"
+    role = "critic"
+    prompt_name = "critique"
+    json_schema = CRITIQUE_SCHEMA
 
-    def __init__(self, *, settings: AgentCall, prompt: PromptTemplate | None = None) -> None:
-        self.settings = settings
-        self.prompt = prompt or load_prompt("critique")
+    def values(self, inp: CritiqueInput) -> dict[str, object]:
+        return {
+            "schema": inp.schema_text,
+            "question": inp.question,
+            "evidence": evidence_line(inp.evidence),
+            "sql": inp.sql,
+            "rationale": inp.rationale or "(none given)",
+            "preview": inp.preview,
+            "size": inp.size,
+            "total": inp.total,
+            "others": inp.others or "(no other answers)",
+        }
 
-    async def critique(self, inp: CritiqueInput, runtime: AgentRuntime) -> Critique:
-        request = ChatRequest(
-            messages=self.prompt.render(
-                schema=inp.schema_text,
-                question=inp.question,
-                evidence=evidence_line(inp.evidence),
-                sql=inp.sql,
-                rationale=inp.rationale or "(none given)",
-                preview=inp.preview,
-                size=inp.size,
-                total=inp.total,
-                others=inp.others or "(no other answers)",
-            ),
-            temperature=self.settings.temperature or 0.0,
-            max_tokens=self.settings.max_tokens,
-            json_schema=CRITIQUE_SCHEMA,
-        )
-        response = await runtime.chat(request, role="critic", agent=self.agent_name)
-        try:
-            reply = _CritiqueReply.model_validate_json(response.texts[0])
-        except ValidationError as exc:
-            raise AgentOutputError(
-                f"critic reply is not a Critique: {exc.errors()[0]['msg']}"
-            ) from exc
+    def parse(self, text: str, inp: CritiqueInput) -> Critique:
+        reply = parse_json(text, _CritiqueReply, "critic reply is not a Critique")
         return Critique(
             bucket_hash=inp.bucket_hash,
             error_class=None if reply.error_class == NO_ERROR else ErrorClass(reply.error_class),
@@ -112,3 +100,6 @@ class CritiqueAgent:
             generator_feedback=reply.generator_feedback.strip(),
             feedback_kind=reply.feedback_kind,
         )
+
+    async def critique(self, inp: CritiqueInput, runtime: AgentRuntime) -> Critique:
+        return await self.run(inp, runtime)

@@ -1,5 +1,6 @@
 """KeywordSkeletonExtractor (L1): literals and a question skeleton, JSON-constrained, low temperature.
 
+    >>> from pipelines.settings import AgentCall
     >>> extractor = KeywordSkeletonExtractor(settings=AgentCall(temperature=0.2, max_tokens=256))
 
 With a model behind ``runtime``:
@@ -11,15 +12,11 @@ With a model behind ``runtime``:
 
 from __future__ import annotations
 
-from pydantic import ValidationError
-
-from models.types import ChatRequest
-from pipelines.agents.errors import AgentOutputError
+from core.types import Frozen
+from pipelines.agents.base import PromptAgent, parse_json
 from pipelines.agents.render import evidence_line
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Understanding
-from pipelines.prompts import PromptTemplate, load_prompt
-from pipelines.settings import AgentCall
 
 # Bounded lengths: the constrained grammar then cannot loop (the 1.5B once wrote a skeleton of
 # "AND [COLn] = _" clauses until max_tokens cut the JSON off, losing the whole extraction).
@@ -35,29 +32,24 @@ UNDERSTANDING_SCHEMA = {
 }
 
 
-class KeywordSkeletonExtractor:
+class ExtractionInput(Frozen):
+    question: str
+    evidence: str = ""
+
+
+class KeywordSkeletonExtractor(PromptAgent[ExtractionInput, Understanding]):
     agent_name = "l1.keyword_extractor"
+    role = "extractor"
+    prompt_name = "keyword_extractor"
+    json_schema = UNDERSTANDING_SCHEMA
 
-    def __init__(self, *, settings: AgentCall, prompt: PromptTemplate | None = None) -> None:
-        self.settings = settings
-        self.prompt = prompt or load_prompt("keyword_extractor")
+    def values(self, inp: ExtractionInput) -> dict[str, object]:
+        return {"question": inp.question, "evidence": evidence_line(inp.evidence)}
 
-    async def extract(self, question: str, evidence: str, runtime: AgentRuntime) -> Understanding:
-        request = ChatRequest(
-            messages=self.prompt.render(question=question, evidence=evidence_line(evidence)),
-            temperature=self.settings.temperature or 0.0,
-            max_tokens=self.settings.max_tokens,
-            json_schema=UNDERSTANDING_SCHEMA,
-        )
-        response = await runtime.chat(request, role="extractor", agent=self.agent_name)
-        try:
-            raw = Understanding.model_validate_json(response.texts[0])
-        except ValidationError as exc:
-            raise AgentOutputError(
-                f"extractor reply is not an Understanding: {exc.errors()[0]['msg']}"
-            ) from exc
+    def parse(self, text: str, inp: ExtractionInput) -> Understanding:
+        raw = parse_json(text, Understanding, "extractor reply is not an Understanding")
         # Keep only literals that really occur in the question or evidence: the SQL must match them.
-        source = f"{question} {evidence}".lower()
+        source = f"{inp.question} {inp.evidence}".lower()
         literals = tuple(
             dict.fromkeys(
                 x.strip() for x in raw.literals if x.strip() and x.strip().lower() in source
@@ -65,3 +57,6 @@ class KeywordSkeletonExtractor:
         )
         keywords = tuple(dict.fromkeys(x.strip() for x in raw.keywords if x.strip()))
         return Understanding(literals=literals, skeleton=raw.skeleton.strip(), keywords=keywords)
+
+    async def extract(self, question: str, evidence: str, runtime: AgentRuntime) -> Understanding:
+        return await self.run(ExtractionInput(question=question, evidence=evidence), runtime)

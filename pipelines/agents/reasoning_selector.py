@@ -2,6 +2,7 @@
 
 It sees the question, the light schema, both SQL strings and both result previews.
 
+    >>> from pipelines.settings import AgentCall
     >>> selector = ReasoningSelector(settings=AgentCall(temperature=0.0, max_tokens=256))
 
 With a model behind ``runtime``:
@@ -13,15 +14,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ValidationError
-
 from core.types import Frozen
-from models.types import ChatRequest
-from pipelines.agents.errors import AgentOutputError
+from pipelines.agents.base import PromptAgent, parse_json
 from pipelines.agents.render import evidence_line
 from pipelines.agents.runtime import AgentRuntime
-from pipelines.prompts import PromptTemplate, load_prompt
-from pipelines.settings import AgentCall
 
 SELECTION_SCHEMA = {
     "type": "object",
@@ -46,32 +42,25 @@ class SelectionInput(Frozen):
     preview_b: str
 
 
-class ReasoningSelector:
+class ReasoningSelector(PromptAgent[SelectionInput, Literal["A", "B"]]):
     agent_name = "l3.reasoning_selector"
+    role = "selector"
+    prompt_name = "reasoning_selector"
+    json_schema = SELECTION_SCHEMA
 
-    def __init__(self, *, settings: AgentCall, prompt: PromptTemplate | None = None) -> None:
-        self.settings = settings
-        self.prompt = prompt or load_prompt("reasoning_selector")
+    def values(self, inp: SelectionInput) -> dict[str, object]:
+        return {
+            "schema": inp.schema_text,
+            "question": inp.question,
+            "evidence": evidence_line(inp.evidence),
+            "sql_a": inp.sql_a,
+            "preview_a": inp.preview_a,
+            "sql_b": inp.sql_b,
+            "preview_b": inp.preview_b,
+        }
+
+    def parse(self, text: str, inp: SelectionInput) -> Literal["A", "B"]:
+        return parse_json(text, _SelectionReply, "selector reply has no winner").winner
 
     async def choose(self, inp: SelectionInput, runtime: AgentRuntime) -> Literal["A", "B"]:
-        request = ChatRequest(
-            messages=self.prompt.render(
-                schema=inp.schema_text,
-                question=inp.question,
-                evidence=evidence_line(inp.evidence),
-                sql_a=inp.sql_a,
-                preview_a=inp.preview_a,
-                sql_b=inp.sql_b,
-                preview_b=inp.preview_b,
-            ),
-            temperature=self.settings.temperature or 0.0,
-            max_tokens=self.settings.max_tokens,
-            json_schema=SELECTION_SCHEMA,
-        )
-        response = await runtime.chat(request, role="selector", agent=self.agent_name)
-        try:
-            return _SelectionReply.model_validate_json(response.texts[0]).winner
-        except ValidationError as exc:
-            raise AgentOutputError(
-                f"selector reply has no winner: {exc.errors()[0]['msg']}"
-            ) from exc
+        return await self.run(inp, runtime)

@@ -1,6 +1,7 @@
 """SQLFixer: repairs a query that failed to execute, shown the earlier failed repairs of the same
 generator so it does not repeat them.
 
+    >>> from pipelines.settings import AgentCall
     >>> fixer = SQLFixer(settings=AgentCall(temperature=0.0, max_tokens=512))
 
 With a model behind ``runtime``:
@@ -13,14 +14,11 @@ With a model behind ``runtime``:
 from __future__ import annotations
 
 from core.types import Frozen
-from models.types import ChatRequest
-from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, parse_sql_reply
+from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, PromptAgent, parse_sql_reply
 from pipelines.agents.render import DIALECT_NAME, clip, evidence_line
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import FixAttempt
 from pipelines.contracts import Dialect
-from pipelines.prompts import PromptTemplate, load_prompt
-from pipelines.settings import AgentCall
 
 
 class FixInput(Frozen):
@@ -44,32 +42,29 @@ def earlier_block(attempts: tuple[FixAttempt, ...]) -> str:
     return "\n".join(lines)
 
 
-class SQLFixer:
-    agent_name = "l2.sql_fixer"
+class SQLFixer(PromptAgent[FixInput, tuple[str, str]]):
+    """``(sql, rationale)`` of the repaired query (not yet executed)."""
 
-    def __init__(self, *, settings: AgentCall, prompt: PromptTemplate | None = None) -> None:
-        self.settings = settings
-        self.prompt = prompt or load_prompt("sql_fixer")
+    agent_name = "l2.sql_fixer"
+    role = "fixer"
+    prompt_name = "sql_fixer"
+    surface = "operational"
+    stop = (END_OF_SQL_BLOCK,)
+    grammar = SQL_BLOCK_GRAMMAR  # the corrected query only: no prose before or after it
+
+    def values(self, inp: FixInput) -> dict[str, object]:
+        return {
+            "dialect": DIALECT_NAME[inp.dialect],
+            "schema": inp.schema_text,
+            "question": inp.question,
+            "evidence": evidence_line(inp.evidence),
+            "sql": inp.sql,
+            "error": clip(inp.error, 300),
+            "earlier": earlier_block(inp.earlier),
+        }
+
+    def parse(self, text: str, inp: FixInput) -> tuple[str, str]:
+        return parse_sql_reply(text)
 
     async def fix(self, inp: FixInput, runtime: AgentRuntime) -> tuple[str, str]:
-        """``(sql, rationale)`` of the repaired query (not yet executed)."""
-        request = ChatRequest(
-            messages=self.prompt.render(
-                dialect=DIALECT_NAME[inp.dialect],
-                schema=inp.schema_text,
-                question=inp.question,
-                evidence=evidence_line(inp.evidence),
-                sql=inp.sql,
-                error=clip(inp.error, 300),
-                earlier=earlier_block(inp.earlier),
-            ),
-            temperature=self.settings.temperature or 0.0,
-            max_tokens=self.settings.max_tokens,
-            stop=(END_OF_SQL_BLOCK,),
-            grammar=SQL_BLOCK_GRAMMAR,  # the corrected query only: no prose before or after it
-            grammar_optional=True,
-        )
-        response = await runtime.chat(
-            request, role="fixer", agent=self.agent_name, surface="operational"
-        )
-        return parse_sql_reply(response.texts[0])
+        return await self.run(inp, runtime)

@@ -1,5 +1,6 @@
 """SQLRevisor: applies a Critique to a bucket representative, seeing what other buckets answered.
 
+    >>> from pipelines.settings import AgentCall
     >>> revisor = SQLRevisor(settings=AgentCall(temperature=0.0, max_tokens=512))
 
 With a model behind ``runtime``:
@@ -11,14 +12,11 @@ With a model behind ``runtime``:
 from __future__ import annotations
 
 from core.types import Frozen
-from models.types import ChatRequest
-from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, parse_sql_reply
+from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, PromptAgent, parse_sql_reply
 from pipelines.agents.render import DIALECT_NAME, evidence_line
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Critique
 from pipelines.contracts import Dialect
-from pipelines.prompts import PromptTemplate, load_prompt
-from pipelines.settings import AgentCall
 
 
 class RevisionInput(Frozen):
@@ -32,34 +30,33 @@ class RevisionInput(Frozen):
     others: str  # cross-bucket summary: what the other generators answered
 
 
-class SQLRevisor:
+class SQLRevisor(PromptAgent[RevisionInput, tuple[str, str]]):
+    """``(sql, rationale)`` of the revised query (not yet executed)."""
+
     agent_name = "l2.sql_revisor"
+    role = "generator"
+    prompt_name = "sql_revisor"
+    stop = (END_OF_SQL_BLOCK,)
+    grammar = SQL_BLOCK_GRAMMAR  # the revised query only: no prose before or after it
 
-    def __init__(self, *, settings: AgentCall, prompt: PromptTemplate | None = None) -> None:
-        self.settings = settings
-        self.prompt = prompt or load_prompt("sql_revisor")
-
-    async def revise(self, inp: RevisionInput, runtime: AgentRuntime) -> tuple[str, str]:
+    def values(self, inp: RevisionInput) -> dict[str, object]:
         error_class = (
             inp.critique.error_class.value if inp.critique.error_class else "possible problem"
         )
-        request = ChatRequest(
-            messages=self.prompt.render(
-                dialect=DIALECT_NAME[inp.dialect],
-                schema=inp.schema_text,
-                question=inp.question,
-                evidence=evidence_line(inp.evidence),
-                sql=inp.sql,
-                preview=inp.preview,
-                error_class=error_class.replace("_", " "),
-                suggested_fix=inp.critique.suggested_fix,
-                others=inp.others or "(no other answers)",
-            ),
-            temperature=self.settings.temperature or 0.0,
-            max_tokens=self.settings.max_tokens,
-            stop=(END_OF_SQL_BLOCK,),
-            grammar=SQL_BLOCK_GRAMMAR,  # the revised query only: no prose before or after it
-            grammar_optional=True,
-        )
-        response = await runtime.chat(request, role="generator", agent=self.agent_name)
-        return parse_sql_reply(response.texts[0])
+        return {
+            "dialect": DIALECT_NAME[inp.dialect],
+            "schema": inp.schema_text,
+            "question": inp.question,
+            "evidence": evidence_line(inp.evidence),
+            "sql": inp.sql,
+            "preview": inp.preview,
+            "error_class": error_class.replace("_", " "),
+            "suggested_fix": inp.critique.suggested_fix,
+            "others": inp.others or "(no other answers)",
+        }
+
+    def parse(self, text: str, inp: RevisionInput) -> tuple[str, str]:
+        return parse_sql_reply(text)
+
+    async def revise(self, inp: RevisionInput, runtime: AgentRuntime) -> tuple[str, str]:
+        return await self.run(inp, runtime)
