@@ -259,11 +259,16 @@ def test_the_web_page_asks_and_renders_sql_and_table(server):
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
-        "--virtual-time-budget=20000",
+        "--virtual-time-budget=30000",
     ]
-    dom = subprocess.run(
-        [*common, "--dump-dom", url], capture_output=True, text=True, timeout=120
-    ).stdout
+    # Virtual time runs on while a streamed body is read: on a loaded machine the answer can
+    # come after the dump. Another load asks again (then answered from the query cache).
+    for _ in range(3):
+        dom = subprocess.run(
+            [*common, "--dump-dom", url], capture_output=True, text=True, timeout=120
+        ).stdout
+        if "<td>2</td>" in dom:
+            break
     assert "SELECT COUNT(*) FROM singer WHERE country = 'France'" in dom
     assert "<td>2</td>" in dom
     shot = out / "page.png"
