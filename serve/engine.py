@@ -78,10 +78,7 @@ def first_wave(scaling: ScalingConfig) -> int:
     """How many candidates the configured pipeline generates before any refinement."""
     if scaling.adaptive is not None:
         return int(scaling.adaptive.greedy) + scaling.adaptive.samples
-    width = getattr(scaling, "candidates", None)  # the sum of the per-generator samples
-    if width is None:
-        width = scaling.k_reasoning + scaling.k_icl * len(scaling.icl_strategies)
-    return max(1, width)
+    return max(1, scaling.candidates)  # the sum of the per-generator samples
 
 
 # --- progress -------------------------------------------------------------------------------
