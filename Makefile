@@ -51,7 +51,8 @@ test: $(STAMP) chromium
 chromium:
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
 		{ apt-get install -y -q chromium >/dev/null 2>&1 || \
-		  sudo -n apt-get install -y -q chromium >/dev/null 2>&1 || \
+		  { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } || \
+		  { sudo -n apt-get update -q >/dev/null 2>&1 && sudo -n apt-get install -y -q chromium >/dev/null 2>&1; } || \
 		  echo "chromium not installed: the web page test skips"; }
 
 lint: $(STAMP)
