@@ -32,7 +32,7 @@ from math import comb
 
 from models.budget import TokenBudget
 from models.errors import BudgetExceeded
-from pipelines.agents.base import GenerationInput, SqlGenerator, is_fatal
+from pipelines.agents.base import GenerationInput, SQLGenerator, is_fatal
 from pipelines.agents.critique_agent import CritiqueAgent
 from pipelines.agents.errors import CallCapExceeded, PipelineConfigError
 from pipelines.agents.generators import GENERATORS, build_generators, check_families
@@ -172,7 +172,7 @@ class Orchestrator:
         self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
         self.model_name = model_name
         agents = settings.agents
-        self.generators: dict[str, SqlGenerator] = build_generators(agents)
+        self.generators: dict[str, SQLGenerator] = build_generators(agents)
         self.understander = Understander(
             extractor=KeywordSkeletonExtractor(settings=agents.extractor),
             settings=settings.understanding,

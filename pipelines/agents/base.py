@@ -2,7 +2,7 @@
 machinery (a typed input, the spec that registers a family in ``pipelines/agents/generators.py``).
 
 PromptAgent:  input ──► values ──► prompt ──► ChatRequest ──► runtime.chat(role) ──► parse ──► output
-SqlGenerator: GenerationInput ──► prompt ──► runtime.chat(n samples) ──► [(sql, rationale)]
+SQLGenerator: GenerationInput ──► prompt ──► runtime.chat(n samples) ──► [(sql, rationale)]
               ──► CandidateSQL
 """
 
@@ -155,7 +155,7 @@ def _strip_fence(sql: str) -> str:
     return sql
 
 
-class SqlGenerator:
+class SQLGenerator:
     """A candidate generator: one prompt, sampled at several temperatures.
 
     Samples sharing a temperature go out as one request with ``n`` samples (the server batches
@@ -263,7 +263,7 @@ class GeneratorSpec(Frozen):
     """
 
     name: str  # producers read "<name>/T=<temperature>"; ScalingConfig.k is keyed by it
-    generator: type[SqlGenerator]
+    generator: type[SQLGenerator]
     view: Literal["light", "ddl"]
     examples: bool = False
     cells: bool = False
@@ -280,7 +280,7 @@ class GeneratorSpec(Frozen):
     def prompt_template(self) -> PromptTemplate:
         return load_prompt(self.prompt, self.prompt_dir)
 
-    def build(self, settings: AgentCall) -> SqlGenerator:
+    def build(self, settings: AgentCall) -> SQLGenerator:
         return self.generator(spec=self, settings=settings)
 
 

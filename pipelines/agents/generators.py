@@ -3,7 +3,7 @@
 Everything that draws candidates reads this table: the orchestrator builds one generator per
 entry and renders each its schema view and inputs, ``ScalingConfig.k`` and the router's probe
 widths are keyed by its names, and a family's place in it offsets its temperatures. Adding a
-family is one file (its GeneratorSpec, with a SqlGenerator subclass where the stop or parsing
+family is one file (its GeneratorSpec, with a SQLGenerator subclass where the stop or parsing
 differ) plus its prompt and one line here; ``scaling.k`` then gives it samples.
 
     >>> list(GENERATORS)
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pipelines.agents.base import GeneratorSpec, SqlGenerator
+from pipelines.agents.base import GeneratorSpec, SQLGenerator
 from pipelines.agents.errors import PipelineConfigError
 from pipelines.agents.icl import COT, DECOMPOSE, DIRECT
 from pipelines.agents.reasoning_generator import REASONING
@@ -39,7 +39,7 @@ def check_families(names: Iterable[str], where: str) -> None:
         )
 
 
-def build_generators(agents: AgentSettings) -> dict[str, SqlGenerator]:
+def build_generators(agents: AgentSettings) -> dict[str, SQLGenerator]:
     """One generator per registered family, with its ``pipeline.agents`` settings."""
     generators = {}
     for name, spec in GENERATORS.items():

@@ -17,10 +17,10 @@ With a model behind ``runtime``:
 
 from __future__ import annotations
 
-from pipelines.agents.base import END_OF_SQL_BLOCK, GeneratorSpec, SqlGenerator
+from pipelines.agents.base import END_OF_SQL_BLOCK, GeneratorSpec, SQLGenerator
 
 
-class ICLGenerator(SqlGenerator):
+class ICLGenerator(SQLGenerator):
     stop = (END_OF_SQL_BLOCK,)
 
 

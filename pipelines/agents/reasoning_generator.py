@@ -16,10 +16,10 @@ With a model behind ``runtime``:
 
 from __future__ import annotations
 
-from pipelines.agents.base import GeneratorSpec, SqlGenerator, parse_tagged_reply
+from pipelines.agents.base import GeneratorSpec, SQLGenerator, parse_tagged_reply
 
 
-class ReasoningGenerator(SqlGenerator):
+class ReasoningGenerator(SQLGenerator):
     stop = ("</sql>",)
 
     def parse(self, text: str) -> tuple[str, str]:

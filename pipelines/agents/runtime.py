@@ -32,7 +32,7 @@ class ModelClientLike(Protocol):
     ) -> ChatResponse: ...
 
 
-class SqlExecutor(Protocol):
+class SQLExecutor(Protocol):
     async def execute(self, sql: str, db: DatabaseRef) -> ExecutionResult: ...
 
 
@@ -48,7 +48,7 @@ class _SyncSandboxAdapter:
         return await asyncio.to_thread(self.sandbox.execute, sql, db)
 
 
-def as_executor(sandbox: Any) -> SqlExecutor:
+def as_executor(sandbox: Any) -> SQLExecutor:
     """``Sandbox`` (sync ``execute`` / async ``aexecute``) or a pool (async ``execute``)."""
     if inspect.iscoroutinefunction(getattr(sandbox, "execute", None)):
         return sandbox
@@ -64,7 +64,7 @@ class AgentRuntime:
         self,
         *,
         client: ModelClientLike,
-        executor: SqlExecutor,
+        executor: SQLExecutor,
         recorder: TraceRecorder,
         budget: TokenBudget | None = None,
         call_cap: int | None = None,

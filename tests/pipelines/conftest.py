@@ -89,7 +89,7 @@ class ScriptedClient:
         )
 
 
-class SqliteSandbox:
+class SQLiteSandbox:
     """Read-only SQLite executor with an order-free result hash (stand-in for the real sandbox)."""
 
     def __init__(self) -> None:
@@ -133,8 +133,8 @@ def tiny_db(tmp_path: Path) -> DatabaseRef:
 
 
 @pytest.fixture
-def sandbox() -> SqliteSandbox:
-    return SqliteSandbox()
+def sandbox() -> SQLiteSandbox:
+    return SQLiteSandbox()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from core.types import Usage
 from models.types import ChatResponse
-from pipelines.agents.base import END_OF_SQL_BLOCK, GeneratorSpec, SqlGenerator
+from pipelines.agents.base import END_OF_SQL_BLOCK, GeneratorSpec, SQLGenerator
 from pipelines.agents.errors import PipelineConfigError
 from pipelines.agents.generators import GENERATORS
 from pipelines.contracts import ScalingConfig, Task
@@ -26,7 +26,7 @@ from pipelines.settings import PipelineSettings, RouterSettings
 RIGHT = "SELECT count(*) FROM singer WHERE country = 'France'"
 
 
-class ShoutGenerator(SqlGenerator):
+class ShoutGenerator(SQLGenerator):
     """The whole of a new family's code when it answers in a ```sql block."""
 
     stop = (END_OF_SQL_BLOCK,)

@@ -61,7 +61,7 @@ def make_tasks(db: DatabaseRef, n: int) -> list[Task]:
     ]
 
 
-class SqliteExecutor:
+class SQLiteExecutor:
     """The sandbox's ``execute`` over a real SQLite file (read-only), with an order-free hash."""
 
     async def execute(self, sql: str, db: DatabaseRef) -> ExecutionResult:
@@ -107,7 +107,7 @@ class ScriptedPipeline:
             fail,
             marker_dir,
         )
-        self.sandbox = SqliteExecutor()
+        self.sandbox = SQLiteExecutor()
 
     def __call__(self) -> ScriptedPipeline:  # the factory the worker calls
         return self

@@ -45,7 +45,7 @@ def sweep(tmp_path, name, tasks, pipeline, fakes, config=CONFIG, **kwargs):
         tasks,
         store=store,
         factory=pipeline,
-        sandbox=fakes.SqliteExecutor(),
+        sandbox=fakes.SQLiteExecutor(),
         config=config,
         **kwargs,
     )
@@ -55,7 +55,7 @@ def sweep(tmp_path, name, tasks, pipeline, fakes, config=CONFIG, **kwargs):
 async def in_process(tasks, pipeline, fakes) -> pl.DataFrame:
     """The same questions through the worker directly, without Ray: the reference output."""
     worker = SweepWorker(
-        pipeline, fakes.SqliteExecutor(), WorkerSettings(question_timeout_s=5, ves_iterations=1)
+        pipeline, fakes.SQLiteExecutor(), WorkerSettings(question_timeout_s=5, ves_iterations=1)
     )
     out = await worker(
         {"position": list(range(len(tasks))), "task": [t.model_dump_json() for t in tasks]}
@@ -151,7 +151,7 @@ config = SweepConfig(workers=1, in_flight=1, flush_every=1, progress=False, ves_
 tasks = fakes.make_tasks(DatabaseRef(db_id="clinic", path=sys.argv[3]), 12)
 with ray_session(config.ray):
     run_sweep(tasks, store=RunStore.open(sys.argv[2], identity={"config_hash": "x"}),
-              factory=fakes.ScriptedPipeline(delay_s=0.5), sandbox=fakes.SqliteExecutor(), config=config)
+              factory=fakes.ScriptedPipeline(delay_s=0.5), sandbox=fakes.SQLiteExecutor(), config=config)
 """
 
 

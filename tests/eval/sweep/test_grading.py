@@ -9,7 +9,7 @@ def prediction(task: Task, sql: str, pool: list[str] = ()) -> Prediction:
 
 async def test_verdicts_and_candidate_correctness(clinic_db, fakes):
     task = fakes.make_tasks(clinic_db, 1)[0]
-    grader = Grader(fakes.SqliteExecutor(), ves_iterations=2)
+    grader = Grader(fakes.SQLiteExecutor(), ves_iterations=2)
     pool = [fakes.WRONG, task.gold_sql, "SELECT bad FROM member"]
     grade = await grader.grade(task, prediction(task, task.gold_sql, pool))
     assert (grade.ex_bird, grade.ex_spider) == (True, True)
@@ -24,7 +24,7 @@ async def test_spider_semantics_respect_order_by_while_bird_ignores_it(clinic_db
     task = fakes.make_tasks(clinic_db, 3)[2]
     assert "ORDER BY" in task.gold_sql
     reversed_sql = "SELECT name FROM member ORDER BY age ASC"
-    grader = Grader(fakes.SqliteExecutor(), ves_iterations=1)
+    grader = Grader(fakes.SQLiteExecutor(), ves_iterations=1)
     grade = await grader.grade(task, prediction(task, reversed_sql, [reversed_sql, task.gold_sql]))
     assert (grade.ex_bird, grade.ex_spider) == (True, False)
     # same result hash (same bag of rows) but different order: each candidate judged on its own rows
@@ -38,14 +38,14 @@ async def test_spider_semantics_allow_duplicates_to_matter(clinic_db, fakes):
     task = Task(
         task_id="d", question="plans", db=clinic_db, gold_sql="SELECT DISTINCT plan FROM member"
     )
-    grader = Grader(fakes.SqliteExecutor(), ves_iterations=1)
+    grader = Grader(fakes.SQLiteExecutor(), ves_iterations=1)
     grade = await grader.grade(task, prediction(task, "SELECT plan FROM member"))
     assert (grade.ex_bird, grade.ex_spider) == (True, False)
 
 
 async def test_failing_gold_is_reported_not_scored(clinic_db, fakes):
     task = Task(task_id="g", question="?", db=clinic_db, gold_sql="SELECT missing FROM member")
-    grader = Grader(fakes.SqliteExecutor(), ves_iterations=1)
+    grader = Grader(fakes.SQLiteExecutor(), ves_iterations=1)
     grade = await grader.grade(task, prediction(task, fakes.GOLD[0], [fakes.GOLD[0]]))
     assert grade.ex_bird is None and grade.ex_spider is None
     assert "missing" in grade.gold_error
@@ -54,7 +54,7 @@ async def test_failing_gold_is_reported_not_scored(clinic_db, fakes):
 
 async def test_no_gold_means_no_verdict_but_hashes(clinic_db, fakes):
     task = Task(task_id="n", question="?", db=clinic_db)
-    executor = fakes.SqliteExecutor()
+    executor = fakes.SQLiteExecutor()
     known = await executor.execute(fakes.GOLD[1], clinic_db)
     pool = (CandidateSQL(sql=fakes.GOLD[1], producer="p", exec_result=known),)
     grader = Grader(executor, ves_iterations=1)
@@ -65,13 +65,13 @@ async def test_no_gold_means_no_verdict_but_hashes(clinic_db, fakes):
 
 async def test_empty_prediction_is_wrong(clinic_db, fakes):
     task = fakes.make_tasks(clinic_db, 1)[0]
-    grade = await Grader(fakes.SqliteExecutor(), ves_iterations=1).grade(task, prediction(task, ""))
+    grade = await Grader(fakes.SQLiteExecutor(), ves_iterations=1).grade(task, prediction(task, ""))
     assert (grade.ex_bird, grade.ex_spider, grade.exec_hash) == (False, False, None)
 
 
 async def test_known_candidate_results_are_not_executed_twice(clinic_db, fakes):
     task = fakes.make_tasks(clinic_db, 1)[0]
-    base = fakes.SqliteExecutor()
+    base = fakes.SQLiteExecutor()
     known = await base.execute(task.gold_sql, clinic_db)
     pool = tuple(
         CandidateSQL(sql=task.gold_sql + " ", producer=f"p{i}", exec_result=known) for i in range(5)

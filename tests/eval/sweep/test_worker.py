@@ -19,7 +19,7 @@ async def run(worker, tasks):
 async def test_a_batch_is_answered_graded_and_recorded(clinic_db, fakes):
     tasks = fakes.make_tasks(clinic_db, 4)
     settings = WorkerSettings(question_timeout_s=5, ves_iterations=1)
-    worker = SweepWorker(fakes.ScriptedPipeline(), fakes.SqliteExecutor(), settings)
+    worker = SweepWorker(fakes.ScriptedPipeline(), fakes.SQLiteExecutor(), settings)
     records = await run(worker, tasks)
     assert [r.task_id for r in records] == [t.task_id for t in tasks]
     assert [r.ex_bird for r in records] == [True, False, True, False]
@@ -32,7 +32,7 @@ async def test_a_batch_is_answered_graded_and_recorded(clinic_db, fakes):
 async def test_questions_of_a_batch_run_concurrently(clinic_db, fakes):
     tasks = fakes.make_tasks(clinic_db, 8)
     settings = WorkerSettings(question_timeout_s=5, ves_iterations=1)
-    worker = SweepWorker(fakes.ScriptedPipeline(delay_s=0.3), fakes.SqliteExecutor(), settings)
+    worker = SweepWorker(fakes.ScriptedPipeline(delay_s=0.3), fakes.SQLiteExecutor(), settings)
     started = time.perf_counter()
     await run(worker, tasks)
     assert time.perf_counter() - started < 8 * 0.3 / 2
@@ -42,7 +42,7 @@ async def test_a_hung_or_failing_question_becomes_a_degraded_record(clinic_db, f
     tasks = fakes.make_tasks(clinic_db, 3)
     pipeline = fakes.ScriptedPipeline(hang="fake:1", fail="fake:2")
     worker = SweepWorker(
-        pipeline, fakes.SqliteExecutor(), WorkerSettings(question_timeout_s=0.5, ves_iterations=1)
+        pipeline, fakes.SQLiteExecutor(), WorkerSettings(question_timeout_s=0.5, ves_iterations=1)
     )
     started = time.perf_counter()
     ok, hung, failed = await run(worker, tasks)
