@@ -327,9 +327,9 @@ class SettingsBench:
         guard: LoadGuard,
     ) -> None:
         self.model, self.args, self.guard = model, args, guard
-        from models.config import LocalSlot, ModelConfig
+        from models.config import LocalSlot, ModelSettings
 
-        config = section(load_config([f"model={model}"]), "model", ModelConfig)
+        config = section(load_config([f"model={model}"]), "model", ModelSettings)
         self.slot = config.roles["generator"]
         s = config.slots[self.slot]
         if not isinstance(s, LocalSlot):

@@ -113,13 +113,13 @@ def main() -> None:
     else:
         import httpx
 
-        from models.local.server import LocalServer, LocalServerConfig
+        from models.local.server import LocalServer, LocalServerSettings
         from models.registry import get_spec
         from models.store import ModelStore
 
         path = ModelStore(cfg.paths.models).path_for(get_spec(args.model))
         with LocalServer(
-            path, LocalServerConfig(n_parallel=1, ctx_per_slot=4096), alias=args.model
+            path, LocalServerSettings(n_parallel=1, ctx_per_slot=4096), alias=args.model
         ) as server:
             url = server.base_url.removesuffix("/v1") + "/tokenize"
             token_table(

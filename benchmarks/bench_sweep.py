@@ -32,7 +32,7 @@ from rich.table import Table
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 from core.config import load_config, section
 from eval.loaders import load_benchmark
-from eval.sweep.config import SweepConfig
+from eval.sweep.config import SweepSettings
 from eval.sweep.driver import run_sweep
 from eval.sweep.records import QuestionRecord
 from eval.sweep.services import sweep_services
@@ -56,7 +56,7 @@ DEFAULTS = [
 def ray_mode(
     cfg, tasks: list[Task], in_flight: int, scratch: Path
 ) -> tuple[float, list[QuestionRecord]]:
-    sweep = SweepConfig.from_cfg(cfg).model_copy(
+    sweep = SweepSettings.from_cfg(cfg).model_copy(
         update={"in_flight": in_flight, "workers": 1, "progress": False}
     )
     store = RunStore.open(scratch / f"ray-{in_flight}", identity={})
@@ -73,7 +73,7 @@ async def in_process_mode(
 ) -> tuple[float, list[QuestionRecord]]:
     """No Ray at all: the model server as a child process, sandbox threads, the same worker
     class called directly with the same number of questions in flight."""
-    sweep = SweepConfig.from_cfg(cfg)
+    sweep = SweepSettings.from_cfg(cfg)
     sandbox = LocalSandboxPool.create(
         size=sweep.sandbox_actors, limits=section(cfg, "pipeline.sandbox", SandboxSettings).limits
     )
@@ -126,7 +126,7 @@ def main(argv: list[str]) -> int:
     )
     modes: dict[str, tuple[float, list[QuestionRecord]]] = {}
     guard.before()
-    with tempfile.TemporaryDirectory() as scratch, ray_session(SweepConfig.from_cfg(cfg).ray):
+    with tempfile.TemporaryDirectory() as scratch, ray_session(SweepSettings.from_cfg(cfg).ray):
         modes["ray, 1 in flight"] = ray_mode(cfg, tasks, 1, Path(scratch))
         modes[f"ray, {args.in_flight} in flight"] = ray_mode(
             cfg, tasks, args.in_flight, Path(scratch)

@@ -12,7 +12,7 @@ composed config back as its model.
     >>> cfg.scaling.k["icl/direct"], cfg.sweep.workers   # no YAML names sweep.workers: its default
     (1, 1)
 
-A section as its model: ``section(cfg, "scaling", ScalingConfig)`` (from ``pipelines.contracts``).
+A section as its model: ``section(cfg, "scaling", ScalingSettings)`` (from ``pipelines.contracts``).
 """
 
 from __future__ import annotations
@@ -41,13 +41,13 @@ if not OmegaConf.has_resolver("repo_root"):
 # imported at the first compose, so importing core imports no layer. A ``base_*`` node sits under
 # a key of its group (``- base_index@index``).
 BASES: dict[str, str] = {
-    "scaling/base": "pipelines.contracts:ScalingConfig",
+    "scaling/base": "pipelines.contracts:ScalingSettings",
     "scaling/base_adaptive": "pipelines.contracts:AdaptiveScaling",  # scaling.adaptive
     "pipeline/base": "pipelines.settings:PipelineSettings",
     "pipeline/base_index": "pipelines.indexing.settings:IndexSettings",  # pipeline.index
-    "sweep/base": "eval.sweep.config:SweepConfig",
+    "sweep/base": "eval.sweep.config:SweepSettings",
     "benchmark/base": "eval.loaders.common:BenchmarkSpec",
-    "model/base": "models.config:ModelConfig",
+    "model/base": "models.config:ModelSettings",
     "serve/base": "serve.settings:ServeSettings",
 }
 

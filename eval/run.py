@@ -36,7 +36,7 @@ from eval.exports import export_predictions
 from eval.loaders import LoadedBenchmark
 from eval.loaders.common import SUBSET_FIELDS
 from eval.report import ex_by_difficulty, run_metrics, write_run_report
-from eval.sweep.config import SweepConfig
+from eval.sweep.config import SweepSettings
 from eval.sweep.driver import SweepResult, run_sweep
 from eval.sweep.grading import Executor
 from eval.sweep.services import sweep_services
@@ -57,7 +57,8 @@ _MUTABLE_PARAMS = (
     "sweep.mlflow_traces",
 )
 Services = Callable[
-    [DictConfig, SweepConfig, str | None], AbstractContextManager[tuple[PipelineFactory, Executor]]
+    [DictConfig, SweepSettings, str | None],
+    AbstractContextManager[tuple[PipelineFactory, Executor]],
 ]
 
 
@@ -108,7 +109,7 @@ def run_configuration(
     built first when missing or stale (``ensure``); what is off is said in the report and MLflow.
     """
     retrieval = ensure(cfg, [task.db for task in benchmark.tasks])
-    sweep = SweepConfig.from_cfg(cfg)
+    sweep = SweepSettings.from_cfg(cfg)
     identity = config_identity(cfg)
     run_dir = run_dir_for(cfg, label, identity)
     store = RunStore.open(run_dir, {"config_hash": identity}, OmegaConf.to_yaml(cfg, resolve=True))

@@ -25,7 +25,7 @@ from eval.experiments import Configuration, expand
 from eval.loaders import LoadedBenchmark, load_benchmark
 from eval.report import NO_RETRIEVAL, retrieval_lines
 from eval.run import RunOutcome, run_configuration
-from eval.sweep.config import SweepConfig
+from eval.sweep.config import SweepSettings
 from eval.sweep.errors import SweepInterrupted
 from eval.sweep.services import shared_model_servers
 from eval.sweep.session import ray_session
@@ -39,7 +39,7 @@ def run_all(configurations: Sequence[Configuration], console: Console) -> list[R
     cfgs = [load_config(c.overrides) for c in configurations]
     benchmarks: dict[str, LoadedBenchmark] = {}
     outcomes = []
-    with ray_session(SweepConfig.from_cfg(cfgs[0]).ray), shared_model_servers(cfgs):
+    with ray_session(SweepSettings.from_cfg(cfgs[0]).ray), shared_model_servers(cfgs):
         for configuration, cfg in zip(configurations, cfgs):
             key = repr(sorted(cfg.benchmark.items()))
             if key not in benchmarks:

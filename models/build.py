@@ -23,7 +23,7 @@ from pydantic import SecretStr
 
 from core.config import section
 from models.backends.base import ChatBackend
-from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
+from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatSettings
 from models.backends.replay import (
     Cassette,
     ReplayBackend,
@@ -32,19 +32,19 @@ from models.backends.replay import (
 )
 from models.backends.response_cache import CachedBackend, ResponseCache
 from models.client import ModelClient, Slot
-from models.config import LocalSlot, ModelConfig, OpenAISlot, ReplaySlot, VLLMServeSlot
-from models.local.server import LocalServerConfig, shared_server
+from models.config import LocalSlot, ModelSettings, OpenAISlot, ReplaySlot, VLLMServeSlot
+from models.local.server import LocalServerSettings, shared_server
 from models.registry import REGISTRY
 from models.store import ModelStore
 
 Closer = Callable[[], None]
 
 
-def _local_backend(slot: LocalSlot, config: ModelConfig, closers: list[Closer]) -> ChatBackend:
+def _local_backend(slot: LocalSlot, config: ModelSettings, closers: list[Closer]) -> ChatBackend:
     path = ModelStore(config.models_path).resolve(slot.model)
     alias = slot.model if slot.model in REGISTRY else path.stem
-    server_config = LocalServerConfig(
-        **slot.model_dump(include=set(LocalServerConfig.model_fields))
+    server_config = LocalServerSettings(
+        **slot.model_dump(include=set(LocalServerSettings.model_fields))
     )
     placement = slot.placement
     if placement == "auto":
@@ -62,7 +62,7 @@ def _local_backend(slot: LocalSlot, config: ModelConfig, closers: list[Closer]) 
         endpoint = server.endpoint
     closers.append(close)
     return OpenAICompatBackend(
-        OpenAICompatConfig(
+        OpenAICompatSettings(
             base_url=endpoint.base_url,
             api_key=SecretStr(endpoint.api_key),
             model=alias,
@@ -76,12 +76,12 @@ def _local_backend(slot: LocalSlot, config: ModelConfig, closers: list[Closer]) 
     )
 
 
-def _backend(slot: Any, config: ModelConfig, closers: list[Closer]) -> ChatBackend:
+def _backend(slot: Any, config: ModelSettings, closers: list[Closer]) -> ChatBackend:
     if isinstance(slot, LocalSlot):
         return _local_backend(slot, config, closers)
     if isinstance(slot, OpenAISlot):
         return OpenAICompatBackend(
-            OpenAICompatConfig(
+            OpenAICompatSettings(
                 base_url=slot.base_url,
                 model=slot.model,
                 api_key_env=slot.api_key_env,
@@ -91,7 +91,7 @@ def _backend(slot: Any, config: ModelConfig, closers: list[Closer]) -> ChatBacke
         )
     if isinstance(slot, VLLMServeSlot):
         return OpenAICompatBackend(
-            OpenAICompatConfig(
+            OpenAICompatSettings(
                 base_url=slot.base_url,
                 model=slot.model,
                 api_key_env=slot.api_key_env,
@@ -122,9 +122,9 @@ def _cached(backend: ChatBackend, cache: ResponseCache | None) -> ChatBackend:
     return CachedBackend(backend, cache) if cache is not None else backend
 
 
-def build_client(cfg: DictConfig | Mapping[str, Any] | ModelConfig) -> ModelClient:
+def build_client(cfg: DictConfig | Mapping[str, Any] | ModelSettings) -> ModelClient:
     """A ready client for the ``model`` config group (starting or attaching local servers)."""
-    config = cfg if isinstance(cfg, ModelConfig) else section(cfg, "", ModelConfig)
+    config = cfg if isinstance(cfg, ModelSettings) else section(cfg, "", ModelSettings)
     closers: list[Closer] = []
     cache = ResponseCache(config.response_cache) if config.response_cache else None
     try:

@@ -24,7 +24,7 @@ from core.types import Frozen
 from models.backends.openai_compat import Flavor
 from models.budget import Price
 from models.client import ROLES, RetryPolicy
-from models.local.server import LocalServerConfig
+from models.local.server import LocalServerSettings
 
 
 class _SlotBase(Frozen):
@@ -33,7 +33,7 @@ class _SlotBase(Frozen):
     price: Price = Price()
 
 
-class LocalSlot(_SlotBase, LocalServerConfig):
+class LocalSlot(_SlotBase, LocalServerSettings):
     backend: Literal["local"]
     # auto: the shared LocalModelServer Ray actor when Ray is initialised, else a child process.
     placement: Literal["auto", "ray", "process"] = "auto"
@@ -72,16 +72,16 @@ class ReplaySlot(_SlotBase):
     record_with: LocalSlot | OpenAISlot | None = None  # the real model used when recording
 
 
-SlotConfig = Annotated[
+SlotSettings = Annotated[
     LocalSlot | OpenAISlot | VLLMServeSlot | ReplaySlot, Field(discriminator="backend")
 ]
 
 
-class ModelConfig(Frozen):
+class ModelSettings(Frozen):
     name: str
     models_dir: str = ".cache/models"
     roles: dict[str, str] = Field(default_factory=lambda: {role: "default" for role in ROLES})
-    slots: dict[str, SlotConfig]
+    slots: dict[str, SlotSettings]
     retry: RetryPolicy = RetryPolicy()
     # JSONL file shared by an experiment's runs: identical requests are computed once
     # (models/backends/response_cache.py). null: every request goes to the model.

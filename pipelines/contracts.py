@@ -147,7 +147,7 @@ class AdaptiveScaling(Frozen):
         return self
 
 
-class ScalingConfig(Frozen):
+class ScalingSettings(Frozen):
     """Every width, depth and cap of the pipeline. Only the orchestrator reads it.
 
     ``k`` maps a generator family (``pipelines/agents/generators.py``) to its samples per question;
@@ -177,9 +177,9 @@ class ScalingConfig(Frozen):
     adaptive: AdaptiveScaling | None = None
 
     @model_validator(mode="after")
-    def _needs_a_generator(self) -> ScalingConfig:
+    def _needs_a_generator(self) -> ScalingSettings:
         if not self.single_pass and self.candidates == 0:
-            raise ValueError(f"ScalingConfig produces no candidates: every k is 0 ({self.k})")
+            raise ValueError(f"ScalingSettings produces no candidates: every k is 0 ({self.k})")
         return self
 
     @property
@@ -294,3 +294,6 @@ class ErrorClass(StrEnum):
     value_mismatch = "value_mismatch"
     evidence_ignored = "evidence_ignored"
     other = "other"
+
+
+ScalingConfig = ScalingSettings  # the old name, until serve/ imports the new one

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from omegaconf import DictConfig, OmegaConf
 
 from core.config import section
-from pipelines.contracts import Prediction, ScalingConfig, Task
+from pipelines.contracts import Prediction, ScalingSettings, Task
 from pipelines.settings import PipelineSettings
 from pipelines.trace import JsonlTraceSink, ReasoningTrace, TraceSink
 
@@ -63,7 +63,7 @@ def build_pipeline(
     (``CellRetriever`` / ``ExampleRetriever``) are optional — without them L1 retrieval is
     skipped (not a degradation). ``sinks`` default to the ``pipeline.trace`` config.
     """
-    scaling = section(cfg, "scaling", ScalingConfig)
+    scaling = section(cfg, "scaling", ScalingSettings)
     settings = section(cfg, "pipeline", PipelineSettings)
     sinks = default_sinks(settings) if sinks is None else sinks
     model_name = str(cfg.model.get("name", "")) if cfg.get("model") is not None else ""

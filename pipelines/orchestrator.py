@@ -18,7 +18,7 @@ one generator → the others; fixer/critic/revisor → that step skipped; select
 budget or global timeout → best candidate so far, ``degraded=True``. Zero candidates is the only
 hard failure (``Prediction.error``).
 
-    pipeline = Orchestrator(client=client, sandbox=sandbox, scaling=ScalingConfig())  # with a model
+    pipeline = Orchestrator(client=client, sandbox=sandbox, scaling=ScalingSettings())  # with a model
     prediction = await pipeline.answer(task)
 """
 
@@ -43,7 +43,7 @@ from pipelines.agents.sql_fixer import SQLFixer
 from pipelines.agents.sql_revisor import SQLRevisor
 from pipelines.agents.types import Critique
 from pipelines.bucketing import ExecutionBucketer
-from pipelines.contracts import CandidateSQL, Prediction, ScalingConfig, SchemaView, Task
+from pipelines.contracts import CandidateSQL, Prediction, ScalingSettings, SchemaView, Task
 from pipelines.refinement import (
     UNFIXABLE_ERRORS,
     Refiner,
@@ -79,19 +79,19 @@ class GenJob:
     temperature: float
 
 
-def families(scaling: ScalingConfig) -> tuple[str, ...]:
+def families(scaling: ScalingSettings) -> tuple[str, ...]:
     """The families that draw samples, in registry order."""
     return tuple(f for f in GENERATORS if scaling.k.get(f, 0))
 
 
-def _temperature(scaling: ScalingConfig, family: str, index: int) -> float:
+def _temperature(scaling: ScalingSettings, family: str, index: int) -> float:
     # Offset by the family's place in the registry so that low k still spreads every temperature
     # across the pool.
     temps = scaling.temperatures
     return temps[(list(GENERATORS).index(family) + index) % len(temps)]
 
 
-def synthesis_jobs(scaling: ScalingConfig, caps: Mapping[str, int] | None = None) -> list[GenJob]:
+def synthesis_jobs(scaling: ScalingSettings, caps: Mapping[str, int] | None = None) -> list[GenJob]:
     """The first wave: ``scaling.k`` samples per family, each at most ``caps[family]`` when given
     (the router's probe; a family ``caps`` does not name draws none)."""
     plan = [
@@ -101,7 +101,7 @@ def synthesis_jobs(scaling: ScalingConfig, caps: Mapping[str, int] | None = None
     return [GenJob(f, i, _temperature(scaling, f, i)) for f, k in plan for i in range(k)]
 
 
-def resynthesis_jobs(scaling: ScalingConfig, pass_no: int) -> list[GenJob]:
+def resynthesis_jobs(scaling: ScalingSettings, pass_no: int) -> list[GenJob]:
     k = scaling.effective_k_resynth
     return [
         GenJob(f, i, _temperature(scaling, f, pass_no + i))
@@ -111,7 +111,7 @@ def resynthesis_jobs(scaling: ScalingConfig, pass_no: int) -> list[GenJob]:
 
 
 def call_allowance(
-    scaling: ScalingConfig,
+    scaling: ScalingSettings,
     *,
     first_wave: int,
     max_finalists: int,
@@ -144,7 +144,7 @@ class Orchestrator:
         *,
         client: ModelClientLike,
         sandbox: object,
-        scaling: ScalingConfig = ScalingConfig(),
+        scaling: ScalingSettings = ScalingSettings(),
         settings: PipelineSettings = PipelineSettings(),
         cell_retriever: object | None = None,
         example_retriever: object | None = None,
@@ -163,7 +163,7 @@ class Orchestrator:
                 check_families(settings.router.scaling_for(difficulty, scaling).k, "k")
             except ValueError as exc:
                 raise PipelineConfigError(
-                    f"router profile {difficulty!r} is not a valid ScalingConfig: {exc}"
+                    f"router profile {difficulty!r} is not a valid ScalingSettings: {exc}"
                 ) from exc
         self.client = client
         self.executor = as_executor(sandbox)
@@ -485,7 +485,7 @@ class Orchestrator:
     # --- helpers -------------------------------------------------------------------------------
 
     def _allowance(
-        self, scaling: ScalingConfig, jobs: Sequence[GenJob], extra: Sequence[GenJob] = ()
+        self, scaling: ScalingSettings, jobs: Sequence[GenJob], extra: Sequence[GenJob] = ()
     ) -> int:
         first_wave = len({(j.family, j.index) for j in (*jobs, *extra)})
         return call_allowance(

@@ -1,6 +1,6 @@
 """The ``pipeline`` config group (``conf/pipeline``) as one model, and its defaults.
 
-Widths, depths and caps are *not* here: they are ScalingConfig (``conf/scaling``), read only by
+Widths, depths and caps are *not* here: they are ScalingSettings (``conf/scaling``), read only by
 the orchestrator. Here are the per-agent knobs (temperatures, max_tokens), retrieval sizes, the
 sandbox's bounds and the L0 index settings.
 
@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from core.types import Frozen
-from pipelines.contracts import ScalingConfig
+from pipelines.contracts import ScalingSettings
 from pipelines.indexing.settings import IndexSettings
 from pipelines.sandbox.limits import SandboxSettings
 
@@ -78,10 +78,10 @@ class RouterSettings(Frozen):
     agreement of a probe wave may stop early.
 
     ``probe_k`` is the probe wave's samples per generator family (at most the profile's ``k``).
-    ``profiles`` maps a difficulty to ScalingConfig overrides applied on the configured scaling;
+    ``profiles`` maps a difficulty to ScalingSettings overrides applied on the configured scaling;
     a mapping (``k``) merges into the configured one.
 
-        >>> RouterSettings().scaling_for("easy", ScalingConfig()).k
+        >>> RouterSettings().scaling_for("easy", ScalingSettings()).k
         {'reasoning': 2, 'icl/direct': 1, 'icl/cot': 1, 'icl/decompose': 1}
     """
 
@@ -105,8 +105,8 @@ class RouterSettings(Frozen):
         }
     )
 
-    def scaling_for(self, difficulty: str, base: ScalingConfig) -> ScalingConfig:
-        return ScalingConfig.model_validate(
+    def scaling_for(self, difficulty: str, base: ScalingSettings) -> ScalingSettings:
+        return ScalingSettings.model_validate(
             _merged(base.model_dump(), self.profiles.get(difficulty, {}))
         )
 

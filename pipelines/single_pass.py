@@ -22,7 +22,7 @@ from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
 from pipelines.bucketing import ExecutionBucketer
-from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingConfig, Task
+from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingSettings, Task
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema_text import SchemaReadError, reference_schema
 from pipelines.settings import SinglePassSettings
@@ -45,7 +45,7 @@ class SinglePassPipeline:
         client: ModelClientLike,
         sandbox: object,
         settings: SinglePassSettings = SinglePassSettings(),
-        scaling: ScalingConfig = ScalingConfig(single_pass=True, k={}, temperatures=(0.0,)),
+        scaling: ScalingSettings = ScalingSettings(single_pass=True, k={}, temperatures=(0.0,)),
         sinks: tuple[TraceSink, ...] = (),
         prompt: PromptTemplate | None = None,
         model_name: str = "",

@@ -16,7 +16,7 @@ from pipelines.agents.errors import AgentOutputError
 from pipelines.agents.render import clip
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Context, Critique, LessonsBlock
-from pipelines.contracts import CandidateSQL, ScalingConfig, Task
+from pipelines.contracts import CandidateSQL, ScalingSettings, Task
 from pipelines.trace import TraceRecorder
 
 T = TypeVar("T")
@@ -27,7 +27,7 @@ class TaskRun:
     task: Task
     recorder: TraceRecorder
     runtime: AgentRuntime
-    scaling: ScalingConfig
+    scaling: ScalingSettings
     light: str = ""  # the light schema view as prompts see it
     ddl: str = ""  # the DDL view
     context: Context = Context()

@@ -15,7 +15,7 @@ import ray.cloudpickle
 from ray.cluster_utils import Cluster
 
 from core.types import Usage
-from eval.sweep.config import SweepConfig
+from eval.sweep.config import SweepSettings
 from eval.sweep.driver import run_sweep
 from eval.sweep.records import QuestionRecord, records_to_table
 from eval.sweep.session import LOCAL_ENV
@@ -125,7 +125,7 @@ def test_workers_spread_over_both_nodes_and_answers_match_one_process(two_nodes,
     # 0.6 CPU per worker on 1-CPU nodes: two workers cannot share a node. Ray Data hands questions
     # to whichever worker is up, so each question takes long enough (12 × 0.5 s, one at a time)
     # that the first worker cannot finish them all before the other node's worker has started.
-    config = SweepConfig(
+    config = SweepSettings(
         workers=2, worker_num_cpus=0.6, in_flight=1, progress=False, ves_iterations=1
     )
     store = RunStore.open(tmp_path / "run", identity={})
@@ -157,7 +157,7 @@ def test_the_cluster_launcher_config_is_valid_for_ray_and_matches_the_cluster_sw
     from ray.autoscaler._private.util import prepare_config, validate_config
 
     from core.config import REPO_ROOT, load_config
-    from eval.sweep.config import SweepConfig
+    from eval.sweep.config import SweepSettings
 
     config = prepare_config(yaml.safe_load((REPO_ROOT / "ray_cluster.yaml").read_text()))
     validate_config(config)  # Ray's own schema check (raises on an unknown or missing field)
@@ -170,7 +170,7 @@ def test_the_cluster_launcher_config_is_valid_for_ray_and_matches_the_cluster_sw
     in_defaults = "sweep" in load_config(
         []
     )  # the group may or may not be in conf/config.yaml's defaults
-    sweep = SweepConfig.from_cfg(
+    sweep = SweepSettings.from_cfg(
         load_config(["sweep=cluster" if in_defaults else "+sweep=cluster"])
     )
     cpus = sum(n["resources"]["CPU"] * n.get("min_workers", 1) for n in nodes.values())
@@ -205,7 +205,7 @@ def test_the_cluster_keeps_its_dashboard_private_and_requires_a_token():
 
 
 def test_joining_a_cluster_keeps_its_auth_mode(monkeypatch):
-    from eval.sweep.config import RayInitConfig
+    from eval.sweep.config import RayInitSettings
     from eval.sweep.session import ray_session
 
     monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
@@ -213,7 +213,7 @@ def test_joining_a_cluster_keeps_its_auth_mode(monkeypatch):
         ray, "is_initialized", lambda: True
     )  # no Ray is started: only the env is set
     monkeypatch.setattr("eval.sweep.session._quiet_ray_data", lambda: None)
-    with ray_session(RayInitConfig(address="auto")):
+    with ray_session(RayInitSettings(address="auto")):
         assert "RAY_AUTH_MODE" not in os.environ
-    with ray_session(RayInitConfig()):
+    with ray_session(RayInitSettings()):
         assert os.environ["RAY_AUTH_MODE"] == "disabled"

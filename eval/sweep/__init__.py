@@ -1,6 +1,6 @@
 """Benchmark sweeps on Ray: pipeline worker actors over a benchmark's tasks, resumable Parquet.
 
-    with ray_session(SweepConfig.from_cfg(cfg).ray), sweep_services(cfg, sweep, trace_dir) as (factory, sandbox):
+    with ray_session(SweepSettings.from_cfg(cfg).ray), sweep_services(cfg, sweep, trace_dir) as (factory, sandbox):
         run_sweep(tasks, store=RunStore.open(run_dir, identity), factory=factory, sandbox=sandbox, config=sweep)
 
 ``eval.run.run_configuration`` wraps this with exports, the report and MLflow.
@@ -18,11 +18,11 @@ _EXPORTS = {
     "CandidateRecord": "eval.sweep.records",
     "ConfiguredPipeline": "eval.sweep.services",
     "QuestionRecord": "eval.sweep.records",
-    "RayInitConfig": "eval.sweep.config",
+    "RayInitSettings": "eval.sweep.config",
     "RunDirConflict": "eval.sweep.errors",
     "RunDirLocked": "eval.sweep.errors",
     "RunStore": "eval.sweep.store",
-    "SweepConfig": "eval.sweep.config",
+    "SweepSettings": "eval.sweep.config",
     "SweepError": "eval.sweep.errors",
     "SweepFailed": "eval.sweep.errors",
     "SweepInterrupted": "eval.sweep.errors",

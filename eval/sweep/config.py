@@ -1,8 +1,8 @@
 """Resource shapes of a sweep, validated from the ``sweep`` config group (``conf/sweep/``).
 
->>> SweepConfig().workers, SweepConfig().in_flight
+>>> SweepSettings().workers, SweepSettings().in_flight
 (1, 4)
->>> SweepConfig.from_cfg({"sweep": {"workers": 4, "ray": {"address": "auto"}}}).ray.address
+>>> SweepSettings.from_cfg({"sweep": {"workers": 4, "ray": {"address": "auto"}}}).ray.address
 'auto'
 """
 
@@ -17,7 +17,7 @@ from core.config import section
 from core.types import Frozen
 
 
-class RayInitConfig(Frozen):
+class RayInitSettings(Frozen):
     """How the driver reaches Ray: start a local one (``address=None``) or join a cluster."""
 
     address: str | None = None  # None: start a local Ray; "auto" or ray://host:10001: join one
@@ -37,14 +37,14 @@ TIMEOUT_GRACE_S = 60.0
 Retry = Literal["none", "errors", "degraded"]
 
 
-class SweepConfig(Frozen):
+class SweepSettings(Frozen):
     """Pool sizes, per-actor resources, concurrency and fault bounds of one sweep.
 
     The defaults fit a 2-core laptop: one pipeline worker answering several questions at once,
     sharing the model actor and a small sandbox pool (``conf/sweep/cluster.yaml``: a cluster).
     """
 
-    ray: RayInitConfig = RayInitConfig()
+    ray: RayInitSettings = RayInitSettings()
     workers: int = Field(default=1, ge=1)  # pipeline worker actors (ActorPoolStrategy size)
     # Fractional: workers mostly await the model and the sandbox.
     worker_num_cpus: float = Field(default=0.25, gt=0)
@@ -72,7 +72,7 @@ class SweepConfig(Frozen):
     )
 
     @classmethod
-    def from_cfg(cls, cfg: Mapping[str, Any] | None) -> SweepConfig:
+    def from_cfg(cls, cfg: Mapping[str, Any] | None) -> SweepSettings:
         """Read ``cfg.sweep`` (absent → the defaults).
 
         The question timeout is a backstop behind the pipeline's own ``scaling.global_timeout_s``
@@ -87,3 +87,6 @@ class SweepConfig(Frozen):
                 update={"question_timeout_s": pipeline_timeout + TIMEOUT_GRACE_S}
             )
         return config
+
+
+SweepConfig = SweepSettings  # the old name, until serve/ imports the new one

@@ -25,7 +25,7 @@ import ray.data
 from ray.data.exceptions import UserCodeException
 
 from core.types import Frozen
-from eval.sweep.config import Retry, SweepConfig
+from eval.sweep.config import Retry, SweepSettings
 from eval.sweep.errors import SweepFailed, SweepInterrupted
 from eval.sweep.grading import Executor
 from eval.sweep.progress import SweepProgress
@@ -50,7 +50,7 @@ def run_sweep(
     store: RunStore,
     factory: PipelineFactory,
     sandbox: Executor,
-    config: SweepConfig,
+    config: SweepSettings,
     label: str = "eval",
     on_record: Callable[[QuestionRecord], None] | None = None,
 ) -> SweepResult:
@@ -113,7 +113,7 @@ def _dataset(
     pending: list[tuple[int, Task]],
     factory: PipelineFactory,
     sandbox: Executor,
-    config: SweepConfig,
+    config: SweepSettings,
 ) -> ray.data.Dataset:
     items = [{"position": position, "task": task.model_dump_json()} for position, task in pending]
     settings = WorkerSettings(

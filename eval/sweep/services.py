@@ -21,7 +21,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from core.config import section
-from eval.sweep.config import SweepConfig
+from eval.sweep.config import SweepSettings
 from eval.sweep.worker import Pipeline
 
 
@@ -52,7 +52,7 @@ class ConfiguredPipeline:
 
 @contextmanager
 def sweep_services(
-    cfg: DictConfig, sweep: SweepConfig, trace_dir: str | None
+    cfg: DictConfig, sweep: SweepSettings, trace_dir: str | None
 ) -> Iterator[tuple[ConfiguredPipeline, Any]]:
     """Start the shared sandbox pool and model servers (Ray must be up); stop them after."""
     from models import build_client

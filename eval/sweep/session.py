@@ -1,6 +1,6 @@
 """Reach Ray for a sweep: join the configured cluster or start a local one, quietly.
 
-    with ray_session(SweepConfig().ray):      # local Ray: 2 CPUs, no dashboard, auth off
+    with ray_session(SweepSettings().ray):      # local Ray: 2 CPUs, no dashboard, auth off
         run_sweep(...)
 
 Joining a cluster (``sweep.ray.address``) keeps the cluster's authentication: ``ray_cluster.yaml``
@@ -19,14 +19,14 @@ from contextlib import contextmanager
 import ray
 import ray.data
 
-from eval.sweep.config import RayInitConfig
+from eval.sweep.config import RayInitSettings
 
 # Local runs need neither token auth nor usage reporting; an environment that sets them wins.
 LOCAL_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 @contextmanager
-def ray_session(config: RayInitConfig) -> Iterator[None]:
+def ray_session(config: RayInitSettings) -> Iterator[None]:
     for name, value in LOCAL_ENV.items():
         if name == "RAY_AUTH_MODE" and config.address is not None:
             continue  # a cluster's auth mode, or Ray's default (token when ~/.ray/auth_token exists)

@@ -16,7 +16,7 @@ reports the completion tokens of the first choice only, so the other choices are
 its ``/tokenize`` endpoint; with ``slot_affinity`` requests sharing a long prompt prefix are
 pinned to one server slot (see ``slot_router``) instead of recomputing it on another.
 
->>> backend = OpenAICompatBackend(OpenAICompatConfig(base_url="http://127.0.0.1:8080/v1", model="qwen"))
+>>> backend = OpenAICompatBackend(OpenAICompatSettings(base_url="http://127.0.0.1:8080/v1", model="qwen"))
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
-class OpenAICompatConfig(Frozen):
+class OpenAICompatSettings(Frozen):
     base_url: str  # up to and including /v1, e.g. http://127.0.0.1:8080/v1
     model: str  # the model id sent in the request body
     name: str | None = None  # the name responses are attributed to; defaults to ``model``
@@ -80,7 +80,7 @@ class OpenAICompatConfig(Frozen):
 
 
 class OpenAICompatBackend:
-    def __init__(self, config: OpenAICompatConfig) -> None:
+    def __init__(self, config: OpenAICompatSettings) -> None:
         self.config = config
         self._url = config.base_url.rstrip("/") + "/chat/completions"
         self._tokenize_url = config.base_url.rstrip("/").removesuffix("/v1") + "/tokenize"

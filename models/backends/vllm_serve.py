@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from models.config import ModelConfig, VLLMServeSlot
+from models.config import ModelSettings, VLLMServeSlot
 
 if TYPE_CHECKING:
     from ray.serve import Application
@@ -56,7 +56,7 @@ def llm_config_kwargs(slot: VLLMServeSlot) -> dict[str, Any]:
     return kwargs
 
 
-def serve_slots(config: ModelConfig) -> dict[str, VLLMServeSlot]:
+def serve_slots(config: ModelSettings) -> dict[str, VLLMServeSlot]:
     """The distinct vllm_serve slots of a config, one deployment per served model id."""
     slots: dict[str, VLLMServeSlot] = {}
     for slot in config.slots.values():
@@ -71,14 +71,14 @@ def serve_slots(config: ModelConfig) -> dict[str, VLLMServeSlot]:
     return slots
 
 
-def build_app(config: ModelConfig) -> Application:
+def build_app(config: ModelSettings) -> Application:
     from ray.serve.llm import LLMConfig, build_openai_app
 
     llm_configs = [LLMConfig(**llm_config_kwargs(slot)) for slot in serve_slots(config).values()]
     return build_openai_app({"llm_configs": llm_configs})
 
 
-def deploy(config: ModelConfig, *, blocking: bool = False) -> None:
+def deploy(config: ModelSettings, *, blocking: bool = False) -> None:
     from ray import serve
 
     serve.run(build_app(config), name=APP_NAME, route_prefix="/", blocking=blocking)
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     from core.config import load_config, section
 
     cfg = load_config(sys.argv[1:] if argv is None else argv)
-    deploy(section(cfg, "model", ModelConfig), blocking=True)
+    deploy(section(cfg, "model", ModelSettings), blocking=True)
     return 0
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import ray
 
 from models.errors import ModelUnavailable
-from models.local.server import LocalEndpoint, LocalServer, LocalServerConfig
+from models.local.server import LocalEndpoint, LocalServer, LocalServerSettings
 
 NAMESPACE = "scale-analytics"
 
@@ -26,7 +26,7 @@ NAMESPACE = "scale-analytics"
 @ray.remote
 class LocalModelServer:
     def __init__(self, model_path: str, config: dict, alias: str) -> None:
-        self._server = LocalServer(model_path, LocalServerConfig(**config), alias=alias)
+        self._server = LocalServer(model_path, LocalServerSettings(**config), alias=alias)
         self._server.start()
 
     def endpoint(self) -> LocalEndpoint:
@@ -40,7 +40,7 @@ class LocalModelServer:
         self._server.stop()
 
 
-def actor_name(alias: str, model_path: Path, config: LocalServerConfig) -> str:
+def actor_name(alias: str, model_path: Path, config: LocalServerSettings) -> str:
     digest = hashlib.sha1(
         f"{model_path.resolve()}|{config.model_dump_json()}".encode()
     ).hexdigest()[:10]
@@ -48,7 +48,7 @@ def actor_name(alias: str, model_path: Path, config: LocalServerConfig) -> str:
 
 
 def attach_or_start(
-    model_path: Path, config: LocalServerConfig, *, alias: str, num_cpus: float
+    model_path: Path, config: LocalServerSettings, *, alias: str, num_cpus: float
 ) -> tuple[LocalEndpoint, Callable[[], None]]:
     """The endpoint (URL and API key) of the shared server for this model, and a close function.
 

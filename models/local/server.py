@@ -1,6 +1,6 @@
 """Start, watch and stop one local llama.cpp server process.
 
-    LocalServer(model_path, LocalServerConfig(...)).start()
+    LocalServer(model_path, LocalServerSettings(...)).start()
       ──► python -m models.local.serve … --port <free port>   (log: <tmp>/server.log)
       ──► poll GET /v1/models until ready ──► base_url "http://127.0.0.1:<port>/v1"
 
@@ -37,7 +37,7 @@ from models.local.serve import API_KEY_ENV
 Runtime = Literal["xllamacpp", "llama-cpp-python"]
 
 
-class LocalServerConfig(Frozen):
+class LocalServerSettings(Frozen):
     runtime: Runtime = "xllamacpp"
     n_parallel: int = Field(default=4, ge=1)  # slots decoded together (continuous batching)
     ctx_per_slot: int = Field(default=8192, ge=256)
@@ -70,7 +70,7 @@ class LocalServer:
     """One server process; ``alias`` is the model id it answers to."""
 
     def __init__(
-        self, model_path: Path | str, config: LocalServerConfig, *, alias: str = "local"
+        self, model_path: Path | str, config: LocalServerSettings, *, alias: str = "local"
     ) -> None:
         self.model_path = Path(model_path)
         self.config = config
@@ -197,12 +197,12 @@ class LocalServer:
         self.stop()
 
 
-_shared: dict[tuple[str, str, LocalServerConfig], tuple[LocalServer, int]] = {}
+_shared: dict[tuple[str, str, LocalServerSettings], tuple[LocalServer, int]] = {}
 _shared_lock = threading.Lock()
 
 
 def shared_server(
-    model_path: Path, config: LocalServerConfig, *, alias: str
+    model_path: Path, config: LocalServerSettings, *, alias: str
 ) -> tuple[LocalServer, Callable[[], None]]:
     """A started server shared within this process, and the function that releases it."""
     key = (str(model_path.resolve()), alias, config)

@@ -262,7 +262,7 @@ class GeneratorSpec(Frozen):
         'icl/direct'
     """
 
-    name: str  # producers read "<name>/T=<temperature>"; ScalingConfig.k is keyed by it
+    name: str  # producers read "<name>/T=<temperature>"; ScalingSettings.k is keyed by it
     generator: type[SQLGenerator]
     view: Literal["light", "ddl"]
     examples: bool = False

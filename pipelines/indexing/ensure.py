@@ -30,7 +30,7 @@ from pydantic import Field
 
 from core.config import section
 from core.types import Frozen
-from pipelines.contracts import DatabaseRef, RetrievalSource, ScalingConfig
+from pipelines.contracts import DatabaseRef, RetrievalSource, ScalingSettings
 from pipelines.indexing.reports import EXAMPLES_NAME, BuildReport
 from pipelines.indexing.runner import WORKER_ENV, build_all
 from pipelines.indexing.settings import IndexSettings
@@ -114,7 +114,7 @@ def _by_reason(off: dict[str, str], shown: int = 3) -> str:
 
 def retrieval_needs(cfg: DictConfig) -> RetrievalNeeds:
     """What the configured pipeline retrieves: single pass none; else by the understanding ``k``s."""
-    if section(cfg, "scaling", ScalingConfig).single_pass:
+    if section(cfg, "scaling", ScalingSettings).single_pass:
         return RetrievalNeeds(
             cells=False, examples=False, why_not="the single-pass pipeline retrieves nothing"
         )

@@ -37,7 +37,7 @@ CASES = [
     (["eval", "benchmark=no_such_benchmark"], "Could not find 'benchmark/no_such_benchmark'"),
     (
         ["eval", "sweep.workers=0"],
-        "invalid SweepConfig: workers: Input should be greater than or equal to 1",
+        "invalid SweepSettings: workers: Input should be greater than or equal to 1",
     ),
     (["eval", "--bogus"], "--bogus"),
     (["eval", "benchmark.limit=[1"], "cannot parse the override 'benchmark.limit=[1'"),

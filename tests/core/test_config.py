@@ -14,18 +14,18 @@ from pydantic import BaseModel, Field, ValidationError
 from core.config import BASES, CONF_DIR, load_config, model_defaults, section
 from eval.experiments import expand
 from eval.loaders.common import BenchmarkSpec
-from eval.sweep.config import SweepConfig
-from models.config import ModelConfig
-from pipelines.contracts import AdaptiveScaling, ScalingConfig
+from eval.sweep.config import SweepSettings
+from models.config import ModelSettings
+from pipelines.contracts import AdaptiveScaling, ScalingSettings
 from pipelines.settings import PipelineSettings
 
 # The model of each top-level section; the rest (paths, experiment, seed, log_level) have none.
 SECTIONS: dict[str, type[BaseModel]] = {
-    "scaling": ScalingConfig,
+    "scaling": ScalingSettings,
     "pipeline": PipelineSettings,
-    "sweep": SweepConfig,
+    "sweep": SweepSettings,
     "benchmark": BenchmarkSpec,
-    "model": ModelConfig,
+    "model": ModelSettings,
 }
 GROUPS = sorted({node.split("/")[0] for node in BASES})
 
@@ -57,12 +57,14 @@ def test_every_experiment_variant_composes_without_plus(experiment):
 
 
 def test_the_default_profiles_are_the_models_defaults():
-    assert section(load_config(["scaling=default"]), "scaling", ScalingConfig) == ScalingConfig()
+    assert (
+        section(load_config(["scaling=default"]), "scaling", ScalingSettings) == ScalingSettings()
+    )
     assert (
         section(load_config(["scaling=adaptive"]), "scaling.adaptive", AdaptiveScaling)
         == AdaptiveScaling()
     )
-    assert section(load_config(["sweep=default"]), "sweep", SweepConfig) == SweepConfig()
+    assert section(load_config(["sweep=default"]), "sweep", SweepSettings) == SweepSettings()
     pipeline = section(load_config(["pipeline=default"]), "pipeline", PipelineSettings)
     located = {"trace": {"directory"}, "index": True}  # paths: the only values YAML must give
     assert pipeline.model_dump(exclude=located) == PipelineSettings().model_dump(exclude=located)
@@ -157,4 +159,4 @@ def test_section_reads_a_dotted_path_of_a_config_or_a_mapping():
 
 def test_section_rejects_a_key_the_model_lacks():
     with pytest.raises(ValidationError):
-        section({"sweep": {"wrokers": 2}}, "sweep", SweepConfig)
+        section({"sweep": {"wrokers": 2}}, "sweep", SweepSettings)

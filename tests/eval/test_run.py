@@ -15,7 +15,7 @@ from core.config import load_config
 from core.types import Usage
 from eval.loaders import load_benchmark
 from eval.run import config_identity, run_configuration
-from eval.sweep.config import RayInitConfig
+from eval.sweep.config import RayInitSettings
 from eval.sweep.session import ray_session
 from eval.tracking import TASK_ID_TAG
 from pipelines.contracts import CandidateSQL, Prediction, Task
@@ -106,7 +106,7 @@ def traced_services(cfg, sweep, trace_dir):
 
 @pytest.fixture(scope="module")
 def local_ray():
-    with ray_session(RayInitConfig()):
+    with ray_session(RayInitSettings()):
         yield
 
 

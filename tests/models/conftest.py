@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from models.local.server import LocalServer, LocalServerConfig
+from models.local.server import LocalServer, LocalServerSettings
 from models.registry import get_spec
 from models.store import ModelStore
 
@@ -25,7 +25,7 @@ def server_05b(model_05b_path: Path):
     """One real llama.cpp server with the 0.5B model for the whole session (small context)."""
     with LocalServer(
         model_05b_path,
-        LocalServerConfig(n_parallel=4, ctx_per_slot=4096),
+        LocalServerSettings(n_parallel=4, ctx_per_slot=4096),
         alias="qwen2.5-coder-0.5b",
     ) as server:
         yield server

@@ -11,7 +11,14 @@ import pytest
 
 from models.errors import ModelUnavailable
 from pipelines.adaptive import AdaptivePipeline, call_allowance
-from pipelines.contracts import AdaptiveScaling, CellHit, ExampleHit, ScalingConfig, Task, WidenStep
+from pipelines.contracts import (
+    AdaptiveScaling,
+    CellHit,
+    ExampleHit,
+    ScalingSettings,
+    Task,
+    WidenStep,
+)
 from pipelines.factory import build_pipeline
 from pipelines.indexing.errors import IndexNotBuilt
 
@@ -39,8 +46,8 @@ def critique(verdict="edit") -> str:
     )
 
 
-def scaling(**adaptive) -> ScalingConfig:
-    return ScalingConfig(adaptive=AdaptiveScaling(**adaptive), global_timeout_s=30)
+def scaling(**adaptive) -> ScalingSettings:
+    return ScalingSettings(adaptive=AdaptiveScaling(**adaptive), global_timeout_s=30)
 
 
 def task(db) -> Task:
@@ -312,7 +319,7 @@ async def test_a_global_timeout_answers_from_the_candidates_so_far(tiny_db, sand
                 )
             await asyncio.sleep(10)
 
-    cfg = ScalingConfig(adaptive=AdaptiveScaling(), global_timeout_s=0.5)
+    cfg = ScalingSettings(adaptive=AdaptiveScaling(), global_timeout_s=0.5)
     prediction = await pipeline(Slow(), sandbox, cfg).answer(task(tiny_db))
 
     assert prediction.degraded and "global_timeout" in prediction.degradation_reasons

@@ -18,7 +18,7 @@ from models.errors import ModelUnavailable
 from models.registry import get_spec
 from models.store import ModelStore
 from models.types import ChatMessage, ChatRequest
-from pipelines.contracts import ScalingConfig, Task
+from pipelines.contracts import ScalingSettings, Task
 from pipelines.factory import build_pipeline
 from pipelines.orchestrator import Orchestrator, call_allowance, synthesis_jobs
 from pipelines.sandbox import Sandbox
@@ -85,7 +85,7 @@ async def test_full_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_path):
     prediction, trace = await pipeline.answer_with_trace(
         Task(task_id="r1", question=QUESTION, db=tiny_db)
     )
-    scaling = section(cfg, "scaling", ScalingConfig)
+    scaling = section(cfg, "scaling", ScalingSettings)
     settings = section(cfg, "pipeline", PipelineSettings)
     assert prediction.error is None and prediction.sql
     assert prediction.exec_result is not None and prediction.exec_result.ok

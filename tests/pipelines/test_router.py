@@ -8,7 +8,7 @@ from pipelines.contracts import (
     ColumnInfo,
     DatabaseRef,
     ExecutionResult,
-    ScalingConfig,
+    ScalingSettings,
     SchemaView,
     TableInfo,
     Task,
@@ -87,8 +87,8 @@ def test_escalation_and_profiles():
         and DifficultyRouter.escalate("hard") == "hard"
     )
     settings = RouterSettings(profiles={"hard": {"k": {"icl/cot": 4}, "fixer_max_passes": 0}})
-    hard = settings.scaling_for("hard", ScalingConfig())
+    hard = settings.scaling_for("hard", ScalingSettings())
     # a profile's k merges into the configured one: the families it does not name keep their k
     assert hard.k == {"reasoning": 2, "icl/direct": 2, "icl/cot": 4, "icl/decompose": 2}
     assert hard.fixer_max_passes == 0
-    assert settings.scaling_for("medium", ScalingConfig(k={"icl/cot": 1})).k == {"icl/cot": 1}
+    assert settings.scaling_for("medium", ScalingSettings(k={"icl/cot": 1})).k == {"icl/cot": 1}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from models.errors import ModelUnavailable
-from pipelines.contracts import ScalingConfig, Task
+from pipelines.contracts import ScalingSettings, Task
 from pipelines.single_pass import SinglePassPipeline
 from pipelines.trace import JsonlTraceSink, read_traces
 
@@ -86,7 +86,7 @@ async def test_timeout_returns_error_prediction(tiny_db, sandbox, scripted):
     pipeline = SinglePassPipeline(
         client=Slow(),
         sandbox=sandbox,
-        scaling=ScalingConfig(single_pass=True, k={}, global_timeout_s=0.2),
+        scaling=ScalingSettings(single_pass=True, k={}, global_timeout_s=0.2),
     )
     prediction = await pipeline.answer(_task(tiny_db))
     assert prediction.error and "timeout" in prediction.error
@@ -102,7 +102,7 @@ async def test_self_consistency_votes_over_samples(tiny_db, sandbox, scripted):
         "SELECT nope FROM x",
     ]
     client = scripted({"single_pass": lambda r: replies[: r.n]})
-    scaling = ScalingConfig(single_pass=True, k={"icl/direct": 5}, temperatures=(0.8,))
+    scaling = ScalingSettings(single_pass=True, k={"icl/direct": 5}, temperatures=(0.8,))
     prediction = await SinglePassPipeline(client=client, sandbox=sandbox, scaling=scaling).answer(
         _task(tiny_db)
     )

@@ -14,7 +14,7 @@ from pipelines.contracts import (
     DatabaseRef,
     ExampleHit,
     ForeignKey,
-    ScalingConfig,
+    ScalingSettings,
     SchemaView,
     TableInfo,
     Task,
@@ -35,7 +35,7 @@ def run_for(client, question="Which customers from Paris or Lyon ordered tea?"):
     return TaskRun(
         task=task,
         recorder=recorder,
-        scaling=ScalingConfig(),
+        scaling=ScalingSettings(),
         runtime=AgentRuntime(client=client, executor=None, recorder=recorder),
     )
 

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 import ray
 
-from eval.sweep.config import SweepConfig
+from eval.sweep.config import SweepSettings
 from eval.sweep.driver import run_sweep
 from eval.sweep.errors import SweepFailed, SweepInterrupted
 from eval.sweep.records import QuestionRecord, records_to_table
@@ -18,7 +18,7 @@ from eval.sweep.worker import SweepWorker, WorkerSettings
 
 pytestmark = pytest.mark.ray
 
-CONFIG = SweepConfig(
+CONFIG = SweepSettings(
     workers=1, worker_num_cpus=0.25, in_flight=4, flush_every=2, progress=False, ves_iterations=1
 )
 COMPARED = [
@@ -143,11 +143,11 @@ fakes = importlib.util.module_from_spec(spec)
 sys.modules["sweep_fakes"] = fakes
 spec.loader.exec_module(fakes)
 from pipelines.contracts import DatabaseRef
-from eval.sweep.config import SweepConfig
+from eval.sweep.config import SweepSettings
 from eval.sweep.driver import run_sweep
 from eval.sweep.session import ray_session
 from eval.sweep.store import RunStore
-config = SweepConfig(workers=1, in_flight=1, flush_every=1, progress=False, ves_iterations=1)
+config = SweepSettings(workers=1, in_flight=1, flush_every=1, progress=False, ves_iterations=1)
 tasks = fakes.make_tasks(DatabaseRef(db_id="clinic", path=sys.argv[3]), 12)
 with ray_session(config.ray):
     run_sweep(tasks, store=RunStore.open(sys.argv[2], identity={"config_hash": "x"}),

@@ -4,7 +4,7 @@ import polars as pl
 import pytest
 
 from eval.report import ex_by_difficulty, run_metrics
-from eval.sweep.config import SweepConfig
+from eval.sweep.config import SweepSettings
 from eval.sweep.driver import to_retry
 from eval.sweep.progress import SweepProgress
 from eval.sweep.records import QuestionRecord, records_to_table
@@ -58,10 +58,10 @@ def test_retry_policies(frame):
 
 
 def test_retry_is_configured_and_off_by_default():
-    assert SweepConfig().retry == "none"
-    assert SweepConfig.from_cfg({"sweep": {"retry": "degraded"}}).retry == "degraded"
+    assert SweepSettings().retry == "none"
+    assert SweepSettings.from_cfg({"sweep": {"retry": "degraded"}}).retry == "degraded"
     with pytest.raises(ValueError):
-        SweepConfig(retry="everything")
+        SweepSettings(retry="everything")
 
 
 def test_a_grading_error_counts_wrong_in_ex_and_is_reported(frame):

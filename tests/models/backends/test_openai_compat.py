@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from pydantic import SecretStr
 
-from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
+from models.backends.openai_compat import OpenAICompatBackend, OpenAICompatSettings
 from models.client import ModelClient, RetryPolicy, Slot
 from models.errors import (
     ContextTooLong,
@@ -100,7 +100,7 @@ def _req(content: str = "Count the singers.", **kw) -> ChatRequest:
 
 
 def _backend(url: str, **kw) -> OpenAICompatBackend:
-    return OpenAICompatBackend(OpenAICompatConfig(base_url=url, model="m", **kw))
+    return OpenAICompatBackend(OpenAICompatSettings(base_url=url, model="m", **kw))
 
 
 async def test_parses_choices_and_usage(scripted) -> None:

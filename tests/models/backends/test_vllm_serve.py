@@ -5,11 +5,11 @@ import pytest
 
 from core.config import load_config, section
 from models.backends.vllm_serve import llm_config_kwargs, serve_slots
-from models.config import ModelConfig, VLLMServeSlot
+from models.config import ModelSettings, VLLMServeSlot
 
 
-def _model_config(name: str) -> ModelConfig:
-    return section(load_config([f"model={name}"]), "model", ModelConfig)
+def _model_config(name: str) -> ModelSettings:
+    return section(load_config([f"model={name}"]), "model", ModelSettings)
 
 
 def test_importing_the_gpu_backends_needs_no_vllm() -> None:

@@ -3,7 +3,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from models.local.server import LocalServerConfig
+from models.local.server import LocalServerSettings
 
 ray = pytest.importorskip("ray")
 
@@ -24,7 +24,7 @@ def ray_local(monkeypatch):
 def test_actor_is_shared_and_stopped_by_its_creator(ray_local, model_05b_path: Path) -> None:
     from models.local.actor import attach_or_start
 
-    config = LocalServerConfig(n_parallel=1, ctx_per_slot=1024)
+    config = LocalServerSettings(n_parallel=1, ctx_per_slot=1024)
     endpoint, close_creator = attach_or_start(
         model_05b_path, config, alias="qwen2.5-coder-0.5b", num_cpus=0.5
     )

@@ -4,18 +4,18 @@ import httpx
 import pytest
 
 from models.errors import ModelUnavailable
-from models.local.server import LocalServer, LocalServerConfig, shared_server
+from models.local.server import LocalServer, LocalServerSettings, shared_server
 
 
 def test_missing_model_file(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailable, match="does not exist"):
-        LocalServer(tmp_path / "absent.gguf", LocalServerConfig()).start()
+        LocalServer(tmp_path / "absent.gguf", LocalServerSettings()).start()
 
 
 def test_corrupt_model_file_fails_with_the_server_log(tmp_path: Path) -> None:
     corrupt = tmp_path / "corrupt.gguf"
     corrupt.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\xff" * 4096)
-    server = LocalServer(corrupt, LocalServerConfig(startup_timeout_s=60))
+    server = LocalServer(corrupt, LocalServerSettings(startup_timeout_s=60))
     with pytest.raises(ModelUnavailable, match="exited with code") as info:
         server.start()
     assert "corrupt.gguf" in str(info.value)
@@ -24,12 +24,12 @@ def test_corrupt_model_file_fails_with_the_server_log(tmp_path: Path) -> None:
 
 def test_base_url_before_start_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailable, match="not started"):
-        _ = LocalServer(tmp_path / "m.gguf", LocalServerConfig()).base_url
+        _ = LocalServer(tmp_path / "m.gguf", LocalServerSettings()).base_url
 
 
 @pytest.mark.real_model
 def test_shared_server_is_reused_and_stopped_by_the_last_user(model_05b_path: Path) -> None:
-    config = LocalServerConfig(n_parallel=1, ctx_per_slot=1024)
+    config = LocalServerSettings(n_parallel=1, ctx_per_slot=1024)
     first, release_first = shared_server(model_05b_path, config, alias="qwen2.5-coder-0.5b")
     second, release_second = shared_server(model_05b_path, config, alias="qwen2.5-coder-0.5b")
     assert first is second and first.alive()
@@ -54,7 +54,7 @@ def test_shared_server_is_reused_and_stopped_by_the_last_user(model_05b_path: Pa
 def test_wait_policy_reaches_the_server_environment(
     tmp_path: Path, policy: str | None, inherited: dict[str, str], expected: str | None
 ) -> None:
-    server = LocalServer(tmp_path / "m.gguf", LocalServerConfig(omp_wait_policy=policy))
+    server = LocalServer(tmp_path / "m.gguf", LocalServerSettings(omp_wait_policy=policy))
     env = server.child_env({"PATH": "/bin", **inherited})
     assert env.get("OMP_WAIT_POLICY") == expected
     assert env["PATH"] == "/bin"
@@ -63,10 +63,10 @@ def test_wait_policy_reaches_the_server_environment(
 def test_wait_policy_default_and_model_config(tmp_path: Path) -> None:
     from models.config import LocalSlot
 
-    assert LocalServerConfig().omp_wait_policy == "passive"  # unchanged behaviour
+    assert LocalServerSettings().omp_wait_policy == "passive"  # unchanged behaviour
     slot = LocalSlot(backend="local", model="m", omp_wait_policy=None, poll=50, n_batch=256)
-    server_config = LocalServerConfig(
-        **slot.model_dump(include=set(LocalServerConfig.model_fields))
+    server_config = LocalServerSettings(
+        **slot.model_dump(include=set(LocalServerSettings.model_fields))
     )
     assert (server_config.omp_wait_policy, server_config.poll, server_config.n_batch) == (
         None,
@@ -74,4 +74,4 @@ def test_wait_policy_default_and_model_config(tmp_path: Path) -> None:
         256,
     )
     with pytest.raises(ValueError):
-        LocalServerConfig(omp_wait_policy="spin")
+        LocalServerSettings(omp_wait_policy="spin")

@@ -9,7 +9,7 @@ import pytest
 from pydantic import SecretStr
 
 from models.local import serve
-from models.local.server import LocalEndpoint, LocalServer, LocalServerConfig
+from models.local.server import LocalEndpoint, LocalServer, LocalServerSettings
 
 
 class _Started:
@@ -32,7 +32,7 @@ def test_each_start_generates_a_key_passed_in_the_environment_not_the_command_li
         subprocess, "Popen", lambda cmd, **kw: started.append(_Started(cmd, **kw)) or started[-1]
     )
     monkeypatch.setattr(LocalServer, "_wait_ready", lambda self: None)
-    server = LocalServer(model, LocalServerConfig())
+    server = LocalServer(model, LocalServerSettings())
     keys = []
     for _ in range(2):
         server._proc = None  # a stopped server starts again
@@ -57,7 +57,7 @@ def test_the_child_takes_the_key_out_of_its_environment_and_refuses_to_run_witho
 
 def test_the_client_of_a_local_slot_sends_the_servers_key(monkeypatch, tmp_path):
     import models.build as build
-    from models.config import ModelConfig
+    from models.config import ModelSettings
 
     class FakeServer:
         endpoint = LocalEndpoint(base_url="http://127.0.0.1:9/v1", api_key="per-start-key")
@@ -65,7 +65,7 @@ def test_the_client_of_a_local_slot_sends_the_servers_key(monkeypatch, tmp_path)
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
     monkeypatch.setattr(build, "shared_server", lambda *a, **kw: (FakeServer(), lambda: None))
-    config = ModelConfig.model_validate(
+    config = ModelSettings.model_validate(
         {
             "name": "m",
             "models_dir": str(tmp_path),
