@@ -2,9 +2,13 @@
 
 Subcommands take Hydra overrides as positional ``key=value`` arguments, e.g.
 ``scale-analytics eval benchmark=spider_dev benchmark.limit=50``, in any order among their other
-arguments. A subcommand with a positional of its own (``ask``'s question, ``score``'s predictions
-file) takes the first argument that is not an override (``split_overrides``) and hands the rest
-to Hydra, which rejects what it cannot read with the same message for every subcommand.
+arguments; a ``key=value`` is always an override, and what the config holds (the benchmark, its
+split and folder, the experiment, the model) is set only that way. A subcommand with a
+positional of its own (``ask``'s question, ``score``'s predictions file) takes the first argument
+that is not an override (``split_overrides``) and hands the rest to Hydra, which rejects what it
+cannot read with the same message for every subcommand. Flags are for what no config holds: a
+database file (``ask --db``), a file's format or a report's path (``score --format``, ``--out``),
+an output mode (``ask --json``).
 
 The table names each handler by module path and imports it only when its subcommand runs, so
 ``scale-analytics models pull`` does not pay for Ray or torch, and this module imports no layer

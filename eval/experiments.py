@@ -61,6 +61,16 @@ def label_of(overrides: Sequence[str]) -> str:
     return ",".join(kept) or "default"
 
 
+def report_overrides(overrides: Sequence[str]) -> tuple[str, ...]:
+    """The overrides ``scale-analytics report`` needs to find the runs they made: the experiment
+    and the paths.
+
+    >>> report_overrides(["experiment=ablation", "benchmark.limit=12", "paths.runs=/data/runs"])
+    ('experiment=ablation', 'paths.runs=/data/runs')
+    """
+    return tuple(o for o in overrides if _key(o).split(".")[0] in ("experiment", "paths"))
+
+
 def sweep_combinations(overrides: Sequence[str]) -> list[tuple[str, ...]]:
     """The cartesian product of every comma/range/choice sweep among ``overrides``."""
     parsed = OverridesParser.create().parse_overrides(list(overrides))

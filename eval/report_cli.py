@@ -1,10 +1,13 @@
-"""``scale-analytics report EXPERIMENT [key=value ...]``: the ablation table and cost-accuracy plot.
+"""``scale-analytics report [key=value ...]``: the ablation table and cost-accuracy plot.
 
-    scale-analytics report ablation                      # runs of `eval experiment=ablation`
-    scale-analytics report ablation experiment.tracking_uri=http://127.0.0.1:5000
+    scale-analytics report experiment=ablation           # runs of `eval experiment=ablation`
+    scale-analytics report experiment=ablation experiment.tracking_uri=http://127.0.0.1:5000
 
+The experiment is the composed config's, chosen as in ``eval`` (``experiment=NAME``, or
+``experiment.name=NAME``; one of them is required), so its ``tracking_uri`` and ``baseline`` are
+the ones its runs used.
 Reads the experiment's finished MLflow runs (latest per configuration), prints the table and
-writes ``<paths.runs>/<EXPERIMENT>/report/{ablation.md,ablation.csv,cost_vs_accuracy.png}``.
+writes ``<paths.runs>/<experiment.name>/report/{ablation.md,ablation.csv,cost_vs_accuracy.png}``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from omegaconf import OmegaConf
 from rich.console import Console
 from rich.table import Table
 
-from core.cli import split_overrides
 from core.cli_errors import fail, user_errors
 from core.config import load_config
 from eval.errors import EvalError
@@ -30,19 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__)
         return 0
-    words, overrides = split_overrides(argv)
-    names = [a for a in words if not a.startswith("-")]
-    if not names:
-        print(__doc__)
-        return 2
-    experiment = names[0]
-    stray = list(words)  # the rest goes to Hydra, which refuses it as it would in ``eval``
-    stray.remove(experiment)
     console = Console(
         width=None if sys.stdout.isatty() else 200
     )  # logs and pipes: no 80-column wrap
     try:
-        cfg = load_config(overrides + stray)
+        cfg = load_config(argv)  # an argument that is not key=value: Hydra refuses it, as in eval
+        if not any(o.lstrip("+~").startswith("experiment") for o in argv):
+            raise EvalError("which experiment? experiment=NAME, e.g. experiment=ablation")
+        experiment = str(cfg.experiment.name)
         runs = experiment_runs(str(cfg.experiment.tracking_uri), experiment)
         if runs.is_empty():
             print(

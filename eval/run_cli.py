@@ -10,6 +10,7 @@ command continues where it stopped. Ends with the EX table and where everything 
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Sequence
 
@@ -21,7 +22,7 @@ from rich.table import Table
 from core.cli_errors import fail, user_errors
 from core.config import load_config
 from eval.errors import EvalError
-from eval.experiments import Configuration, expand
+from eval.experiments import Configuration, expand, report_overrides
 from eval.loaders import LoadedBenchmark, load_benchmark
 from eval.report import NO_RETRIEVAL, retrieval_lines
 from eval.run import RunOutcome, run_configuration
@@ -179,6 +180,6 @@ def main(argv: list[str] | None = None, prog: str = "scale-analytics eval") -> i
         return fail(prog, exc)
     print_summary(outcomes, console)
     if len(outcomes) > 1:
-        experiment = load_config(configurations[0].overrides).experiment.name
-        console.print(f"Ablation table and plot: scale-analytics report {experiment}")
+        command = shlex.join(["scale-analytics", "report", *report_overrides(overrides)])
+        console.print(f"Ablation table and plot: {escape(command)}", highlight=False)
     return 0

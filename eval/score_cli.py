@@ -6,10 +6,9 @@ benchmark's gold SQL.
         [--format jsonl|spider|bird] [--out report.json] [--workers N] [--partial] [--ves [N]]
 
 The benchmark is the composed config's, set by Hydra overrides as in ``eval`` (``benchmark=…``,
-any ``benchmark.*`` key), before or after the predictions file: the first argument that is not
-``key=value`` (``core.cli.split_overrides``). The same settings as flags: ``--predictions FILE``,
-``--benchmark spider|bird|demo`` (``benchmark=spider_dev|bird_minidev|demo``), ``--split SPLIT``
-(``benchmark.split``), ``--data DIR`` (``benchmark.data_dir``).
+any ``benchmark.*`` key: ``benchmark.split``, ``benchmark.data_dir``), before or after the
+predictions file: the first argument that is not ``key=value`` (``core.cli.split_overrides``).
+The flags are what no config holds: how to read the file, how to score it, where the report goes.
 
 Prints EX under BIRD (set) and Spider (bag, order if ORDER BY) semantics, overall and per
 difficulty, plus skipped questions and failing gold queries; ``--out`` gets the full report
@@ -40,8 +39,6 @@ from eval.prediction_files import check_complete, read_predictions
 from eval.scoring import BIRD_TIMEOUT_S, ScoreReport, score_predictions
 
 PROG = "scale-analytics score"
-# --benchmark choice -> the conf/benchmark config it stands for
-BENCHMARK_CONFIGS = {"spider": "spider_dev", "bird": "bird_minidev", "demo": "demo"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,11 +49,6 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PREDICTIONS | key=value",
         help="the predictions file and Hydra overrides (benchmark=spider_dev, benchmark.split=dev)",
     )
-    parser.add_argument("--predictions", type=Path, help="the predictions file, as a flag")
-    parser.add_argument(
-        "--benchmark", choices=sorted(BENCHMARK_CONFIGS), help="benchmark=<its config>"
-    )
-    parser.add_argument("--data", type=Path, help="benchmark folder (default: from config)")
     parser.add_argument("--format", choices=("jsonl", "spider", "bird"), default="jsonl")
     parser.add_argument("--out", type=Path, help="write the full report (JSON) here")
     parser.add_argument(
@@ -64,7 +56,6 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="score only the questions the file answers (default: refuse a file that misses some)",
     )
-    parser.add_argument("--split", help="benchmark.split=SPLIT, e.g. dev / train / mini_dev")
     parser.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1))
     parser.add_argument("--timeout", type=float, default=BIRD_TIMEOUT_S, help="seconds per query")
     parser.add_argument(
@@ -81,20 +72,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    """``(args, hydra overrides)`` with ``args.predictions`` set; the flags come first among the
-    overrides. Any argument past the predictions file goes to Hydra, which refuses it as it
-    would in ``eval``."""
+    """``(args, hydra overrides)`` with ``args.predictions`` set. Any argument past the
+    predictions file goes to Hydra, which refuses it as it would in ``eval``."""
     parser = _parser()
     args = parser.parse_intermixed_args(argv)
     paths, overrides = split_overrides(args.arguments)
-    if args.predictions is None:
-        if not paths:
-            parser.error("the predictions file is missing")
-        args.predictions = Path(paths.pop(0))
-    flags = [f"benchmark={BENCHMARK_CONFIGS[args.benchmark]}"] if args.benchmark else []
-    if args.split:
-        flags.append(f"benchmark.split={args.split}")
-    return args, flags + overrides + paths
+    if not paths:
+        parser.error("the predictions file is missing")
+    args.predictions = Path(paths.pop(0))
+    return args, overrides + paths
 
 
 def main(argv: list[str]) -> int:
@@ -105,7 +91,7 @@ def main(argv: list[str]) -> int:
     try:
         if args.out:
             _check_writable(args.out)
-        benchmark = load_benchmark(_spec(overrides, args.data))
+        benchmark = load_benchmark(section(load_config(overrides), "benchmark", BenchmarkSpec))
         predictions = read_predictions(args.predictions, args.format, benchmark)
         if not predictions:
             raise PredictionsFormatError(f"{args.predictions}: no predictions in the file")
@@ -151,13 +137,6 @@ def _write_report(out: Path, report: ScoreReport) -> None:
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(report.model_dump_json(indent=2), encoding="utf-8")
     os.replace(tmp, out)
-
-
-def _spec(overrides: list[str], data: Path | None) -> BenchmarkSpec:
-    spec = section(load_config(overrides), "benchmark", BenchmarkSpec)
-    if data is not None:  # set after composing: a path needs no quoting for Hydra's grammar
-        spec = spec.model_copy(update={"data_dir": str(data)})
-    return spec
 
 
 def _print(console: Console, report: ScoreReport) -> None:

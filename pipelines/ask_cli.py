@@ -1,4 +1,4 @@
-"""``scale-analytics ask "QUESTION" --db PATH [evidence=...] [key=value ...]``
+"""``scale-analytics ask "QUESTION" --db PATH [--evidence TEXT] [key=value ...]``
 
 Answers one question against one database with the configured pipeline and prints the chosen
 SQL, a preview of its result and a trace summary (candidates, buckets, LLM calls, tokens,
@@ -57,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--db-id", help="database id (default: the file name without suffix)")
     p.add_argument("--descriptions", help="folder of BIRD-style per-table description CSVs")
+    p.add_argument("--evidence", default="", help="hint text given with the question (BIRD-style)")
     p.add_argument(
         "--json",
         action="store_true",
@@ -67,13 +68,13 @@ def _parser() -> argparse.ArgumentParser:
         "arguments",
         nargs="*",
         metavar="QUESTION | key=value",
-        help="the question (in quotes), evidence=TEXT and Hydra key=value overrides",
+        help="the question (in quotes) and Hydra key=value overrides",
     )
     return p
 
 
-def parse_args(argv: list[str]) -> tuple[argparse.Namespace, str, list[str]]:
-    """``(args, evidence, hydra overrides)``; ``evidence=…`` is not a Hydra key.
+def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """``(args, hydra overrides)`` with ``args.question`` set.
 
     Any argument past the question goes to Hydra, which refuses it as it would in ``eval``.
     """
@@ -83,9 +84,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, str, list[str]]:
     if not words:
         parser.error("the question is missing")
     args.question, *stray = words
-    evidence = [o.split("=", 1)[1] for o in overrides if o.startswith("evidence=")]
-    hydra = [o for o in overrides if not o.startswith("evidence=")]
-    return args, evidence[-1] if evidence else "", hydra + stray
+    return args, overrides + stray
 
 
 def database_ref(path: str, db_id: str | None, descriptions: str | None) -> DatabaseRef:
@@ -320,14 +319,14 @@ def main(argv: list[str]) -> int:
     from pipelines.indexing.ensure import ensure_indexes
     from pipelines.sandbox import SandboxSettings
 
-    args, evidence, overrides = parse_args(argv)
+    args, overrides = parse_args(argv)
     try:
         db = database_ref(args.db, args.db_id, args.descriptions)
         cfg = load_config(overrides)
         sandbox = section(cfg, "pipeline.sandbox", SandboxSettings)
     except (ValueError, *user_errors()) as exc:
         return fail(PROG, exc)
-    task = Task(task_id="ask", question=args.question, db=db, evidence=evidence)
+    task = Task(task_id="ask", question=args.question, db=db, evidence=args.evidence)
     # --json: stdout carries the one object only; anything else printed meanwhile goes to stderr.
     with redirect_stdout(sys.stderr) if args.as_json else nullcontext():
         status = ensure_indexes(cfg, [db])

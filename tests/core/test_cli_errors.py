@@ -43,8 +43,10 @@ CASES = [
     (["eval", "benchmark.limit=[1"], "cannot parse the override 'benchmark.limit=[1'"),
     (["eval", "stray"], "cannot parse the override 'stray'"),
     (["demo", "pipeline=no_such_pipeline"], "Could not find 'pipeline/no_such_pipeline'"),
-    (["report", "ablation", "no_such_key=1"], "Key 'no_such_key' is not in struct"),
-    (["report", "ablation", "stray"], "cannot parse the override 'stray'"),
+    (["report"], "which experiment? experiment=NAME"),
+    (["report", "paths.runs={tmp}"], "which experiment? experiment=NAME"),
+    (["report", "experiment=ablation", "no_such_key=1"], "Key 'no_such_key' is not in struct"),
+    (["report", "experiment=ablation", "stray"], "cannot parse the override 'stray'"),
     (["index", "benchmark=no_such_benchmark"], "Could not find 'benchmark/no_such_benchmark'"),
     (
         ["index", "paths.runs=${oc.env:SCALE_ANALYTICS_NO_SUCH_VARIABLE}"],
@@ -52,15 +54,7 @@ CASES = [
     ),
     (["models", "list", "paths.no_such_key=1"], "Key 'no_such_key' is not in struct"),
     (
-        [
-            "score",
-            "--benchmark",
-            "spider",
-            "--predictions",
-            "{tmp}/missing.jsonl",
-            "--data",
-            "{tmp}",
-        ],
+        ["score", "{tmp}/missing.jsonl", "benchmark=spider_dev", "benchmark.data_dir={tmp}"],
         "not found",
     ),
     (
@@ -104,10 +98,11 @@ def test_a_bad_override_reads_the_same_in_every_subcommand(bad, db, tmp_path, ca
         ["eval", bad],
         ["ask", "How many?", "--db", db, bad],
         ["score", str(tmp_path / "p.jsonl"), bad],
+        ["report", bad],
     ):
         assert main(argv) == 2
         said[argv[0]] = capsys.readouterr().err.strip().removeprefix(f"scale-analytics {argv[0]}: ")
-    assert said["ask"] == said["eval"] == said["score"], said
+    assert said["ask"] == said["eval"] == said["score"] == said["report"], said
 
 
 def test_the_traceback_is_there_on_request(monkeypatch):

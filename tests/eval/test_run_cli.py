@@ -3,6 +3,8 @@ actors, the configured pipelines built inside worker actors, and the replay mode
 (an empty cassette, so every model call misses and answers degrade — the wiring is under test,
 not the model)."""
 
+import shlex
+
 import polars as pl
 import pytest
 from mlflow.tracking import MlflowClient
@@ -32,7 +34,10 @@ def test_multirun_eval_then_report(tiny_spider, tmp_path, capsys):
     ]
     assert eval_main(overrides) == 0
     printed = capsys.readouterr().out
-    assert "Execution accuracy" in printed and "scale-analytics report cli" in printed
+    assert "Execution accuracy" in printed
+    (hint,) = [line for line in printed.splitlines() if "scale-analytics report" in line]
+    report_argv = shlex.split(hint.split("scale-analytics report", 1)[1])
+    assert report_argv == [f"paths.runs={runs}", "experiment.name=cli"]
     assert "retrieval: off (the single-pass pipeline retrieves nothing)" in printed
     assert (
         "retrieval: off (cells: music: not built" in printed
@@ -63,7 +68,7 @@ def test_multirun_eval_then_report(tiny_spider, tmp_path, capsys):
         (runs / "cli").glob("*/traces/*/traces.jsonl")
     )  # each worker traced into the run dir
 
-    assert report_main(["cli", f"paths.runs={runs}"]) == 0
+    assert report_main(report_argv) == 0  # the command eval printed
     table = pl.read_csv(runs / "cli" / "report" / "ablation.csv")
     assert sorted(table.get_column("configuration").to_list()) == [
         "scaling=cpu_small",

@@ -21,9 +21,12 @@ SPIDER_LINES = [
 FULL_SPIDER_LINES = SPIDER_LINES + ["", "", ""]
 
 
+BENCHMARKS = {"spider": "spider_dev", "bird": "bird_minidev"}
+
+
 def _args(benchmark: str, data, predictions) -> tuple[str, ...]:
-    """The flags naming a benchmark folder and a predictions file."""
-    return ("--benchmark", benchmark, "--data", str(data), "--predictions", str(predictions))
+    """The predictions file, then the overrides naming a benchmark and its folder."""
+    return (str(predictions), f"benchmark={BENCHMARKS[benchmark]}", f"benchmark.data_dir={data}")
 
 
 def _run(capsys, *argv: str) -> tuple[int, str]:
@@ -112,23 +115,16 @@ def test_predictions_positional_and_benchmark_as_hydra_overrides(
     assert report["overall"]["ex_spider"] == pytest.approx(2 / 5)
 
 
-def test_flags_stand_for_the_same_overrides():
+def test_the_benchmark_is_set_by_overrides_only(capsys):
     args, overrides = parse_args(
-        [
-            "--benchmark",
-            "bird",
-            "--split",
-            "mini_dev",
-            "--predictions",
-            "p.json",
-            "benchmark.limit=3",
-        ]
+        ["benchmark=bird_minidev", "p.json", "--format", "bird", "benchmark.split=mini_dev"]
     )
-    assert str(args.predictions) == "p.json"
-    assert overrides == ["benchmark=bird_minidev", "benchmark.split=mini_dev", "benchmark.limit=3"]
-    args, overrides = parse_args(["p.json", "benchmark=bird_minidev", "--data", "/data/bird"])
-    assert str(args.predictions) == "p.json" and str(args.data) == "/data/bird"
-    assert overrides == ["benchmark=bird_minidev"]
+    assert (str(args.predictions), args.format) == ("p.json", "bird")
+    assert overrides == ["benchmark=bird_minidev", "benchmark.split=mini_dev"]
+    for flag in ("--benchmark", "--split", "--data", "--predictions"):  # no second way to say it
+        with pytest.raises(SystemExit) as exited:
+            parse_args(["p.json", flag, "x"])
+        assert exited.value.code == 2 and flag in capsys.readouterr().err
 
 
 def test_no_predictions_file_is_a_usage_error(capsys):
@@ -182,9 +178,7 @@ def test_misaligned_file_and_missing_data_exit_2(tiny_spider, tmp_path, capsys):
     assert code == 2
     assert "aligned" in capsys.readouterr().err
 
-    code = main(
-        ["--benchmark", "spider", "--data", str(tmp_path / "nowhere"), "--predictions", str(preds)]
-    )
+    code = main([*_args("spider", tmp_path / "nowhere", preds), "--format", "spider"])
     assert code == 2
     assert "not found" in capsys.readouterr().err
 
@@ -316,20 +310,20 @@ def test_an_unwritable_out_is_refused_before_scoring(
 @pytest.mark.parametrize(
     "argv",
     [
-        ["--predictions", "{tmp}/nope.jsonl"],  # a missing file
-        ["--predictions", "{tmp}"],  # a directory
-        ["--predictions", "{tmp}/binary.jsonl"],  # not text
-        ["--predictions", "{tmp}/pred.txt", "--data", "{tmp}/nowhere"],  # a missing benchmark
-        ["--predictions", "{tmp}/pred.txt", "--split", "no_such_split"],
+        ["{tmp}/nope.jsonl"],  # a missing file
+        ["{tmp}"],  # a directory
+        ["{tmp}/binary.jsonl"],  # not text
+        ["{tmp}/pred.txt", "benchmark.data_dir={tmp}/nowhere"],  # a missing benchmark
+        ["{tmp}/pred.txt", "benchmark.split=no_such_split"],
     ],
 )
 def test_bad_paths_and_files_are_one_line(tiny_spider, tmp_path, capsys, argv):
     (tmp_path / "binary.jsonl").write_bytes(b"\xff\xfe\x00 not utf-8")
     (tmp_path / "pred.txt").write_text("\n".join(FULL_SPIDER_LINES) + "\n")
     argv = [a.format(tmp=tmp_path) for a in argv]
-    if "--data" not in argv:
-        argv += ["--data", str(tiny_spider)]
-    _refused(capsys, "--benchmark", "spider", *argv)
+    if not any(a.startswith("benchmark.data_dir=") for a in argv):
+        argv.append(f"benchmark.data_dir={tiny_spider}")
+    _refused(capsys, "benchmark=spider_dev", *argv)
 
 
 def test_partial_scores_a_short_spider_file_and_says_so(tiny_spider, tmp_path, capsys):

@@ -10,19 +10,23 @@ import models
 from pipelines.ask_cli import AskOutput, main, parse_args
 
 
-def test_evidence_is_split_from_hydra_overrides():
-    args, evidence, overrides = parse_args(
+def test_evidence_is_a_flag_and_every_key_value_goes_to_hydra():
+    args, overrides = parse_args(
         [
             "How many?",
             "--db",
             "x.sqlite",
             "scaling=cpu_small",
-            "evidence=France is a country",
+            "--evidence",
+            "France is a country",
             "model=replay",
         ]
     )
     assert args.question == "How many?" and args.db == "x.sqlite"
-    assert evidence == "France is a country" and overrides == ["scaling=cpu_small", "model=replay"]
+    assert args.evidence == "France is a country"
+    assert overrides == ["scaling=cpu_small", "model=replay"]
+    _, overrides = parse_args(["How many?", "--db", "x.sqlite", "evidence=France"])
+    assert overrides == ["evidence=France"]  # a key=value is Hydra's, which refuses this one
 
 
 @pytest.mark.parametrize(
@@ -34,20 +38,18 @@ def test_evidence_is_split_from_hydra_overrides():
     ],
 )
 def test_the_question_is_the_argument_that_is_not_an_override(argv):
-    args, evidence, overrides = parse_args(argv)
-    assert args.question == "How many singers?" and args.db == "x.sqlite" and evidence == ""
+    args, overrides = parse_args(argv)
+    assert args.question == "How many singers?" and args.db == "x.sqlite" and args.evidence == ""
     assert overrides == ["model=qwen2.5-coder-1.5b", "scaling=adaptive"]
 
 
 def test_a_question_with_an_equals_sign_is_still_the_question():
-    args, _, overrides = parse_args(
-        ["Which singers have age = 30 or rating=4?", "--db", "x.sqlite"]
-    )
+    args, overrides = parse_args(["Which singers have age = 30 or rating=4?", "--db", "x.sqlite"])
     assert args.question == "Which singers have age = 30 or rating=4?" and overrides == []
 
 
 def test_words_past_the_question_go_to_hydra():
-    args, _, overrides = parse_args(["How many?", "--db", "x.sqlite", "model=replay", "singers"])
+    args, overrides = parse_args(["How many?", "--db", "x.sqlite", "model=replay", "singers"])
     assert args.question == "How many?" and overrides == ["model=replay", "singers"]
 
 
