@@ -1,8 +1,8 @@
 """``scale-analytics index [key=value ...]``: build the L0 indexes of a benchmark's databases.
 
-    scale-analytics index benchmark=spider_dev               # changed databases only
-    scale-analytics index benchmark=demo index.force=true    # rebuild everything
-    scale-analytics index benchmark=spider_dev index.executor=local
+    scale-analytics index benchmark=spider_dev                        # changed databases only
+    scale-analytics index benchmark=demo pipeline.index.force=true    # rebuild everything
+    scale-analytics index benchmark=spider_dev pipeline.index.executor=local
 
 Exit code 0 when nothing failed, 1 otherwise (the table says which and why). The command sits in
 the evaluation layer because the benchmark loader says which databases to index; the indexes

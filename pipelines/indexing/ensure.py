@@ -150,7 +150,7 @@ def ensure_indexes(
         ("examples",) if needs.examples else ()
     )
     try:
-        # An auto build never forces: `index.force` is for `scale-analytics index`.
+        # An auto build never forces: `pipeline.index.force` is for `scale-analytics index`.
         settings = section(cfg, "pipeline.index", IndexSettings).model_copy(
             update={"executor": "local", "force": False}
         )
