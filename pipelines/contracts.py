@@ -132,7 +132,8 @@ class AdaptiveScaling(Frozen):
     # another prompt ({n: 4, temperature: 1.0, examples: false}) added no right answer on the fixed
     # subset (docs/benchmarks.md) and costs a long decode.
     widen: tuple[WidenStep, ...] = (WidenStep(n=4, temperature=0.8),)
-    # The 1.5B critic's revisions replaced more right majority answers than they fixed.
+    # Off: the local 1.5B critic's revisions lose more right majority answers than they fix
+    # (docs/benchmarks.md, *Adaptive pipeline vs baselines*).
     revise: bool = False
     tournament: bool = True  # selector between the top buckets when their margin is close
     tournament_margin: float = Field(default=0.25, ge=0.0, le=1.0)

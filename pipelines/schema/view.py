@@ -10,11 +10,11 @@
 ``token_size`` is an estimate, not a tokenizer: one token per digit plus one per three other
 characters. The code models used here (Qwen2.5) split numbers into single digits, and schema
 text (pipes, underscores, sample values) averages about three characters per token otherwise;
-against the 1.5B's own tokenizer on the claims schema and 8 Spider schemas (light and DDL,
-0-3 sample values) this is within 10% where samples are shown and up to 40% high for bare DDL,
-while the earlier ``len / 4`` was 30-40% low (claims light view: 2,040 estimated, 3,439 real).
-It needs no model files and is identical on every machine, which is what budget decisions
-(how much schema fits) need; use the model's own tokenizer where exact counts matter.
+against the 1.5B's own tokenizer it is within 10% where sample values are shown and up to 40%
+high for bare DDL, while ``len / 4`` is 30-40% low where sample values are shown
+(docs/benchmarks.md, *Schema prompt sizes*). It needs no model files and is identical on every
+machine, which is what budget decisions (how much schema fits) need; use the model's own
+tokenizer where exact counts matter.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def test_stride_subset_is_every_ninth_question_whose_database_exists():
     sub = load_benchmark(load_config(["benchmark=spider_dev_sub9"]).benchmark)
     assert [t.task_id for t in sub.tasks] == [t.task_id for t in full.tasks[::9]]
     assert len(sub.tasks) == 108
-    # the reference baseline's hardness mix on this subset (ARCHITECTURE.md)
+    # the hardness mix of this subset, on which docs/benchmarks.md's Spider figures are measured
     assert Counter(t.difficulty for t in sub.tasks) == {
         "easy": 31,
         "medium": 42,

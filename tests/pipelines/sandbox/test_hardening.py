@@ -1,4 +1,4 @@
-"""The sandbox fails closed and every query is bounded (issue 12, items 1 and 2).
+"""The sandbox fails closed and every query is bounded in time, memory and result size.
 
 Each hostile query is followed by a probe that shows nothing changed. Memory bombs run under
 small budgets (``memory_mb``, ``max_result_bytes``, ``max_value_bytes``) so the test machine
@@ -257,7 +257,7 @@ def test_byte_budget_holds_in_the_engine_alone(sqlite_ref):
 @pytest.mark.parametrize(
     "sql",
     [
-        # The issue's example: 100 MB of zeroes, hex'd, doubled.
+        # 100 MB of zeroes, hex'd, doubled.
         "SELECT length(replace(hex(zeroblob(100000000)),'0','ab'))",
         "SELECT length(group_concat(randomblob(100000))) FROM numbers",
         # A recursive CTE growing one string each step.
