@@ -13,6 +13,8 @@ composed config back as its model.
     (1, 1)
 
 A section as its model: ``section(cfg, "scaling", ScalingSettings)`` (from ``pipelines.contracts``).
+A model that configuration validates into is named ``…Settings`` (``ScalingSettings``,
+``PipelineSettings``, ``ModelSettings``, ``SweepSettings``, ``ServeSettings`` and their parts).
 """
 
 from __future__ import annotations
