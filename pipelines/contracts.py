@@ -295,6 +295,3 @@ class ErrorClass(StrEnum):
     value_mismatch = "value_mismatch"
     evidence_ignored = "evidence_ignored"
     other = "other"
-
-
-ScalingConfig = ScalingSettings  # the old name, until serve/ imports the new one

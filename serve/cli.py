@@ -159,14 +159,14 @@ def _register(settings, demo_dir: str) -> list:
 def _run(cfg, cfgs, settings, ring, registered) -> int:
     from ray import serve
 
-    from eval.sweep.config import SweepConfig
+    from eval.sweep.config import SweepSettings
     from eval.sweep.services import sweep_services
     from eval.sweep.session import ray_session
     from pipelines.indexing.ensure import ensure_indexes
     from serve.api import database_ref
     from serve.app import APP_NAME, build_application
 
-    sweep = SweepConfig.from_cfg(cfg).model_copy(
+    sweep = SweepSettings.from_cfg(cfg).model_copy(
         update={
             "sandbox_actors": settings.sandbox_actors,
             "sandbox_num_cpus": settings.sandbox_num_cpus,

@@ -36,7 +36,7 @@ from omegaconf import OmegaConf
 
 from core.config import section
 from core.types import Frozen
-from pipelines.contracts import ExecutionResult, Prediction, ScalingConfig, Task
+from pipelines.contracts import ExecutionResult, Prediction, ScalingSettings, Task
 from serve.explain import ResponseAgent, template_explanation
 from serve.settings import ServeSettings
 from serve.store import StateStore
@@ -74,7 +74,7 @@ def confidence_of(chosen: str | None, hashes: list[str]) -> float:
     return round(n / (n + 1) * ((c / n) + (c - s) / n) / 2, 3)
 
 
-def first_wave(scaling: ScalingConfig) -> int:
+def first_wave(scaling: ScalingSettings) -> int:
     """How many candidates the configured pipeline generates before any refinement."""
     if scaling.adaptive is not None:
         return int(scaling.adaptive.greedy) + scaling.adaptive.samples
@@ -205,7 +205,7 @@ class QueryEngine:
         started = time.monotonic()
         if job.profile not in self.cfgs:
             return _error(422, "unknown_profile", f"profile {job.profile!r} is not configured")
-        scaling = section(self.cfgs[job.profile], "scaling", ScalingConfig)
+        scaling = section(self.cfgs[job.profile], "scaling", ScalingSettings)
         tracker = _Tracker(on_progress, first_wave(scaling)) if on_progress else None
         token = _tracker.set(tracker)
         if tracker is not None:

@@ -87,6 +87,3 @@ class SweepSettings(Frozen):
                 update={"question_timeout_s": pipeline_timeout + TIMEOUT_GRACE_S}
             )
         return config
-
-
-SweepConfig = SweepSettings  # the old name, until serve/ imports the new one
