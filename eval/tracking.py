@@ -277,7 +277,7 @@ def _write_trace(
             "scale_analytics.degraded": trace.degraded,
             "scale_analytics.degradation_reasons": list(trace.degradation_reasons),
             "scale_analytics.decisions": [d.label for d in trace.decisions],
-            "scale_analytics.difficulty": trace.route.difficulty if trace.route else "",
+            "scale_analytics.route_tier": trace.route.tier if trace.route else "",
             "scale_analytics.calls": trace.usage.calls,
             "scale_analytics.prompt_tokens": trace.usage.prompt_tokens,
             "scale_analytics.completion_tokens": trace.usage.completion_tokens,

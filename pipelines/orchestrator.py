@@ -158,12 +158,12 @@ class Orchestrator:
         check_families(scaling.k, "scaling.k")
         if scaling.router_enabled:
             check_families(settings.router.probe_k, "pipeline.router.probe_k")
-        for difficulty in settings.router.profiles if scaling.router_enabled else ():
+        for tier in settings.router.profiles if scaling.router_enabled else ():
             try:  # a bad profile must fail here, not in the middle of a question
-                check_families(settings.router.scaling_for(difficulty, scaling).k, "k")
+                check_families(settings.router.scaling_for(tier, scaling).k, "k")
             except ValueError as exc:
                 raise PipelineConfigError(
-                    f"router profile {difficulty!r} is not a valid ScalingSettings: {exc}"
+                    f"router profile {tier!r} is not a valid ScalingSettings: {exc}"
                 ) from exc
         self.client = client
         self.executor = as_executor(sandbox)
@@ -307,21 +307,21 @@ class Orchestrator:
         # ``view`` is the schema the generators see (focused when the whole one is too large).
         rs = self.settings.router
         decision = self.router.assess(run.task, view, run.context.understanding)
-        run.scaling = rs.scaling_for(decision.difficulty, self.scaling)
+        run.scaling = rs.scaling_for(decision.tier, self.scaling)
         probe_jobs = synthesis_jobs(run.scaling, rs.probe_k)
         run.runtime.call_cap = self._allowance(run.scaling, synthesis_jobs(run.scaling), probe_jobs)
         probe = await self._synthesize(run, probe_jobs, lineage=("gen",))
         agreement = self.router.agreement(probe)
-        difficulty = decision.difficulty
+        tier = decision.tier
         if not agreement.agreed:
-            difficulty = self.router.escalate(difficulty)
-            run.scaling = rs.scaling_for(difficulty, self.scaling)
+            tier = self.router.escalate(tier)
+            run.scaling = rs.scaling_for(tier, self.scaling)
             run.runtime.call_cap = self._allowance(
                 run.scaling, synthesis_jobs(run.scaling), probe_jobs
             )
         run.recorder.route = RouteRecord(
-            difficulty=decision.difficulty,
-            profile=difficulty,
+            tier=decision.tier,
+            profile=tier,
             features=decision.features.as_dict(),
             stopped_early=agreement.agreed,
             agreement=agreement.share,
@@ -330,8 +330,8 @@ class Orchestrator:
             "router.stop_early" if agreement.agreed else "router.widen",
             "router",
             confidence=agreement.share,
-            difficulty=decision.difficulty,
-            profile=difficulty,
+            tier=decision.tier,
+            profile=tier,
             score=decision.score,
             probe=agreement.size,
         )

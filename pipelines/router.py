@@ -1,8 +1,8 @@
 """Difficulty router: cheap signals pick a scaling profile per question, and the agreement of the
 first (probe) candidates decides whether to stop early or widen.
 
-    task, schema, Understanding ──► RouteFeatures ──► score ──► easy | medium | hard
-    probe candidates ──► agreement share ──► stop early (one bucket) | escalate one level
+    task, schema, Understanding ──► RouteFeatures ──► score ──► narrow | standard | wide
+    probe candidates ──► agreement share ──► stop early (one bucket) | escalate one tier
 
 No LLM call: features are counts (tables, columns, question words, literals, evidence) and
 question cue words (aggregation, comparison, negation/sets, grouping, nesting). The profiles
@@ -13,8 +13,8 @@ orchestrator applies them.
     >>> router = DifficultyRouter(RouterSettings())
     >>> task = Task(task_id="ask", question="How many singers do we have?", db=db)
     >>> decision = router.assess(task, introspect(db), Understanding())
-    >>> decision.difficulty, decision.features.cues
-    ('easy', ('aggregation',))
+    >>> decision.tier, decision.features.cues
+    ('narrow', ('aggregation',))
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from pipelines.agents.types import Understanding
 from pipelines.contracts import CandidateSQL, SchemaView, Task
 from pipelines.settings import RouterSettings
 
-LEVELS = ("easy", "medium", "hard")
+# The router's tiers, cheapest first: how widely the orchestrator searches, named apart from the
+# benchmarks' difficulty labels (Spider's easy/medium/hard/extra, BIRD's simple/moderate/challenging).
+TIERS = ("narrow", "standard", "wide")
 
 # cue -> words that signal it (matched as whole words, lower-case)
 CUES: dict[str, tuple[str, ...]] = {
@@ -70,7 +72,7 @@ class RouteFeatures(Frozen):
 
 
 class RouteDecision(Frozen):
-    difficulty: str
+    tier: str
     score: float
     features: RouteFeatures
 
@@ -118,13 +120,13 @@ class DifficultyRouter:
             + (f.literals >= 2)
             + 0.5 * f.has_evidence
         )
-        if score >= self.settings.hard_score:
-            difficulty = "hard"
-        elif score <= self.settings.easy_score:
-            difficulty = "easy"
+        if score >= self.settings.wide_score:
+            tier = "wide"
+        elif score <= self.settings.narrow_score:
+            tier = "narrow"
         else:
-            difficulty = "medium"
-        return RouteDecision(difficulty=difficulty, score=float(score), features=f)
+            tier = "standard"
+        return RouteDecision(tier=tier, score=float(score), features=f)
 
     def agreement(self, probe: Sequence[CandidateSQL]) -> Agreement:
         """Stop early only when at least two probe candidates ran and the share agreeing on one
@@ -143,6 +145,6 @@ class DifficultyRouter:
         )
 
     @staticmethod
-    def escalate(difficulty: str) -> str:
-        """One level harder (the probe disagreed): widen and refine more."""
-        return LEVELS[min(LEVELS.index(difficulty) + 1, len(LEVELS) - 1)]
+    def escalate(tier: str) -> str:
+        """One tier wider (the probe disagreed): widen and refine more."""
+        return TIERS[min(TIERS.index(tier) + 1, len(TIERS) - 1)]

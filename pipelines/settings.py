@@ -78,10 +78,10 @@ class RouterSettings(Frozen):
     agreement of a probe wave may stop early.
 
     ``probe_k`` is the probe wave's samples per generator family (at most the profile's ``k``).
-    ``profiles`` maps a difficulty to ScalingSettings overrides applied on the configured scaling;
+    ``profiles`` maps a tier to ScalingSettings overrides applied on the configured scaling;
     a mapping (``k``) merges into the configured one.
 
-        >>> RouterSettings().scaling_for("easy", ScalingSettings()).k
+        >>> RouterSettings().scaling_for("narrow", ScalingSettings()).k
         {'reasoning': 2, 'icl/direct': 1, 'icl/cot': 1, 'icl/decompose': 1}
     """
 
@@ -89,25 +89,25 @@ class RouterSettings(Frozen):
         default_factory=lambda: {"reasoning": 1, "icl/direct": 1}
     )
     agree_share: float = Field(default=1.0, gt=0.0, le=1.0)  # share of the probe in one bucket
-    hard_score: float = 3.0  # difficulty score at or above which a question is "hard"
-    easy_score: float = 1.0  # at or below: "easy"
+    wide_score: float = 3.0  # difficulty score at or above which a question gets the "wide" tier
+    narrow_score: float = 1.0  # at or below: "narrow"
     profiles: dict[str, dict[str, Any]] = Field(
         default_factory=lambda: {
-            "easy": {
+            "narrow": {
                 "k": {"icl/direct": 1, "icl/cot": 1, "icl/decompose": 1},
                 "tournament_enabled": False,
             },
-            "medium": {},
-            "hard": {
+            "standard": {},
+            "wide": {
                 "k": {"icl/direct": 3, "icl/cot": 3, "icl/decompose": 3},
                 "refinement_max_passes": 2,
             },
         }
     )
 
-    def scaling_for(self, difficulty: str, base: ScalingSettings) -> ScalingSettings:
+    def scaling_for(self, tier: str, base: ScalingSettings) -> ScalingSettings:
         return ScalingSettings.model_validate(
-            _merged(base.model_dump(), self.profiles.get(difficulty, {}))
+            _merged(base.model_dump(), self.profiles.get(tier, {}))
         )
 
 

@@ -95,7 +95,7 @@ class BucketSnapshot(Frozen):
 
 
 class RouteRecord(Frozen):
-    difficulty: str
+    tier: str  # assessed; ``profile`` is the tier after an escalation
     profile: str
     features: dict[str, AttrValue] = Field(default_factory=dict)
     stopped_early: bool = False

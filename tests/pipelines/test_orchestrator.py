@@ -610,7 +610,7 @@ async def test_router_widens_when_the_probe_disagrees(tiny_db, sandbox, scripted
     client = scripted(base_script(**{"icl/direct": lambda r: sql_reply(WRONG)}))
     settings = PipelineSettings(
         router=RouterSettings(
-            profiles={"easy": {"k": icl(1)}, "medium": {"k": icl(2)}, "hard": {"k": icl(3)}}
+            profiles={"narrow": {"k": icl(1)}, "standard": {"k": icl(2)}, "wide": {"k": icl(3)}}
         )
     )
     scaling = ScalingSettings(router_enabled=True)
@@ -618,8 +618,8 @@ async def test_router_widens_when_the_probe_disagrees(tiny_db, sandbox, scripted
         task(tiny_db)
     )
     assert not trace.route.stopped_early and "router.widen" in labels(trace)
-    escalated = {"easy": "medium", "medium": "hard", "hard": "hard"}[trace.route.difficulty]
-    k_icl = {"medium": 2, "hard": 3}[escalated]
+    escalated = {"narrow": "standard", "standard": "wide", "wide": "wide"}[trace.route.tier]
+    k_icl = {"standard": 2, "wide": 3}[escalated]
     generated = [c for c in prediction.candidates if c.lineage == ("gen",)]
     assert (
         trace.route.profile == escalated and len(generated) == 2 + k_icl * 3
@@ -711,9 +711,9 @@ def test_invalid_router_profile_fails_at_construction(sandbox, scripted):
     from pipelines.agents.errors import PipelineConfigError
 
     settings = PipelineSettings(
-        router=RouterSettings(profiles={"easy": {"k": {"reasoning": 0, **icl(0)}}})
+        router=RouterSettings(profiles={"narrow": {"k": {"reasoning": 0, **icl(0)}}})
     )
-    with pytest.raises(PipelineConfigError, match="router profile 'easy'"):
+    with pytest.raises(PipelineConfigError, match="router profile 'narrow'"):
         pipeline(scripted({}), sandbox, ScalingSettings(router_enabled=True), settings)
     with pytest.raises(ValueError, match="single_pass"):
         pipeline(scripted({}), sandbox, ScalingSettings(single_pass=True))

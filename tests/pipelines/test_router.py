@@ -1,4 +1,4 @@
-"""DifficultyRouter: features, difficulty levels, probe agreement, escalation, profiles."""
+"""DifficultyRouter: features, tiers, probe agreement, escalation, profiles."""
 
 from __future__ import annotations
 
@@ -38,10 +38,10 @@ def cand(h, ok=True, rows=1):
 
 def test_simple_question_is_easy_and_complex_one_hard():
     router = DifficultyRouter(RouterSettings())
-    easy = router.assess(
+    narrow = router.assess(
         Task(task_id="1", question="List all singer names.", db=DB), view(2), Understanding()
     )
-    hard = router.assess(
+    wide = router.assess(
         Task(
             task_id="2",
             question="What is the average age of singers in each country who have not performed "
@@ -52,9 +52,9 @@ def test_simple_question_is_easy_and_complex_one_hard():
         view(8, 6),
         Understanding(literals=("2014", "France")),
     )
-    assert easy.difficulty == "easy" and hard.difficulty == "hard"
-    assert {"aggregation", "grouping", "sets", "comparison"} <= set(hard.features.cues)
-    assert hard.features.tables == 8 and hard.features.literals == 2 and hard.features.has_evidence
+    assert narrow.tier == "narrow" and wide.tier == "wide"
+    assert {"aggregation", "grouping", "sets", "comparison"} <= set(wide.features.cues)
+    assert wide.features.tables == 8 and wide.features.literals == 2 and wide.features.has_evidence
 
 
 def test_cue_words_match_whole_words_only():
@@ -83,12 +83,12 @@ def test_agreement_needs_two_matching_nonempty_results():
 
 def test_escalation_and_profiles():
     assert (
-        DifficultyRouter.escalate("easy") == "medium"
-        and DifficultyRouter.escalate("hard") == "hard"
+        DifficultyRouter.escalate("narrow") == "standard"
+        and DifficultyRouter.escalate("wide") == "wide"
     )
-    settings = RouterSettings(profiles={"hard": {"k": {"icl/cot": 4}, "fixer_max_passes": 0}})
-    hard = settings.scaling_for("hard", ScalingSettings())
+    settings = RouterSettings(profiles={"wide": {"k": {"icl/cot": 4}, "fixer_max_passes": 0}})
+    wide = settings.scaling_for("wide", ScalingSettings())
     # a profile's k merges into the configured one: the families it does not name keep their k
-    assert hard.k == {"reasoning": 2, "icl/direct": 2, "icl/cot": 4, "icl/decompose": 2}
-    assert hard.fixer_max_passes == 0
-    assert settings.scaling_for("medium", ScalingSettings(k={"icl/cot": 1})).k == {"icl/cot": 1}
+    assert wide.k == {"reasoning": 2, "icl/direct": 2, "icl/cot": 4, "icl/decompose": 2}
+    assert wide.fixer_max_passes == 0
+    assert settings.scaling_for("standard", ScalingSettings(k={"icl/cot": 1})).k == {"icl/cot": 1}

@@ -32,7 +32,7 @@ def test_recorder_freezes_decisions_and_degradation():
     before = time.time()
     rec = TraceRecorder("t", "q", "db")
     assert before <= rec.freeze().started_unix_s <= time.time()  # wall clock, for MLflow spans
-    rec.decide("router.widen", "router", difficulty="hard")
+    rec.decide("router.widen", "router", tier="wide")
     assert not rec.freeze().degraded
     rec.decide("selector_failed", "l3", degradation=True, failed=2)
     trace = rec.freeze(Prediction(task_id="t", sql="SELECT 1", usage=Usage(calls=3)))
