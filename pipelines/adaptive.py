@@ -31,13 +31,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from math import comb
 from typing import NamedTuple
 
-from models.budget import TokenBudget
-from models.errors import BudgetExceeded, InvalidModelOutput
+from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
 from pipelines.agents.critique_agent import CritiqueAgent
-from pipelines.agents.errors import CallCapExceeded
 from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.render import DIALECT_NAME, cells_block, examples_block
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
@@ -65,12 +63,13 @@ from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.refinement import UNFIXABLE_ERRORS, Refiner
 from pipelines.schema import introspect
+from pipelines.schema_cache import SchemaCache
 from pipelines.schema_text import SchemaReadError, reference_schema
 from pipelines.settings import PipelineSettings
 from pipelines.single_pass import render_evidence
-from pipelines.task_run import TaskRun, describe, record_failure
+from pipelines.task_run import TaskRun, describe, record_failure, within_limits
 from pipelines.tournament import Tournament, TournamentQuestion
-from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, conclude, safe_sinks
+from pipelines.trace import ReasoningTrace, SafeSink, TraceSink, safe_sinks
 from pipelines.understanding import _call, _index_missing, _supported
 from pipelines.value_repair import ValueRepair
 
@@ -144,7 +143,7 @@ class AdaptivePipeline:
             ),
         )
         self.bucketer = ExecutionBucketer()
-        self._schemas: dict[tuple[str, str], asyncio.Future[_Schema]] = {}
+        self._schemas: SchemaCache[_Schema] = SchemaCache()
 
     # --- public API ----------------------------------------------------------------------------
 
@@ -153,56 +152,29 @@ class AdaptivePipeline:
         return prediction
 
     async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
-        started = time.monotonic()
-        recorder = TraceRecorder(task.task_id, task.question, task.db.db_id)
-        runtime = AgentRuntime(
+        run = TaskRun.start(
+            task,
             client=self.client,
             executor=self.executor,
-            recorder=recorder,
-            budget=TokenBudget(max_tokens=self.scaling.token_budget),
+            scaling=self.scaling,
             call_cap=call_allowance(self.adaptive),
             model_name=self.model_name,
         )
-        run = TaskRun(task=task, recorder=recorder, runtime=runtime, scaling=self.scaling)
         state = _State()
         chosen: CandidateSQL | None = None
         failure: str | None = None
         try:
-            async with asyncio.timeout(self.scaling.global_timeout_s):
-                chosen = await self._search(run, state)
-        except TimeoutError:
-            recorder.decide(
-                "global_timeout",
-                "adaptive",
-                degradation=True,
-                limit_s=self.scaling.global_timeout_s,
-                candidates=len(run.pool),
-            )
-        except (BudgetExceeded, CallCapExceeded) as exc:
-            recorder.decide(
-                "budget_exceeded",
-                "adaptive",
-                degradation=True,
-                reason=str(exc),
-                tokens=runtime.usage.total_tokens,
-                calls=runtime.calls,
-            )
+            chosen = await within_limits(run, "adaptive", self._search(run, state))
         except SchemaReadError as exc:
             failure = f"cannot read the schema of {task.db.db_id}: {exc}"
-        state.close_step(runtime)
+        state.close_step(run.runtime)
         if chosen is None and run.pool:
             chosen = self._vote(run, self.bucketer.bucket(run.pool))
             state.settle()
-        return conclude(
-            task.task_id,
-            recorder,
+        return run.conclude(
             self.sinks,
             chosen=chosen,
-            candidates=run.pool,
-            usage=runtime.usage,
-            started=started,
-            failure=failure or "no candidate SQL was produced",
-            gold_sql=task.gold_sql,
+            failure=failure,
             answered_by=state.answered_by if chosen else "",
             steps=tuple(state.steps),
             retrieval=state.retrieval,
@@ -262,30 +234,24 @@ class AdaptivePipeline:
     async def _schema(self, db: DatabaseRef) -> _Schema:
         """The reference schema text, the schema's words (for skeletons) and its column repair,
         read once per database."""
-        key = (db.dialect, db.path)
-        if key not in self._schemas:
 
-            async def read() -> _Schema:
-                text = await reference_schema(
-                    self.executor, db, sample_rows=self.settings.single_pass.sample_rows
-                )
-                view = await asyncio.to_thread(introspect, db, 0)
-                return _Schema(
-                    text=text,
-                    words=SchemaWords.from_view(view),
-                    repair=ColumnRepair(view),
-                    values=ValueRepair(view),
-                )
+        async def read() -> _Schema:
+            text = await reference_schema(
+                self.executor, db, sample_rows=self.settings.single_pass.sample_rows
+            )
+            view = await asyncio.to_thread(introspect, db, 0)
+            return _Schema(
+                text=text,
+                words=SchemaWords.from_view(view),
+                repair=ColumnRepair(view),
+                values=ValueRepair(view),
+            )
 
-            self._schemas[key] = asyncio.ensure_future(read())
         try:
-            return await asyncio.shield(self._schemas[key])
-        except asyncio.CancelledError:
+            return await self._schemas.get(db, read)
+        except SchemaReadError:
             raise
-        except Exception as exc:  # noqa: BLE001 - do not cache a failure; this task fails alone
-            self._schemas.pop(key, None)
-            if isinstance(exc, SchemaReadError):
-                raise
+        except Exception as exc:  # noqa: BLE001 - this task fails alone
             raise SchemaReadError(describe(exc)) from exc
 
     # --- L0 retrieval, no LLM -------------------------------------------------------------------

@@ -25,20 +25,17 @@ hard failure (``Prediction.error``).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import comb
 
-from models.budget import TokenBudget
-from models.errors import BudgetExceeded
 from pipelines.agents.base import GenerationInput, SQLGenerator, is_fatal
 from pipelines.agents.critique_agent import CritiqueAgent
-from pipelines.agents.errors import CallCapExceeded, PipelineConfigError
+from pipelines.agents.errors import PipelineConfigError
 from pipelines.agents.generators import GENERATORS, build_generators, check_families
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
 from pipelines.agents.reasoning_selector import ReasoningSelector
-from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
+from pipelines.agents.runtime import ModelClientLike, as_executor
 from pipelines.agents.sql_fixer import SQLFixer
 from pipelines.agents.sql_revisor import SQLRevisor
 from pipelines.agents.types import Critique
@@ -53,16 +50,15 @@ from pipelines.refinement import (
 )
 from pipelines.router import DifficultyRouter
 from pipelines.schema import introspect, render_ddl, render_light
+from pipelines.schema_cache import SchemaCache
 from pipelines.settings import PipelineSettings
-from pipelines.task_run import TaskRun, gather_all, record_failure
+from pipelines.task_run import TaskRun, gather_all, record_failure, within_limits
 from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
 from pipelines.trace import (
     ReasoningTrace,
     RouteRecord,
     SafeSink,
-    TraceRecorder,
     TraceSink,
-    conclude,
     safe_sinks,
 )
 from pipelines.understanding import Understander
@@ -190,7 +186,7 @@ class Orchestrator:
         )
         self.router = DifficultyRouter(settings.router)
         self.bucketer = ExecutionBucketer()
-        self._views: dict[tuple[str, str], asyncio.Future[SchemaView]] = {}
+        self._views: SchemaCache[SchemaView] = SchemaCache()
 
     # --- public API ----------------------------------------------------------------------------
 
@@ -199,55 +195,25 @@ class Orchestrator:
         return prediction
 
     async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
-        started = time.monotonic()
-        recorder = TraceRecorder(task.task_id, task.question, task.db.db_id)
-        runtime = AgentRuntime(
+        run = TaskRun.start(
+            task,
             client=self.client,
             executor=self.executor,
-            recorder=recorder,
-            budget=TokenBudget(max_tokens=self.scaling.token_budget),
+            scaling=self.scaling,
             call_cap=self._allowance(self.scaling, synthesis_jobs(self.scaling)),
             model_name=self.model_name,
         )
-        run = TaskRun(task=task, recorder=recorder, runtime=runtime, scaling=self.scaling)
         chosen: CandidateSQL | None = None
         failure: str | None = None
         try:
-            async with asyncio.timeout(self.scaling.global_timeout_s):
-                chosen = await self._search(run)
-        except TimeoutError:
-            recorder.decide(
-                "global_timeout",
-                "orchestrator",
-                degradation=True,
-                limit_s=self.scaling.global_timeout_s,
-                candidates=len(run.pool),
-            )
-        except (BudgetExceeded, CallCapExceeded) as exc:
-            recorder.decide(
-                "budget_exceeded",
-                "orchestrator",
-                degradation=True,
-                reason=str(exc),
-                tokens=runtime.usage.total_tokens,
-                calls=runtime.calls,
-            )
+            chosen = await within_limits(run, "orchestrator", self._search(run))
         except _NoSchema as exc:
             failure = str(exc)
         if chosen is None:
             run.salvage()
             chosen = self._best_so_far(run)
-        return conclude(
-            task.task_id,
-            recorder,
-            self.sinks,
-            chosen=chosen,
-            candidates=run.pool,
-            usage=runtime.usage,
-            started=started,
-            failure=failure or "no candidate SQL was produced",
-            gold_sql=task.gold_sql,
-            retrieval=run.context.retrieval,
+        return run.conclude(
+            self.sinks, chosen=chosen, failure=failure, retrieval=run.context.retrieval
         )
 
     async def aclose(self) -> None:
@@ -286,17 +252,12 @@ class Orchestrator:
     # --- L1 ------------------------------------------------------------------------------------
 
     async def _view(self, task: Task) -> SchemaView:
-        key = (task.db.dialect, task.db.path)
-        if key not in self._views:
-            self._views[key] = asyncio.ensure_future(
-                asyncio.to_thread(introspect, task.db, self.settings.understanding.sample_rows)
-            )
+        sample_rows = self.settings.understanding.sample_rows
         try:
-            return await asyncio.shield(self._views[key])
-        except asyncio.CancelledError:
-            raise
+            return await self._views.get(
+                task.db, lambda: asyncio.to_thread(introspect, task.db, sample_rows)
+            )
         except Exception as exc:  # noqa: BLE001 - any failure to read the schema ends this task only
-            self._views.pop(key, None)
             raise _NoSchema(f"cannot read the schema of {task.db.db_id}: {exc}") from exc
 
     # --- router --------------------------------------------------------------------------------

@@ -13,9 +13,7 @@ execution result (``conf/scaling/self_consistency.yaml``).
 from __future__ import annotations
 
 import asyncio
-import time
 
-from models.budget import TokenBudget
 from models.errors import InvalidModelOutput, ModelError
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
@@ -26,8 +24,9 @@ from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingSe
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema_text import SchemaReadError, reference_schema
 from pipelines.settings import SinglePassSettings
+from pipelines.task_run import TaskRun
 from pipelines.tournament import majority_vote
-from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, conclude, safe_sinks
+from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, safe_sinks
 
 _DIALECT_NAME = {"sqlite": "SQLite", "duckdb": "DuckDB"}
 
@@ -77,13 +76,11 @@ class SinglePassPipeline:
         return prediction
 
     async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
-        started = time.monotonic()
-        recorder = TraceRecorder(task.task_id, task.question, task.db.db_id)
-        runtime = AgentRuntime(
+        run = TaskRun.start(
+            task,
             client=self.client,
             executor=self.executor,
-            recorder=recorder,
-            budget=TokenBudget(max_tokens=self.scaling.token_budget),
+            scaling=self.scaling,
             call_cap=1,
             model_name=self.model_name,
         )
@@ -91,25 +88,15 @@ class SinglePassPipeline:
         error: str | None = None
         try:
             async with asyncio.timeout(self.scaling.global_timeout_s):
-                candidates = await self._generate(task, runtime)
+                candidates = await self._generate(task, run.runtime)
         except (ModelError, SchemaReadError) as exc:
             error = f"{type(exc).__name__}: {exc}"
         except TimeoutError:
             error = f"global timeout of {self.scaling.global_timeout_s:g}s"
-            recorder.decide("global_timeout", "single_pass", degradation=True)
-        recorder.candidates += candidates
-        chosen = self._vote(candidates, recorder)
-        return conclude(
-            task.task_id,
-            recorder,
-            self.sinks,
-            chosen=chosen,
-            candidates=candidates,
-            usage=runtime.usage,
-            started=started,
-            failure=error or "no SQL produced",
-            gold_sql=task.gold_sql,
-        )
+            run.recorder.decide("global_timeout", "single_pass", degradation=True)
+        run.add(candidates)
+        chosen = self._vote(candidates, run.recorder)
+        return run.conclude(self.sinks, chosen=chosen, failure=error or "no SQL produced")
 
     @property
     def samples(self) -> int:
