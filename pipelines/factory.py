@@ -79,21 +79,11 @@ def build_pipeline(
             model_name=model_name,
         )
     if scaling.adaptive is not None:
-        from pipelines.adaptive import AdaptivePipeline
+        from pipelines.adaptive import AdaptivePipeline as pipeline_class
+    else:
+        from pipelines.orchestrator import Orchestrator as pipeline_class
 
-        return AdaptivePipeline(
-            client=client,
-            sandbox=sandbox,
-            scaling=scaling,
-            settings=settings,
-            cell_retriever=cell_retriever,
-            example_retriever=example_retriever,
-            sinks=sinks,
-            model_name=model_name,
-        )
-    from pipelines.orchestrator import Orchestrator
-
-    return Orchestrator(
+    return pipeline_class(
         client=client,
         sandbox=sandbox,
         scaling=scaling,

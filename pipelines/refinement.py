@@ -85,6 +85,20 @@ class Refiner:
         self, run: TaskRun, candidate: CandidateSQL, max_passes: int
     ) -> CandidateSQL | None:
         current = candidate
+
+        def note(pass_no: int, sql_after: str | None, error_after: str | None = None) -> None:
+            """The fixer's pass ``pass_no`` on ``current`` (a descendant of ``candidate``)."""
+            run.recorder.fixes.append(
+                FixAttempt(
+                    producer=candidate.producer,
+                    pass_no=pass_no,
+                    error_before=current.exec_result.error or "",
+                    sql_before=current.sql,
+                    sql_after=sql_after,
+                    error_after=error_after,
+                )
+            )
+
         for pass_no in range(1, max_passes + 1):
             earlier = run.recorder.recent_fixes(candidate.producer)
             try:
@@ -103,15 +117,7 @@ class Refiner:
             except Exception as exc:  # noqa: BLE001 - degradation 4: skip the pass, keep the candidate
                 if is_fatal(exc):
                     raise
-                run.recorder.fixes.append(
-                    FixAttempt(
-                        producer=candidate.producer,
-                        pass_no=pass_no,
-                        error_before=current.exec_result.error or "",
-                        sql_before=current.sql,
-                        sql_after=None,
-                    )
-                )
+                note(pass_no, sql_after=None)
                 record_failure(run, "fixer", "l2.fix", exc)
                 return None
             tried = {_norm(a.sql_after) for a in earlier if a.sql_after} | {
@@ -119,16 +125,7 @@ class Refiner:
                 _norm(candidate.sql),
             }
             if _norm(sql) in tried:
-                run.recorder.fixes.append(
-                    FixAttempt(
-                        producer=candidate.producer,
-                        pass_no=pass_no,
-                        error_before=current.exec_result.error or "",
-                        sql_before=current.sql,
-                        sql_after=sql,
-                        error_after="repeats an earlier repair",
-                    )
-                )
+                note(pass_no, sql_after=sql, error_after="repeats an earlier repair")
                 continue
             (attempt,) = await run.execute_all(
                 [
@@ -141,16 +138,7 @@ class Refiner:
                 ],
                 agent="l2.sql_fixer",
             )
-            run.recorder.fixes.append(
-                FixAttempt(
-                    producer=candidate.producer,
-                    pass_no=pass_no,
-                    error_before=current.exec_result.error or "",
-                    sql_before=current.sql,
-                    sql_after=sql,
-                    error_after=attempt.exec_result.error,
-                )
-            )
+            note(pass_no, sql_after=sql, error_after=attempt.exec_result.error)
             if attempt.exec_result.ok:
                 return attempt
             current = attempt
