@@ -22,6 +22,7 @@ from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
 from pipelines.bucketing import ExecutionBucketer
 from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingSettings, Task
 from pipelines.prompts import PromptTemplate, load_prompt
+from pipelines.schema_cache import SchemaCache
 from pipelines.schema_text import SchemaReadError, reference_schema
 from pipelines.settings import SinglePassSettings
 from pipelines.task_run import TaskRun
@@ -56,20 +57,14 @@ class SinglePassPipeline:
         self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
         self.prompt = prompt or load_prompt("single_pass")
         self.model_name = model_name
-        self._schemas: dict[tuple[str, str], asyncio.Future[str]] = {}
+        self._schemas: SchemaCache[str] = SchemaCache()
 
     async def schema_text(self, db: DatabaseRef) -> str:
-        """The reference schema prompt of ``db``, read once per pipeline."""
-        key = (db.dialect, db.path)
-        if key not in self._schemas:
-            self._schemas[key] = asyncio.ensure_future(
-                reference_schema(self.executor, db, sample_rows=self.settings.sample_rows)
-            )
-        try:
-            return await self._schemas[key]
-        except BaseException:
-            self._schemas.pop(key, None)  # do not cache a failure
-            raise
+        """The reference schema prompt of ``db``, read once per pipeline (one task's timeout does
+        not cancel the read other tasks on the database wait for)."""
+        return await self._schemas.get(
+            db, lambda: reference_schema(self.executor, db, sample_rows=self.settings.sample_rows)
+        )
 
     async def answer(self, task: Task) -> Prediction:
         prediction, _ = await self.answer_with_trace(task)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from models.errors import ModelUnavailable
@@ -111,3 +112,21 @@ async def test_self_consistency_votes_over_samples(tiny_db, sandbox, scripted):
     assert len(prediction.candidates) == 4  # the reply without SQL is dropped
     assert prediction.exec_result.rows == ((2,),)  # 2 of 4 agree on 2; errors never win
     assert prediction.usage.calls == 1
+
+
+async def test_a_cancelled_task_does_not_cancel_the_schema_read_others_wait_for(
+    tiny_db, sandbox, scripted
+):
+    class SlowSandbox:
+        async def execute(self, sql, db):
+            await asyncio.sleep(0.05)
+            return await sandbox.execute(sql, db)
+
+    p = SinglePassPipeline(client=scripted({}), sandbox=SlowSandbox(), scaling=ScalingSettings())
+    first = asyncio.ensure_future(p.schema_text(tiny_db))
+    second = asyncio.ensure_future(p.schema_text(tiny_db))
+    await asyncio.sleep(0.01)
+    first.cancel()  # e.g. its question hit the global timeout
+
+    assert "CREATE TABLE singer" in await second
+    assert first.cancelled()
