@@ -128,10 +128,13 @@ class AdaptiveScaling(Frozen):
     # up in the scope's text columns, no LLM (pipelines/value_repair.py).
     value_repair: bool = True
     fix_max: int = Field(default=1, ge=0)  # distinct errored SQLs repaired, most frequent first
-    # One request each, in order, while the pool is split; () disables widening. A second step with
-    # another prompt ({n: 4, temperature: 1.0, examples: false}) added no right answer on the fixed
-    # subset (docs/benchmarks.md) and costs a long decode.
-    widen: tuple[WidenStep, ...] = (WidenStep(n=4, temperature=0.8),)
+    # One request each, in order, while the pool is split; () disables widening. The default draws
+    # from the plain prompt (no examples, no cell values): its samples are less correlated with the
+    # first wave's, 0.48 of them right against 0.28 for more samples of the first wave's prompt on
+    # the same questions (docs/benchmarks.md, *Value repair, and the cost-matched vote*).
+    widen: tuple[WidenStep, ...] = (
+        WidenStep(n=4, temperature=0.8, examples=False, cells=False),
+    )
     # Off: the local 1.5B critic's revisions lose more right majority answers than they fix
     # (docs/benchmarks.md, *Adaptive pipeline vs baselines*).
     revise: bool = False
