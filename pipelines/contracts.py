@@ -132,9 +132,7 @@ class AdaptiveScaling(Frozen):
     # from the plain prompt (no examples, no cell values): its samples are less correlated with the
     # first wave's, 0.48 of them right against 0.28 for more samples of the first wave's prompt on
     # the same questions (docs/benchmarks.md, *Value repair, and the cost-matched vote*).
-    widen: tuple[WidenStep, ...] = (
-        WidenStep(n=4, temperature=0.8, examples=False, cells=False),
-    )
+    widen: tuple[WidenStep, ...] = (WidenStep(n=4, temperature=0.8, examples=False, cells=False),)
     # Off: the local 1.5B critic's revisions lose more right majority answers than they fix
     # (docs/benchmarks.md, *Adaptive pipeline vs baselines*).
     revise: bool = False
