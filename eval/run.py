@@ -50,12 +50,18 @@ from pipelines.trace import ReasoningTrace, derive_metrics, read_traces
 log = logging.getLogger(__name__)
 
 _NOT_IDENTITY = ("paths", "sweep", "experiment", "log_level", "serve")
-# Not part of a run's identity, so they may change when it resumes: tags, not (immutable) params.
+# Beside those sections, keys that are not part of a run's identity: they may change when it
+# resumes, so MLflow gets them as tags, not as (immutable) params.
 _MUTABLE_PARAMS = (
     *(f"benchmark.{key}" for key in SUBSET_FIELDS),
     "model.response_cache",
-    "sweep.mlflow_traces",
 )
+
+
+def _mutable(key: str) -> bool:
+    return key in _MUTABLE_PARAMS or key.split(".", 1)[0] in _NOT_IDENTITY
+
+
 Services = Callable[
     [DictConfig, SweepSettings, str | None],
     AbstractContextManager[tuple[PipelineFactory, Executor]],
@@ -139,17 +145,14 @@ def run_configuration(
         retrieval=retrieval.summary(),
         retrieval_expected=bool(retrieval.needed),
     )
+    flat = flatten(OmegaConf.to_container(cfg, resolve=True))  # type: ignore[arg-type]
     tracked = log_run(
         RunLog(
             tracking_uri=str(cfg.experiment.tracking_uri),
             experiment=str(cfg.experiment.name),
             run_name=label,
             run_key=identity,
-            params={
-                k: v
-                for k, v in flatten(OmegaConf.to_container(cfg, resolve=True)).items()  # type: ignore[arg-type]
-                if k not in _MUTABLE_PARAMS
-            },
+            params={k: v for k, v in flat.items() if not _mutable(k)},
             metrics=metrics,
             tags={
                 "benchmark": str(cfg.benchmark.name),
@@ -157,7 +160,7 @@ def run_configuration(
                 # tags, not params: an index built later changes them when the run resumes
                 "retrieval": retrieval.label,
                 "retrieval.status": retrieval.summary(),
-                **{k: str(OmegaConf.select(cfg, k)) for k in _MUTABLE_PARAMS},
+                **{k: str(v) for k, v in flat.items() if _mutable(k)},
             },
             artifacts={
                 "predictions": (str(store.predictions_path), *map(str, exports)),

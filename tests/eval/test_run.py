@@ -265,7 +265,12 @@ def test_each_answered_question_becomes_one_mlflow_trace_of_its_run(
     assert odd.attributes["scale_analytics.chosen_sql"] == "SELECT 'wrong'"
     assert trace.info.request_metadata["mlflow.sourceRun"] == grown.tracked.run_id
 
+    # a resume with other sweep settings: the same MLflow run (they are tags, not params)
+    wider = configure(tiny_spider, tmp_path, "sweep.in_flight=3")
     again = run_configuration(
-        whole, "traced", load_benchmark(whole.benchmark), services=traced_services
+        wider, "traced", load_benchmark(wider.benchmark), services=traced_services
     )
     assert again.sweep.resumed == 6 and len(logged(again)) == 6  # a resume duplicates nothing
+    assert again.tracked.run_id == grown.tracked.run_id
+    run = MlflowClient(uri).get_run(again.tracked.run_id)
+    assert run.data.tags["sweep.in_flight"] == "3" and "sweep.in_flight" not in run.data.params
