@@ -66,32 +66,7 @@ def test_missing_database_is_a_clear_error(capsys):
 
 @pytest.mark.parametrize("scaling", ["single_pass", "cpu_small"])
 def test_prints_sql_preview_and_summary(tiny_db, scripted, monkeypatch, tmp_path, capsys, scaling):
-    right = "SELECT name FROM singer WHERE country = 'France'"
-    reply = lambda r: f"- filter\n```sql\n{right}\n```"
-    client = scripted(
-        {
-            "single_pass": reply,
-            "icl/direct": reply,
-            "icl/cot": reply,
-            "icl/decompose": reply,
-            "reasoning": lambda r: f"<sql>{right}</sql>",
-            "extractor": lambda r: json.dumps(
-                {"literals": ["France"], "skeleton": "", "keywords": []}
-            ),
-            "critic": lambda r: json.dumps(
-                {
-                    "error_class": "none",
-                    "suggested_fix": "",
-                    "generator_feedback": "",
-                    "feedback_kind": "warning",
-                    "complexity": 2,
-                    "verdict": "accept",
-                }
-            ),
-        }
-    )
-    client.close = lambda: None
-    monkeypatch.setattr(models, "build_client", lambda cfg: client)
+    scripted_ask(scripted, monkeypatch)
     code = main(
         [
             "Which singers are from France?",
@@ -105,7 +80,7 @@ def test_prints_sql_preview_and_summary(tiny_db, scripted, monkeypatch, tmp_path
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert right in out and "Joe" in out and "Ann" in out and "2 row(s)" in out
+    assert RIGHT in out and "Joe" in out and "Ann" in out and "2 row(s)" in out
     assert "candidates" in out and "LLM calls" in out and "tokens" in out
     assert "retrieval: off (" in out  # never silently off: auto_build=false, nothing built
     assert (tmp_path / "traces.jsonl").is_file()
