@@ -23,6 +23,7 @@ Anything else, or more than one equally good answer, proposes nothing: the LLM f
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 
 import sqlglot
@@ -56,9 +57,21 @@ def letters(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Source:
+class Source:
+    """A schema table as one query scope names it."""
+
     alias: str  # how the query names it
-    table: str  # the schema's table name
+    table: str  # the schema's table name, lower-cased
+
+
+def scope_sources(scope: Scope, tables: Container[str]) -> list[Source]:
+    """The scope's tables among ``tables`` (lower-cased names), in FROM order; derived tables
+    and CTEs are left out."""
+    return [
+        Source(alias=alias, table=source.name.lower())
+        for alias, (_node, source) in scope.selected_sources.items()
+        if isinstance(source, exp.Table) and source.name.lower() in tables
+    ]
 
 
 class ColumnRepair:
@@ -98,7 +111,7 @@ class ColumnRepair:
             ]
             if not targets:
                 continue
-            sources = self._sources(scope)
+            sources = scope_sources(scope, self.columns)
             fix = (
                 self._qualify_ambiguous(sources, name)
                 if ambiguous
@@ -114,25 +127,17 @@ class ColumnRepair:
             changed = True
         return tree.sql(dialect=self.dialect) if changed else None
 
-    def _sources(self, scope: Scope) -> list[_Source]:
-        """The scope's schema tables, in FROM order (derived tables and CTEs are not repaired)."""
-        out = []
-        for alias, (_node, source) in scope.selected_sources.items():
-            if isinstance(source, exp.Table) and source.name.lower() in self.columns:
-                out.append(_Source(alias=alias, table=source.name.lower()))
-        return out
-
     def _has(self, table: str, name: str) -> str | None:
         return next((c for c in self.columns[table] if c.lower() == name.lower()), None)
 
-    def _qualify_ambiguous(self, sources: list[_Source], name: str) -> tuple[str, str] | None:
+    def _qualify_ambiguous(self, sources: list[Source], name: str) -> tuple[str, str] | None:
         for s in sources:
             if (column := self._has(s.table, name)) is not None:
                 return s.alias, column
         return None
 
     def _bind(
-        self, scope: Scope, sources: list[_Source], qualifier: str, name: str
+        self, scope: Scope, sources: list[Source], qualifier: str, name: str
     ) -> tuple[str, str] | None:
         # 1. the wrong alias: exactly one other table in scope has the column as written
         if qualifier:
@@ -154,10 +159,10 @@ class ColumnRepair:
         # 3. the forgotten join: one table outside the scope has the column, one join key away
         return self._join(scope, sources, qualifier, name)
 
-    def _closest(self, pool: list[_Source], name: str) -> tuple[_Source, str] | None:
+    def _closest(self, pool: list[Source], name: str) -> tuple[Source, str] | None:
         """Same letters beats same words beats contained words; a tie proposes nothing."""
         want_letters, want_words = letters(name), words(name)
-        tiers: list[list[tuple[_Source, str]]] = [[], [], []]
+        tiers: list[list[tuple[Source, str]]] = [[], [], []]
         for s in pool:
             for c in self.columns[s.table]:
                 have = words(c)
@@ -175,7 +180,7 @@ class ColumnRepair:
         return None
 
     def _join(
-        self, scope: Scope, sources: list[_Source], qualifier: str, name: str
+        self, scope: Scope, sources: list[Source], qualifier: str, name: str
     ) -> tuple[str, str] | None:
         select = scope.expression
         if not isinstance(select, exp.Select) or not sources or select.args.get("from_") is None:

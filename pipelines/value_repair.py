@@ -34,18 +34,13 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import traverse_scope
 
+from pipelines.column_repair import Source, scope_sources
 from pipelines.contracts import ExecutionResult, SchemaView
 
 # Declared types whose values a string literal can name; SQLite's untyped columns read as "".
 _TEXT_TYPES = ("CHAR", "TEXT", "CLOB", "STRING", "VARCHAR")
 # Distinct (column, value) matches a probe returns: enough to tell one place from several.
 _PROBE_LIMIT = 8
-
-
-@dataclass(frozen=True)
-class _Source:
-    alias: str  # how the query names the table
-    table: str  # the schema's table name
 
 
 @dataclass(frozen=True)
@@ -61,7 +56,7 @@ class Probe:
     literal: str
     column: str  # the filtered column as the schema spells it
     source: int  # index into ``sources`` of the filtered column's table
-    sources: tuple[_Source, ...]
+    sources: tuple[Source, ...]
 
 
 class ValueRepair:
@@ -120,11 +115,7 @@ class ValueRepair:
     def _filters(self, tree: exp.Expression):
         seen: set[tuple[str, str, str]] = set()
         for scope in traverse_scope(tree):
-            sources = tuple(
-                _Source(alias=alias, table=source.name.lower())
-                for alias, (_node, source) in scope.selected_sources.items()
-                if isinstance(source, exp.Table) and source.name.lower() in self.columns
-            )
+            sources = tuple(scope_sources(scope, self.columns))
             if not sources:
                 continue
             where = scope.expression.args.get("where")
@@ -171,7 +162,7 @@ class ValueRepair:
                 return column, other, other.name
         return None
 
-    def _owner(self, sources: Sequence[_Source], column: exp.Column) -> int | None:
+    def _owner(self, sources: Sequence[Source], column: exp.Column) -> int | None:
         """Index of the in-scope table the column belongs to (by qualifier, else by name)."""
         if column.table:
             found = [i for i, s in enumerate(sources) if s.alias.lower() == column.table.lower()]
@@ -183,7 +174,7 @@ class ValueRepair:
             ]
         return found[0] if len(found) == 1 else None
 
-    def _probe(self, sources: tuple[_Source, ...], owner: int, column: str, literal: str) -> Probe:
+    def _probe(self, sources: tuple[Source, ...], owner: int, column: str, literal: str) -> Probe:
         wanted = exp.Literal.string(literal.strip().lower())
         branches = []
         for i, s in enumerate(sources):
