@@ -1,0 +1,202 @@
+"""How often the pairwise selector picks the right one of two answers, per prompt.
+
+    python benchmarks/bench_selector.py RUN_DIR [RUN_DIR ...] [--prompt reasoning_selector ...]
+        [--prompt-dir DIR] [--limit N] [--model qwen2.5-coder-1.5b] [--response-cache FILE]
+
+A finished ``eval`` run holds, per question, its candidates with their correctness and (in the
+traces) their results. Every question whose pool holds a right and a wrong answer gives one
+decisive pair, from the first run directory that has one: the largest right bucket's SQL against
+the largest wrong bucket's. Each prompt judges every pair in both orders with the real model,
+through the project's ReasoningSelector, with the schema as the system message and the result
+previews the tournament shows:
+
+    predictions.parquet + traces ──► pairs (right, wrong) ──► selector(A=right, B=wrong)
+                                                         └──► selector(A=wrong, B=right)
+    ──► verdicts right, pairs won in both orders (the tournament's win), lost in both, split,
+        share of "A" verdicts (position bias), seconds and completion tokens per verdict
+
+The pairs come from the run's own questions: a prompt chosen by this script is tuned on them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+
+import polars as pl
+
+from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+
+
+class Pair:
+    def __init__(self, task, right: dict, wrong: dict) -> None:
+        self.task, self.right, self.wrong = task, right, wrong
+
+
+def _trace_results(trace_path: str) -> dict[str, dict]:
+    """sql -> exec_result of the candidates in one task's trace (``file#task_id``)."""
+    path, _, task_id = trace_path.partition("#")
+    for line in Path(path).open():
+        record = json.loads(line)
+        if record["task_id"] == task_id:
+            return {c["sql"]: c["exec_result"] for c in record["candidates"] if c["exec_result"]}
+    return {}
+
+
+def decisive_pairs(run_dirs: list[Path], tasks: dict) -> list[Pair]:
+    from pipelines.contracts import ExecutionResult
+
+    pairs, seen = [], set()
+    for run_dir in run_dirs:
+        for row in pl.read_parquet(run_dir / "predictions.parquet").iter_rows(named=True):
+            sizes: Counter[str] = Counter()
+            first: dict[str, dict] = {}
+            for c in row["candidates"]:
+                if not c["error"]:
+                    sizes[c["hash"]] += 1
+                    first.setdefault(c["hash"], c)
+            right = [h for h, _ in sizes.most_common() if first[h]["correct_bird"]]
+            wrong = [h for h, _ in sizes.most_common() if not first[h]["correct_bird"]]
+            if not right or not wrong or not row["trace_path"]:
+                continue
+            a, b = first[right[0]], first[wrong[0]]
+            if row["task_id"] in seen or row["task_id"] not in tasks:
+                continue
+            results = _trace_results(row["trace_path"])
+            if a["sql"] not in results or b["sql"] not in results:
+                continue
+            seen.add(row["task_id"])
+            pairs.append(
+                Pair(
+                    tasks[row["task_id"]],
+                    {"sql": a["sql"], "result": ExecutionResult(**results[a["sql"]])},
+                    {"sql": b["sql"], "result": ExecutionResult(**results[b["sql"]])},
+                )
+            )
+    return pairs
+
+
+async def judge(pairs, prompts, client, executor, settings):
+    from pipelines.agents.reasoning_selector import ReasoningSelector, SelectionInput
+    from pipelines.agents.render import preview
+    from pipelines.agents.runtime import AgentRuntime
+    from pipelines.schema_text import reference_schema
+    from pipelines.trace import TraceRecorder
+
+    schemas: dict[str, str] = {}
+    rows = {}
+    for name, template in prompts.items():
+        selector = ReasoningSelector(settings=settings.agents.selector, prompt=template)
+        verdicts, seconds, tokens = [], [], []
+        for pair in pairs:
+            task = pair.task
+            if task.db.db_id not in schemas:
+                schemas[task.db.db_id] = await reference_schema(
+                    executor, task.db, sample_rows=settings.single_pass.sample_rows
+                )
+            outcome = []
+            for a, b in ((pair.right, pair.wrong), (pair.wrong, pair.right)):
+                runtime = AgentRuntime(
+                    client=client,
+                    executor=executor,
+                    recorder=TraceRecorder(task.task_id, task.question, task.db.db_id),
+                )
+                inp = SelectionInput(
+                    question=task.question,
+                    evidence=task.evidence,
+                    schema_text=schemas[task.db.db_id],
+                    sql_a=a["sql"],
+                    preview_a=preview(a["result"], settings.tournament.preview_rows),
+                    sql_b=b["sql"],
+                    preview_b=preview(b["result"], settings.tournament.preview_rows),
+                )
+                t0 = time.perf_counter()
+                try:
+                    choice = await selector.choose(inp, runtime)
+                except Exception as exc:  # noqa: BLE001 - a failed verdict counts as failed
+                    print(f"  {task.task_id}: {type(exc).__name__}: {exc}")
+                    choice = None
+                seconds.append(time.perf_counter() - t0)
+                tokens.append(runtime.usage.completion_tokens)
+                outcome.append(choice)
+            verdicts.append(tuple(outcome))
+        rows[name] = (verdicts, seconds, tokens)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dirs", nargs="+", type=Path)
+    parser.add_argument("--prompt", action="append", help="prompt file name (repeatable)")
+    parser.add_argument("--prompt-dir", default=None, help="directory of extra prompt files")
+    parser.add_argument("--limit", type=int, default=0, help="first N pairs only")
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
+    parser.add_argument(
+        "--response-cache", default="null", help="JSONL response cache, so a rerun is free"
+    )
+    add_load_arguments(parser)
+    args = parser.parse_args()
+    guard = LoadGuard.from_args(args)
+
+    import models
+    from core.config import load_config, section
+    from eval.loaders import load_benchmark
+    from pipelines.prompts import PROMPT_DIR, load_prompt
+    from pipelines.sandbox.pool import LocalSandboxPool
+    from pipelines.settings import PipelineSettings
+
+    cfg = load_config(
+        [
+            f"model={args.model}",
+            f"model.response_cache={args.response_cache}",
+            "scaling=adaptive",
+            "benchmark=spider_dev_sub9",
+        ]
+    )
+    tasks = {t.task_id: t for t in load_benchmark(cfg.benchmark).tasks}
+    pairs = decisive_pairs(args.run_dirs, tasks)[: args.limit or None]
+    names = args.prompt or ["reasoning_selector"]
+    prompts = {
+        n: load_prompt(n, args.prompt_dir if not (PROMPT_DIR / f"{n}.md").exists() else None)
+        for n in names
+    }
+    settings = section(cfg, "pipeline", PipelineSettings)
+    print(f"{len(pairs)} decisive pairs from {len(args.run_dirs)} run(s); prompts: {names}")
+    client = models.build_client(cfg.model)
+    executor = LocalSandboxPool(size=2)
+
+    async def measure():
+        try:
+            return await judge(pairs, prompts, client, executor, settings)
+        finally:
+            await client.aclose()
+            executor.close()
+
+    guard.before()
+    results = asyncio.run(measure())
+    guard.after()
+    print(
+        "prompt                      verdicts right  pairs won  lost  split  failed  A-share  s/verdict  tokens"
+    )
+    for name, (verdicts, seconds, tokens) in results.items():
+        flat = [v for pair in verdicts for v in pair]
+        right = sum(v == want for pair in verdicts for v, want in zip(pair, ("A", "B")))
+        won = sum(pair == ("A", "B") for pair in verdicts)
+        lost = sum(pair == ("B", "A") for pair in verdicts)
+        failed = sum(None in pair for pair in verdicts)
+        split = len(verdicts) - won - lost - failed
+        a_share = sum(v == "A" for v in flat) / max(1, sum(v is not None for v in flat))
+        print(
+            f"{name:<27} {right:>5}/{len(flat):<3} {right / max(1, len(flat)):.2f}"
+            f"  {won:>4}/{len(verdicts):<4} {lost:>4} {split:>6} {failed:>7}  {a_share:7.2f}"
+            f"  {statistics.mean(seconds):9.1f}  {statistics.mean(tokens):6.0f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
