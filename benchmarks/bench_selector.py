@@ -13,7 +13,7 @@ previews the tournament shows:
     predictions.parquet + traces ──► pairs (right, wrong) ──► selector(A=right, B=wrong)
                                                          └──► selector(A=wrong, B=right)
     ──► verdicts right, pairs won in both orders (the tournament's win), lost in both, split,
-        share of "A" verdicts (position bias), seconds and completion tokens per verdict
+        share of "A" verdicts (position bias), seconds per pair, completion tokens per verdict
 
 The pairs come from the run's own questions: a prompt chosen by this script is tuned on them.
 """
@@ -82,50 +82,63 @@ def decisive_pairs(run_dirs: list[Path], tasks: dict) -> list[Pair]:
 
 
 async def judge(pairs, prompts, client, executor, settings):
+    """Per prompt: (verdicts per pair as (right-first, wrong-first), seconds per pair, tokens).
+
+    Prompts take turns pair by pair, so each finds the database's schema in the server's cache
+    as often as the others; a pair's two orders are judged concurrently, as in the tournament.
+    """
     from pipelines.agents.reasoning_selector import ReasoningSelector, SelectionInput
     from pipelines.agents.render import preview
     from pipelines.agents.runtime import AgentRuntime
     from pipelines.schema_text import reference_schema
     from pipelines.trace import TraceRecorder
 
+    selectors = {
+        name: ReasoningSelector(settings=settings.agents.selector, prompt=template)
+        for name, template in prompts.items()
+    }
+    rows = {name: ([], [], []) for name in prompts}
     schemas: dict[str, str] = {}
-    rows = {}
-    for name, template in prompts.items():
-        selector = ReasoningSelector(settings=settings.agents.selector, prompt=template)
-        verdicts, seconds, tokens = [], [], []
-        for pair in pairs:
-            task = pair.task
-            if task.db.db_id not in schemas:
-                schemas[task.db.db_id] = await reference_schema(
-                    executor, task.db, sample_rows=settings.single_pass.sample_rows
-                )
-            outcome = []
-            for a, b in ((pair.right, pair.wrong), (pair.wrong, pair.right)):
-                runtime = AgentRuntime(
-                    client=client,
-                    executor=executor,
-                    recorder=TraceRecorder(task.task_id, task.question, task.db.db_id),
-                )
-                inp = SelectionInput(
-                    question=task.question,
-                    evidence=task.evidence,
-                    schema_text=schemas[task.db.db_id],
-                    sql_a=a["sql"],
-                    preview_a=preview(a["result"], settings.tournament.preview_rows),
-                    sql_b=b["sql"],
-                    preview_b=preview(b["result"], settings.tournament.preview_rows),
-                )
-                t0 = time.perf_counter()
-                try:
-                    choice = await selector.choose(inp, runtime)
-                except Exception as exc:  # noqa: BLE001 - a failed verdict counts as failed
-                    print(f"  {task.task_id}: {type(exc).__name__}: {exc}")
-                    choice = None
-                seconds.append(time.perf_counter() - t0)
-                tokens.append(runtime.usage.completion_tokens)
-                outcome.append(choice)
-            verdicts.append(tuple(outcome))
-        rows[name] = (verdicts, seconds, tokens)
+    rows_shown = settings.tournament.preview_rows
+
+    async def verdict(selector, task, a, b, schema):
+        runtime = AgentRuntime(
+            client=client,
+            executor=executor,
+            recorder=TraceRecorder(task.task_id, task.question, task.db.db_id),
+        )
+        inp = SelectionInput(
+            question=task.question,
+            evidence=task.evidence,
+            schema_text=schema,
+            sql_a=a["sql"],
+            preview_a=preview(a["result"], rows_shown),
+            sql_b=b["sql"],
+            preview_b=preview(b["result"], rows_shown),
+        )
+        try:
+            choice = await selector.choose(inp, runtime)
+        except Exception as exc:  # noqa: BLE001 - a failed verdict is counted as failed
+            print(f"  {task.task_id}: {type(exc).__name__}: {exc}")
+            choice = None
+        return choice, runtime.usage.completion_tokens
+
+    for pair in pairs:
+        task = pair.task
+        if task.db.db_id not in schemas:
+            schemas[task.db.db_id] = await reference_schema(
+                executor, task.db, sample_rows=settings.single_pass.sample_rows
+            )
+        for name, selector in selectors.items():
+            t0 = time.perf_counter()
+            (first, t1), (second, t2) = await asyncio.gather(
+                verdict(selector, task, pair.right, pair.wrong, schemas[task.db.db_id]),
+                verdict(selector, task, pair.wrong, pair.right, schemas[task.db.db_id]),
+            )
+            verdicts, seconds, tokens = rows[name]
+            verdicts.append((first, second))
+            seconds.append(time.perf_counter() - t0)
+            tokens.append((t1 + t2) / 2)
     return rows
 
 
@@ -181,10 +194,11 @@ def main() -> None:
     results = asyncio.run(measure())
     guard.after()
     print(
-        "prompt                      verdicts right  pairs won  lost  split  failed  A-share  s/verdict  tokens"
+        "prompt                      right verdicts  pairs won  lost  split  failed  A-share  s/pair  tokens/verdict"
     )
     for name, (verdicts, seconds, tokens) in results.items():
         flat = [v for pair in verdicts for v in pair]
+        # right-first order: "A" is right; wrong-first: "B" is
         right = sum(v == want for pair in verdicts for v, want in zip(pair, ("A", "B")))
         won = sum(pair == ("A", "B") for pair in verdicts)
         lost = sum(pair == ("B", "A") for pair in verdicts)
@@ -194,7 +208,7 @@ def main() -> None:
         print(
             f"{name:<27} {right:>5}/{len(flat):<3} {right / max(1, len(flat)):.2f}"
             f"  {won:>4}/{len(verdicts):<4} {lost:>4} {split:>6} {failed:>7}  {a_share:7.2f}"
-            f"  {statistics.mean(seconds):9.1f}  {statistics.mean(tokens):6.0f}"
+            f"  {statistics.mean(seconds):6.1f}  {statistics.mean(tokens):14.0f}"
         )
 
 

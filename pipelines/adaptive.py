@@ -10,7 +10,8 @@
          ──► fix: the most common errored SQLs ──► SQLFixer with the engine's message ──► check
          ──► widen: more samples of a prompt variant (scaling.adaptive.widen) ──► check
          ──► revise: top bucket empty or all-NULL ──► CritiqueAgent ──► SQLRevisor on "edit" ──► check
-         ──► tournament: top buckets within tournament_margin ──► ReasoningSelector, both orders
+         ──► tournament (off by default): top buckets within tournament_margin ──► ReasoningSelector,
+             both orders
          ──► majority vote (ties: the greedy candidate's bucket)
 
 Every call shares the schema as its first tokens, so a llama.cpp slot evaluates the schema once

@@ -111,8 +111,8 @@ class AdaptiveScaling(Frozen):
     the top bucket non-empty, error-free, holding ``stop_share`` of the executed answers and at
     least ``stop_min_votes`` — answers; otherwise the enabled steps run in order, each followed
     by the same check: fix (``fix_max`` distinct errored SQLs), widen (``widen`` requests),
-    revise (critique + revision of a suspicious top bucket), tournament (top buckets whose
-    margin is at most ``tournament_margin`` of the answers).
+    revise (critique + revision of a suspicious top bucket, off by default), tournament (top
+    buckets whose margin is at most ``tournament_margin`` of the answers, off by default).
     """
 
     greedy: bool = True
@@ -136,7 +136,11 @@ class AdaptiveScaling(Frozen):
     # Off: the local 1.5B critic's revisions lose more right majority answers than they fix
     # (docs/benchmarks.md, *Adaptive pipeline vs baselines*).
     revise: bool = False
-    tournament: bool = True  # selector between the top buckets when their margin is close
+    # Selector between the top buckets when their margin is close. Off: the local 1.5B selector
+    # is at chance on a right against a wrong answer (18 of 40 verdicts right,
+    # benchmarks/bench_selector.py) and answered fewer of its questions than the plain vote in
+    # 3 of 4 runs on the 108 (docs/benchmarks.md); turn it on with a stronger selector model.
+    tournament: bool = False
     tournament_margin: float = Field(default=0.25, ge=0.0, le=1.0)
     tournament_finalists: int = Field(default=2, ge=2)
 

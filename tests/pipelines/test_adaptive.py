@@ -238,9 +238,9 @@ async def test_a_close_margin_goes_to_a_two_bucket_tournament_in_both_orders(
             "selector": selector,
         }
     )
-    prediction = await pipeline(client, sandbox, scaling(widen=(), revise=False)).answer(
-        task(tiny_db)
-    )
+    prediction = await pipeline(
+        client, sandbox, scaling(widen=(), revise=False, tournament=True)
+    ).answer(task(tiny_db))
 
     assert client.calls["selector"] == 2  # one pair, judged in both orders
     assert prediction.answered_by == "tournament" and prediction.exec_result.rows == ((2,),)
@@ -267,7 +267,7 @@ async def test_without_early_stop_every_enabled_step_runs(tiny_db, sandbox, scri
         {},
         {"early_stop": False},
         {"fix_max": 5, "widen": [WidenStep(n=2), WidenStep(n=2, examples=False, cells=False)]},
-        {"tournament_finalists": 3, "tournament_margin": 1.0},
+        {"tournament": True, "tournament_finalists": 3, "tournament_margin": 1.0},
     ],
 )
 async def test_the_call_allowance_holds_on_the_most_expensive_path(
