@@ -15,7 +15,9 @@ previews the tournament shows:
     ──► verdicts right, pairs won in both orders (the tournament's win), lost in both, split,
         share of "A" verdicts (position bias), seconds per pair, completion tokens per verdict
 
-The pairs come from the run's own questions: a prompt chosen by this script is tuned on them.
+Prompt names are files of pipelines/prompts (the project's) or of ``--prompt-dir``
+(benchmarks/prompts: variants tried). The pairs come from the run's own questions: a prompt
+chosen by this script is tuned on them.
 """
 
 from __future__ import annotations
@@ -146,7 +148,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dirs", nargs="+", type=Path)
     parser.add_argument("--prompt", action="append", help="prompt file name (repeatable)")
-    parser.add_argument("--prompt-dir", default=None, help="directory of extra prompt files")
+    parser.add_argument(
+        "--prompt-dir",
+        default=str(Path(__file__).resolve().parent / "prompts"),
+        help="directory of prompt variants (default: benchmarks/prompts)",
+    )
     parser.add_argument("--limit", type=int, default=0, help="first N pairs only")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument(
