@@ -87,3 +87,21 @@ def test_multirun_labels_name_only_what_varies_and_skip_paths():
     assert [c.label for c in configurations] == ["scaling=single_pass", "scaling=default"]
     (single,) = expand(["benchmark.data_dir=/tmp/x", "scaling=single_pass"], load_config)
     assert single.label == "scaling=single_pass"
+
+
+def test_the_adaptive_experiment_composes_its_baselines_and_ablations():
+    configurations = expand(["experiment=adaptive"], load_config)
+    composed = {c.label: load_config(c.overrides) for c in configurations}
+    assert list(composed)[0] == "adaptive"  # the row that fills the shared response cache
+    default = composed["adaptive"].scaling.adaptive
+    assert default.tournament is False and default.revise is False and default.early_stop is True
+    assert composed["with_tournament"].scaling.adaptive.tournament is True
+    assert composed["no_early_stop"].scaling.adaptive.early_stop is False
+    assert composed["no_fixer"].scaling.adaptive.fix_max == 0
+    assert composed["single_pass"].scaling.single_pass is True
+    votes = {
+        label: sum(composed[label].scaling.k.values())
+        for label in ("self_consistency", "self_consistency_8")
+    }
+    assert votes == {"self_consistency": 24, "self_consistency_8": 8}
+    assert len({cfg.model.response_cache for cfg in composed.values()}) == 1
