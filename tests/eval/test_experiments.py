@@ -103,5 +103,5 @@ def test_the_adaptive_experiment_composes_its_baselines_and_ablations():
         label: sum(composed[label].scaling.k.values())
         for label in ("self_consistency", "self_consistency_8")
     }
-    assert votes == {"self_consistency": 24, "self_consistency_8": 8}
+    assert votes == {"self_consistency": 12, "self_consistency_8": 8}
     assert len({cfg.model.response_cache for cfg in composed.values()}) == 1
