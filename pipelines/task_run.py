@@ -58,7 +58,6 @@ class TaskRun:
     ) -> TaskRun:
         """A fresh run of ``task``: its recorder, and a runtime held to ``scaling.token_budget``
         tokens and ``call_cap`` model calls."""
-        started = time.monotonic()
         recorder = TraceRecorder(task.task_id, task.question, task.db.db_id)
         runtime = AgentRuntime(
             client=client,
@@ -68,7 +67,7 @@ class TaskRun:
             call_cap=call_cap,
             model_name=model_name,
         )
-        return cls(task=task, recorder=recorder, runtime=runtime, scaling=scaling, started=started)
+        return cls(task=task, recorder=recorder, runtime=runtime, scaling=scaling)
 
     def conclude(
         self,
