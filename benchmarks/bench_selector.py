@@ -24,35 +24,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from pipelines.contracts import Task
+from pipelines.trace import ReasoningTrace, read_traces
 
 
+@dataclass(frozen=True)
 class Pair:
-    def __init__(self, task, right: dict, wrong: dict) -> None:
-        self.task, self.right, self.wrong = task, right, wrong
+    task: Task
+    right: dict  # {"sql": ..., "result": ExecutionResult}
+    wrong: dict
 
 
-def _trace_results(trace_path: str) -> dict[str, dict]:
-    """sql -> exec_result of the candidates in one task's trace (``file#task_id``)."""
-    path, _, task_id = trace_path.partition("#")
-    for line in Path(path).open():
-        record = json.loads(line)
-        if record["task_id"] == task_id:
-            return {c["sql"]: c["exec_result"] for c in record["candidates"] if c["exec_result"]}
-    return {}
-
-
-def decisive_pairs(run_dirs: list[Path], tasks: dict) -> list[Pair]:
-    from pipelines.contracts import ExecutionResult
-
+def decisive_pairs(run_dirs: list[Path], tasks: dict[str, Task]) -> list[Pair]:
+    traces: dict[str, dict[str, ReasoningTrace]] = {}  # traces.jsonl path -> task_id -> trace
     pairs, seen = [], set()
     for run_dir in run_dirs:
         for row in pl.read_parquet(run_dir / "predictions.parquet").iter_rows(named=True):
@@ -69,15 +62,19 @@ def decisive_pairs(run_dirs: list[Path], tasks: dict) -> list[Pair]:
             a, b = first[right[0]], first[wrong[0]]
             if row["task_id"] in seen or row["task_id"] not in tasks:
                 continue
-            results = _trace_results(row["trace_path"])
-            if a["sql"] not in results or b["sql"] not in results:
+            path, _, task_id = row["trace_path"].partition("#")
+            if path not in traces:
+                traces[path] = {t.task_id: t for t in read_traces(path)}
+            trace = traces[path].get(task_id)
+            results = {c.sql: c.exec_result for c in trace.candidates} if trace else {}
+            if not (results.get(a["sql"]) and results.get(b["sql"])):
                 continue
             seen.add(row["task_id"])
             pairs.append(
                 Pair(
                     tasks[row["task_id"]],
-                    {"sql": a["sql"], "result": ExecutionResult(**results[a["sql"]])},
-                    {"sql": b["sql"], "result": ExecutionResult(**results[b["sql"]])},
+                    {"sql": a["sql"], "result": results[a["sql"]]},
+                    {"sql": b["sql"], "result": results[b["sql"]]},
                 )
             )
     return pairs

@@ -4,19 +4,20 @@ the largest right bucket against the largest wrong one, with their results from 
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 from pathlib import Path
 
 import polars as pl
 
-from pipelines.contracts import DatabaseRef, Task
+from pipelines.contracts import CandidateSQL, DatabaseRef, ExecutionResult, Task
+from pipelines.trace import ReasoningTrace
 
 _BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(_BENCH))  # the script imports its sibling _load
 _spec = importlib.util.spec_from_file_location("bench_selector", _BENCH / "bench_selector.py")
 assert _spec and _spec.loader
 bench = importlib.util.module_from_spec(_spec)
+sys.modules["bench_selector"] = bench
 _spec.loader.exec_module(bench)
 
 
@@ -37,19 +38,22 @@ def _run(tmp_path: Path, name: str, questions: dict[str, list[dict]]) -> Path:
     trace = run / "traces" / "traces.jsonl"
     with trace.open("w") as f:
         for task_id, cands in questions.items():
-            results = [
-                {
-                    "sql": c["sql"],
-                    "exec_result": {
-                        "rows": [[1]],
-                        "columns": ["n"],
-                        "row_count": 1,
-                        "hash": c["hash"],
-                    },
-                }
-                for c in cands
-            ]
-            f.write(json.dumps({"task_id": task_id, "candidates": results}) + "\n")
+            record = ReasoningTrace(
+                task_id=task_id,
+                question=f"q {task_id}",
+                db_id="d",
+                candidates=tuple(
+                    CandidateSQL(
+                        sql=c["sql"],
+                        producer=c["producer"],
+                        exec_result=ExecutionResult(
+                            rows=((1,),), columns=("n",), row_count=1, hash=c["hash"]
+                        ),
+                    )
+                    for c in cands
+                ),
+            )
+            f.write(record.model_dump_json() + "\n")
     pl.DataFrame(
         {
             "task_id": list(questions),
