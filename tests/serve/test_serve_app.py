@@ -2,9 +2,10 @@
 actors) on 127.0.0.1, called with httpx; the replay backend answers (the single-pass cassette
 of ``tests/pipelines``). SIGTERM stops it, with Ray, and leaves no process behind.
 
-The web page test drives Chromium headless (skipped when no Chromium is installed; on Debian:
-``apt-get install chromium``): the page asks the question itself (``?ask=1``), and the test
-reads the rendered page and keeps a screenshot under ``runs/serve-page/``.
+The web page test drives Chromium headless over the DevTools protocol (skipped when no Chromium
+is installed; on Debian: ``apt-get install chromium``): the page asks the question itself
+(``?ask=1``), the test waits for the rendered answer and keeps a screenshot under
+``runs/serve-page/``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import httpx
 import pytest
 
 from core.config import load_config
+from tests.serve.chromium import HeadlessChromium
 from tests.serve.conftest import (
     ADMIN_KEY,
     CASSETTE,
@@ -247,37 +249,29 @@ def _chromium() -> str | None:
 
 
 @pytest.mark.skipif(_chromium() is None, reason="no Chromium (Debian: apt-get install chromium)")
-def test_the_web_page_asks_and_renders_sql_and_table(server):
+def test_the_web_page_asks_and_renders_sql_and_table(server, tmp_path):
     from urllib.parse import urlencode
 
+    query = urlencode({"db": "concerts", "q": QUESTION, "profile": "fast", "ask": "1"})
+    with HeadlessChromium(_chromium(), tmp_path / "profile") as browser:
+        browser.open(f"{server.base}/?{query}#key={ADMIN_KEY}")
+        # The answer (or the page's error) once the streamed reply has been read, in real time.
+        shown = browser.wait_for(
+            "(() => { const e = document.getElementById('error');"
+            " if (e && !e.hidden && e.textContent) return {error: e.textContent};"
+            " const t = document.getElementById('table');"
+            " return t && t.querySelector('td') ? {sql: document.getElementById('sql').textContent,"
+            " cells: [...t.querySelectorAll('td')].map((c) => c.textContent)} : null; })()",
+            timeout_s=120,
+        )
+        png = browser.screenshot()
+    assert shown, "the page rendered no answer within 120 s"
+    assert shown.get("sql") == "SELECT COUNT(*) FROM singer WHERE country = 'France'", shown
+    assert shown["cells"] == ["2"]
     out = REPO / "runs" / "serve-page"
     out.mkdir(parents=True, exist_ok=True)
-    query = urlencode({"db": "concerts", "q": QUESTION, "profile": "fast", "ask": "1"})
-    url = f"{server.base}/?{query}#key={ADMIN_KEY}"
-    common = [
-        _chromium(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--virtual-time-budget=30000",
-    ]
-    # Virtual time runs on while a streamed body is read: on a loaded machine the answer can
-    # come after the dump. Another load asks again (then answered from the query cache).
-    for _ in range(3):
-        dom = subprocess.run(
-            [*common, "--dump-dom", url], capture_output=True, text=True, timeout=120
-        ).stdout
-        if "<td>2</td>" in dom:
-            break
-    assert "SELECT COUNT(*) FROM singer WHERE country = 'France'" in dom
-    assert "<td>2</td>" in dom
-    shot = out / "page.png"
-    subprocess.run(
-        [*common, f"--screenshot={shot}", "--window-size=1100,900", url],
-        capture_output=True,
-        timeout=120,
-    )
-    assert shot.is_file() and shot.stat().st_size > 0
+    (out / "page.png").write_bytes(png)
+    assert png.startswith(b"\x89PNG")
 
 
 def test_sigterm_stops_serve_and_ray(server):
