@@ -36,12 +36,9 @@ from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
-from pipelines.agents.critique_agent import CritiqueAgent
 from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.render import DIALECT_NAME, cells_block, examples_block
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
-from pipelines.agents.sql_fixer import SQLFixer
-from pipelines.agents.sql_revisor import SQLRevisor
 from pipelines.agents.types import Bucket, Context
 from pipelines.bucketing import ExecutionBucketer
 from pipelines.column_repair import ColumnRepair
@@ -131,12 +128,7 @@ class AdaptivePipeline:
         self.cell_retriever = cell_retriever
         self.example_retriever = example_retriever
         agents = settings.agents
-        self.refiner = Refiner(
-            fixer=SQLFixer(settings=agents.fixer),
-            critic=CritiqueAgent(settings=agents.critic),
-            revisor=SQLRevisor(settings=agents.revisor),
-            preview_rows=settings.tournament.preview_rows,
-        )
+        self.refiner = Refiner.from_settings(settings)
         self.tournament = Tournament(
             ReasoningSelector(settings=agents.selector),
             settings.tournament.model_copy(

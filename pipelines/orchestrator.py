@@ -30,14 +30,11 @@ from dataclasses import dataclass
 from math import comb
 
 from pipelines.agents.base import GenerationInput, SQLGenerator, is_fatal
-from pipelines.agents.critique_agent import CritiqueAgent
 from pipelines.agents.errors import PipelineConfigError
 from pipelines.agents.generators import GENERATORS, build_generators, check_families
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
 from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.runtime import ModelClientLike, as_executor
-from pipelines.agents.sql_fixer import SQLFixer
-from pipelines.agents.sql_revisor import SQLRevisor
 from pipelines.agents.types import Critique
 from pipelines.bucketing import ExecutionBucketer
 from pipelines.contracts import CandidateSQL, Prediction, ScalingSettings, SchemaView, Task
@@ -175,12 +172,7 @@ class Orchestrator:
             cell_retriever=cell_retriever,
             example_retriever=example_retriever,
         )
-        self.refiner = Refiner(
-            fixer=SQLFixer(settings=agents.fixer),
-            critic=CritiqueAgent(settings=agents.critic),
-            revisor=SQLRevisor(settings=agents.revisor),
-            preview_rows=settings.tournament.preview_rows,
-        )
+        self.refiner = Refiner.from_settings(settings)
         self.tournament = Tournament(
             ReasoningSelector(settings=agents.selector), settings.tournament
         )

@@ -32,6 +32,7 @@ from pipelines.agents.types import (
     family_of,
 )
 from pipelines.contracts import CandidateSQL
+from pipelines.settings import PipelineSettings
 from pipelines.task_run import TaskRun, gather_all, record_failure
 
 UNFIXABLE_ERRORS = {"database_unavailable"}
@@ -45,6 +46,18 @@ class Refiner:
         self.critic = critic
         self.revisor = revisor
         self.preview_rows = preview_rows
+
+    @classmethod
+    def from_settings(cls, settings: PipelineSettings) -> Refiner:
+        """The fixer, critic and revisor of ``settings.agents``; previews as wide as the
+        tournament's."""
+        agents = settings.agents
+        return cls(
+            fixer=SQLFixer(settings=agents.fixer),
+            critic=CritiqueAgent(settings=agents.critic),
+            revisor=SQLRevisor(settings=agents.revisor),
+            preview_rows=settings.tournament.preview_rows,
+        )
 
     async def fix_all(
         self,
