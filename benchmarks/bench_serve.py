@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -35,6 +33,7 @@ from pathlib import Path
 import httpx
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from serve.process import ServeNotReady, ServeProcess, free_port
 
 REPO = Path(__file__).resolve().parents[1]
 CASSETTE = REPO / "tests" / "cassettes" / "pipelines" / "test_single_pass_replayed.jsonl"
@@ -62,60 +61,34 @@ def _env() -> dict[str, str]:
     return {**env, **ENV}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """``scale-analytics serve`` in a child process, stopped with SIGTERM."""
+class Server(ServeProcess):
+    """``scale-analytics serve`` on ``db`` as "concerts", open and with its limits lifted."""
 
     def __init__(self, workdir: Path, db: Path, *overrides: str) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = workdir / f"server-{self.port}.log"
-        argv = [
-            sys.executable,
-            "-m",
-            "core.cli",
-            "serve",
-            f"serve.port={self.port}",
-            f"serve.state_dir={workdir}/state-{self.port}",
-            f"serve.databases.concerts={db}",
-            "serve.limits.rate_per_minute=100000",
-            "serve.limits.concurrency=1000",
-            "serve.pipeline.max_ongoing_requests=256",
-            "serve.ingress.max_ongoing_requests=256",
-            f"pipeline.index.root={workdir}/no-index",
-            "pipeline.index.auto_build=false",
-            *overrides,
-        ]
-        with self.log.open("w") as out:
-            self.process = subprocess.Popen(
-                argv, cwd=REPO, env=_env(), stdout=out, stderr=subprocess.STDOUT
-            )
+        port = free_port()
+        super().__init__(
+            [
+                f"serve.state_dir={workdir}/state-{port}",
+                f"serve.databases.concerts={db}",
+                "serve.limits.rate_per_minute=100000",
+                "serve.limits.concurrency=1000",
+                "serve.pipeline.max_ongoing_requests=256",
+                "serve.ingress.max_ongoing_requests=256",
+                f"pipeline.index.root={workdir}/no-index",
+                "pipeline.index.auto_build=false",
+                *overrides,
+            ],
+            log=workdir / f"server-{port}.log",
+            env=_env(),
+            cwd=REPO,
+            port=port,
+        )
 
     def wait_ready(self, timeout_s: float = 600) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise SystemExit(f"serve exited: {self.log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.base}/readyz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        raise SystemExit(f"serve not ready after {timeout_s:g} s")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(120)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        try:
+            super().wait_ready(timeout_s)
+        except ServeNotReady as exc:
+            raise SystemExit(str(exc)) from None
 
 
 async def load(base: str, clients: int, requests: int, max_seconds: float) -> dict:

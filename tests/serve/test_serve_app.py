@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ import httpx
 import pytest
 
 from core.config import load_config
+from serve.process import ServeNotReady, ServeProcess
 from tests.serve.chromium import HeadlessChromium
 from tests.serve.conftest import (
     ADMIN_KEY,
@@ -38,12 +38,6 @@ pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
 ANALYST = "analyst-e2e-key"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def keys_file(path: Path) -> Path:
     import hashlib
     import json
@@ -55,12 +49,11 @@ def keys_file(path: Path) -> Path:
     return path
 
 
-class Server:
-    """``scale-analytics serve`` in a child process (its own session) on a free loopback port."""
+class Server(ServeProcess):
+    """``scale-analytics serve`` on the concerts database, with an admin and an analyst key."""
 
     def __init__(self, tmp: Path, *overrides: str) -> None:
-        self.tmp, self.port = tmp, free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.tmp = tmp
         self.db = make_concerts(tmp / "concerts.sqlite")
         env = {
             **os.environ,
@@ -71,52 +64,26 @@ class Server:
             "TRANSFORMERS_OFFLINE": "1",
             "TOKENIZERS_PARALLELISM": "false",
         }
-        argv = [
-            sys.executable,
-            "-m",
-            "core.cli",
-            "serve",
-            f"serve.port={self.port}",
-            f"serve.state_dir={tmp}/state",
-            f"serve.keys.file={keys_file(tmp / 'keys.json')}",
-            f"serve.databases.concerts={self.db}",
-            "serve.sandbox_actors=1",
-            f"pipeline.index.root={tmp}/no-index",
-            "pipeline.index.auto_build=false",
-            *overrides,
-        ]
-        self.log = tmp / "server.log"
-        with self.log.open("w") as out:
-            self.process = subprocess.Popen(
-                argv,
-                cwd=REPO,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        super().__init__(
+            [
+                f"serve.state_dir={tmp}/state",
+                f"serve.keys.file={keys_file(tmp / 'keys.json')}",
+                f"serve.databases.concerts={self.db}",
+                "serve.sandbox_actors=1",
+                f"pipeline.index.root={tmp}/no-index",
+                "pipeline.index.auto_build=false",
+                *overrides,
+            ],
+            log=tmp / "server.log",
+            env=env,
+            cwd=REPO,
+        )
 
     def wait_ready(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"serve exited {self.process.returncode}: {self.log.read_text()}")
-            try:
-                if httpx.get(f"{self.base}/readyz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        pytest.fail(f"serve not ready: {self.log.read_text()[-3000:]}")
-
-    def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(120)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        return self.process.wait()
+        try:
+            super().wait_ready(timeout_s)
+        except ServeNotReady as exc:
+            pytest.fail(str(exc))
 
 
 REPLAY = (
