@@ -230,7 +230,10 @@ class AdaptivePipeline:
 
         async def read() -> _Schema:
             text = await reference_schema(
-                self.executor, db, sample_rows=self.settings.single_pass.sample_rows
+                self.executor,
+                db,
+                sample_rows=self.settings.single_pass.sample_rows,
+                value_notes=self.settings.single_pass.value_notes,
             )
             view = await asyncio.to_thread(introspect, db, 0)
             return _Schema(

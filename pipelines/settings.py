@@ -41,6 +41,10 @@ class SinglePassSettings(Frozen):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=512, ge=1)
     sample_rows: int = Field(default=3, ge=0)  # example rows per table in the CREATE TABLE prompt
+    # Under each CREATE TABLE, how its columns' values are stored (codes, units, formats), from
+    # the database's BIRD-style descriptions where it has them (``state: Two-letter US state
+    # code``): the model then writes 'OH', not 'Ohio'.
+    value_notes: bool = True
     seed: int | None = 0
 
 

@@ -63,7 +63,13 @@ class SinglePassPipeline:
         """The reference schema prompt of ``db``, read once per pipeline (one task's timeout does
         not cancel the read other tasks on the database wait for)."""
         return await self._schemas.get(
-            db, lambda: reference_schema(self.executor, db, sample_rows=self.settings.sample_rows)
+            db,
+            lambda: reference_schema(
+                self.executor,
+                db,
+                sample_rows=self.settings.sample_rows,
+                value_notes=self.settings.value_notes,
+            ),
         )
 
     async def answer(self, task: Task) -> Prediction:

@@ -9,6 +9,8 @@ cp1252, latin-1), so each file is decoded with the first encoding that fits.
     'country of citizenship (nationality)'
 
 Keys are lower-cased table and column names; a missing folder yields ``{}``.
+``load_value_notes`` keeps only the value descriptions (codes, units, formats) for prompts that
+show the database's own DDL.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -54,7 +57,16 @@ def _describe(row: dict[str, str]) -> str:
     return text
 
 
-def read_description_csv(path: Path) -> TableDescriptions:
+def _value_note(row: dict[str, str]) -> str:
+    """The value description alone (codes, units, formats), unless it only gives examples: the
+    prompt's sample rows show those."""
+    values = _clean(row.get("value_description"))
+    return "" if values.lower().startswith(("e.g.", "eg.", "for example")) else values
+
+
+def read_description_csv(
+    path: Path, describe: Callable[[dict[str, str]], str] = _describe
+) -> TableDescriptions:
     """The descriptions of one table's CSV; rows without a column name are ignored."""
     reader = csv.DictReader(io.StringIO(_decode(path.read_bytes())))
     if reader.fieldnames is None:
@@ -66,13 +78,15 @@ def read_description_csv(path: Path) -> TableDescriptions:
     out: TableDescriptions = {}
     for row in reader:
         column = _clean(row.get("original_column_name"))
-        text = _describe(row)
+        text = describe(row)
         if column and text:
             out[column.lower()] = text
     return out
 
 
-def load_descriptions(description_dir: str | Path | None) -> dict[str, TableDescriptions]:
+def load_descriptions(
+    description_dir: str | Path | None, describe: Callable[[dict[str, str]], str] = _describe
+) -> dict[str, TableDescriptions]:
     """All tables' column descriptions in a folder, keyed by lower-cased table name."""
     if description_dir is None:
         return {}
@@ -85,7 +99,14 @@ def load_descriptions(description_dir: str | Path | None) -> dict[str, TableDesc
         if path.suffix.lower() != ".csv" or not path.is_file():
             continue
         try:
-            out[path.stem.strip().lower()] = read_description_csv(path)
+            out[path.stem.strip().lower()] = read_description_csv(path, describe)
         except (OSError, csv.Error) as exc:
             log.warning("skipping unreadable description file %s: %s", path, exc)
     return out
+
+
+def load_value_notes(description_dir: str | Path | None) -> dict[str, TableDescriptions]:
+    """Per table, the columns whose value description says how values are stored (codes, units,
+    formats: ``state`` -> ``'Two-letter US state code: OH, PA, ...'``), without the prose."""
+    tables = load_descriptions(description_dir, _value_note)
+    return {table: notes for table, notes in tables.items() if notes}

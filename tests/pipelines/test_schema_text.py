@@ -1,0 +1,55 @@
+"""The reference schema prompt: DDL, the value notes of BIRD-style descriptions, example rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipelines.contracts import DatabaseRef
+from pipelines.schema_text import SchemaReadError, reference_schema
+
+SINGER_CSV = (
+    "original_column_name,column_name,column_description,data_format,value_description\n"
+    "singer_id,singer id,Unique id.,integer,e.g. 1\n"
+    "name,name,Singer's name.,text,\n"
+    "country,country,Country of citizenship.,text,\"Full English name, e.g. 'France'; never a code.\"\n"
+)
+
+
+def with_descriptions(db: DatabaseRef, tmp_path) -> DatabaseRef:
+    folder = tmp_path / "database_description"
+    folder.mkdir()
+    (folder / "singer.csv").write_text(SINGER_CSV)
+    return db.model_copy(update={"description_dir": str(folder)})
+
+
+async def test_value_notes_follow_their_table_and_skip_examples_only_notes(
+    tiny_db, sandbox, tmp_path
+):
+    text = await reference_schema(sandbox, with_descriptions(tiny_db, tmp_path), sample_rows=2)
+    singer, concert = text.split("\n\n")
+    assert singer.startswith("CREATE TABLE singer")
+    notes = singer[singer.index("/*\nColumn values:") : singer.index("example rows")]
+    assert "country: Full English name, e.g. 'France'; never a code." in notes
+    assert "singer_id" not in notes and "name:" not in notes  # only examples / no value notes
+    assert singer.index("Column values") < singer.index("2 example rows")
+    assert "Column values" not in concert and "2 example rows" in concert
+
+
+async def test_without_descriptions_or_with_notes_off_the_prompt_is_ddl_and_rows(
+    tiny_db, sandbox, tmp_path
+):
+    plain = await reference_schema(sandbox, tiny_db, sample_rows=3)
+    off = await reference_schema(
+        sandbox, with_descriptions(tiny_db, tmp_path), sample_rows=3, value_notes=False
+    )
+    assert plain == off and "Column values" not in plain
+    assert plain.count("3 example rows") == 2
+    ddl_only = await reference_schema(sandbox, tiny_db, sample_rows=0)
+    assert "example rows" not in ddl_only and ddl_only.count("CREATE TABLE") == 2
+
+
+async def test_an_unreadable_database_is_a_schema_read_error(sandbox, tmp_path):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"not a database" * 100)
+    with pytest.raises(SchemaReadError, match="cannot read the schema of bad"):
+        await reference_schema(sandbox, DatabaseRef(db_id="bad", path=str(bad)))
