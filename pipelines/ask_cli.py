@@ -56,7 +56,11 @@ def _parser() -> argparse.ArgumentParser:
         "--db", required=True, help="path of a SQLite (.sqlite/.db) or DuckDB (.duckdb) file"
     )
     p.add_argument("--db-id", help="database id (default: the file name without suffix)")
-    p.add_argument("--descriptions", help="folder of BIRD-style per-table description CSVs")
+    p.add_argument(
+        "--descriptions",
+        help="folder of BIRD-style per-table description CSVs (default: a database_description "
+        "folder beside the database file, as BIRD lays them out)",
+    )
     p.add_argument("--evidence", default="", help="hint text given with the question (BIRD-style)")
     p.add_argument(
         "--json",
@@ -94,6 +98,9 @@ def database_ref(path: str, db_id: str | None, descriptions: str | None) -> Data
     dialect = DIALECTS.get(file.suffix.lower())
     if dialect is None:
         raise ValueError(f"cannot tell the engine of {file.name}: use one of {', '.join(DIALECTS)}")
+    beside = file.parent / "database_description"
+    if descriptions is None and beside.is_dir():
+        descriptions = str(beside)
     return DatabaseRef(
         db_id=db_id or file.stem,
         path=str(file),

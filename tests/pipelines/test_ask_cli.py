@@ -7,7 +7,7 @@ import json
 import pytest
 
 import models
-from pipelines.ask_cli import AskOutput, main, parse_args
+from pipelines.ask_cli import AskOutput, database_ref, main, parse_args
 
 
 def test_evidence_is_a_flag_and_every_key_value_goes_to_hydra():
@@ -62,6 +62,18 @@ def test_no_question_is_a_usage_error(capsys):
 def test_missing_database_is_a_clear_error(capsys):
     assert main(["How many?", "--db", "/no/such.sqlite"]) == 2
     assert "no database file" in capsys.readouterr().err
+
+
+def test_a_description_folder_beside_the_database_is_used_unless_one_is_given(tmp_path):
+    db = tmp_path / "bird" / "schools.sqlite"
+    db.parent.mkdir()
+    db.write_bytes(b"")
+    assert database_ref(str(db), None, None).description_dir is None
+    (db.parent / "database_description").mkdir()
+    assert database_ref(str(db), None, None).description_dir == str(
+        db.parent / "database_description"
+    )
+    assert database_ref(str(db), "s", "/elsewhere").description_dir == "/elsewhere"
 
 
 @pytest.mark.parametrize("scaling", ["single_pass", "cpu_small"])
