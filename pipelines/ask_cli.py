@@ -40,6 +40,7 @@ from pipelines.contracts import (
     StepCost,
     Task,
 )
+from pipelines.schema.descriptions import descriptions_beside
 from pipelines.trace import ReasoningTrace
 
 if TYPE_CHECKING:
@@ -98,14 +99,11 @@ def database_ref(path: str, db_id: str | None, descriptions: str | None) -> Data
     dialect = DIALECTS.get(file.suffix.lower())
     if dialect is None:
         raise ValueError(f"cannot tell the engine of {file.name}: use one of {', '.join(DIALECTS)}")
-    beside = file.parent / "database_description"
-    if descriptions is None and beside.is_dir():
-        descriptions = str(beside)
     return DatabaseRef(
         db_id=db_id or file.stem,
         path=str(file),
         dialect=dialect,  # type: ignore[arg-type]
-        description_dir=descriptions,
+        description_dir=descriptions if descriptions is not None else descriptions_beside(file),
     )
 
 

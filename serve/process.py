@@ -14,7 +14,6 @@ processes stay in it; ``wait_ready`` polls ``/readyz``; ``stop`` sends SIGTERM, 
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,15 +22,14 @@ from pathlib import Path
 
 import httpx
 
+from models.local.server import free_port
+
 
 class ServeNotReady(RuntimeError):
     """The server exited, or did not answer ``/readyz`` in time; the message ends with its log."""
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+__all__ = ["ServeNotReady", "ServeProcess", "free_port"]
 
 
 class ServeProcess:

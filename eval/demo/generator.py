@@ -36,6 +36,7 @@ from eval.demo import synth
 from eval.demo.schema import TABLES
 from eval.errors import EvalError
 from pipelines.contracts import DatabaseRef
+from pipelines.schema.descriptions import DESCRIPTION_DIR
 
 GENERATOR_VERSION = 1  # bump when the output format changes without a source change
 DEMO_DB_ID = "claims"
@@ -82,7 +83,7 @@ class DemoBenchmarkPaths(_Frozen):
             dev_json=data_dir / "dev.json",
             tables_json=data_dir / "dev_tables.json",
             database=db_dir / f"{DEMO_DB_ID}.sqlite",
-            description_dir=db_dir / "database_description",
+            description_dir=db_dir / DESCRIPTION_DIR,
             rebuilt=rebuilt,
         )
 

@@ -29,6 +29,7 @@ from eval.loaders.common import (
     required,
 )
 from pipelines.contracts import DatabaseRef
+from pipelines.schema.descriptions import descriptions_beside
 
 # split -> (question file, database folder, tables file)
 SPLITS: dict[str, tuple[str, str, str]] = {
@@ -37,7 +38,6 @@ SPLITS: dict[str, tuple[str, str, str]] = {
     "train": ("train.json", "train_databases", "train_tables.json"),
 }
 DIFFICULTIES = ("simple", "moderate", "challenging")
-DESCRIPTION_DIR = "database_description"
 
 
 def load_bird(spec: BenchmarkSpec) -> LoadedBenchmark:
@@ -51,12 +51,9 @@ def load_bird(spec: BenchmarkSpec) -> LoadedBenchmark:
     records = read_json_list(path)
 
     def locate(db_id: str) -> DatabaseRef:
-        folder = root / database_dir / db_id
-        descriptions = folder / DESCRIPTION_DIR
+        database = root / database_dir / db_id / f"{db_id}.sqlite"
         return DatabaseRef(
-            db_id=db_id,
-            path=str(folder / f"{db_id}.sqlite"),
-            description_dir=str(descriptions) if descriptions.is_dir() else None,
+            db_id=db_id, path=str(database), description_dir=descriptions_beside(database)
         )
 
     questions = (_question(record, path, i) for i, record in enumerate(records))

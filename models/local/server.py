@@ -60,7 +60,8 @@ class LocalEndpoint(Frozen):
     api_key: str = Field(repr=False)
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (the OS's pick)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -104,7 +105,7 @@ class LocalServer:
             return self.base_url
         if not self.model_path.is_file():
             raise ModelUnavailable(f"model file {self.model_path} does not exist")
-        self.port = _free_port()
+        self.port = free_port()
         self.api_key = secrets.token_urlsafe(32)
         cfg = self.config
         cmd = [

@@ -28,6 +28,14 @@ ENCODINGS = ("utf-8-sig", "cp1252", "latin-1")
 
 TableDescriptions = dict[str, str]  # lower-cased column name -> description
 
+DESCRIPTION_DIR = "database_description"  # BIRD: beside each database file
+
+
+def descriptions_beside(database: Path) -> str | None:
+    """The ``database_description`` folder next to a database file (BIRD's layout), if any."""
+    folder = database.parent / DESCRIPTION_DIR
+    return str(folder) if folder.is_dir() else None
+
 
 def _decode(raw: bytes) -> str:
     for encoding in ENCODINGS:
