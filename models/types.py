@@ -40,6 +40,9 @@ class ChatRequest(Frozen):
     # True: a server that takes no grammar (OpenAI's API) gets the request without it, and the
     # stop sequences alone end the output. For grammars that only save tokens, not shape JSON.
     grammar_optional: bool = False
+    # Per-token log-probabilities of each text, as the model gave them before sampling. With a
+    # grammar that admits a single text this scores that text teacher-forced (models/scoring.py).
+    logprobs: bool = False
 
     @model_validator(mode="after")
     def _one_constraint(self) -> ChatRequest:
@@ -49,8 +52,11 @@ class ChatRequest(Frozen):
 
     def fingerprint(self, model: str) -> str:
         """Stable hash of this request as sent to ``model`` (the replay cassette key)."""
+        # A field added after recordings were made stays out of the key at its default, so
+        # those recordings still answer the requests that do not use it.
+        unset = {name for name in _ADDED_FIELDS if getattr(self, name) == _ADDED_FIELDS[name]}
         payload = json.dumps(
-            {"model": model, "request": self.model_dump(mode="json")},
+            {"model": model, "request": self.model_dump(mode="json", exclude=unset)},
             sort_keys=True,
             ensure_ascii=False,
         )
@@ -62,14 +68,23 @@ class ChatRequest(Frozen):
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_ADDED_FIELDS: dict[str, object] = {"logprobs": False}
+
 FinishReason = Literal["stop", "length", "error", "unknown"]
 
 
+class TokenLogprob(Frozen):
+    token: str
+    logprob: float
+
+
 class ChatResponse(Frozen):
-    """``texts[i]`` is sample ``i``; ``usage`` sums every sample (cost filled by the client)."""
+    """``texts[i]`` is sample ``i``; ``usage`` sums every sample (cost filled by the client);
+    ``logprobs[i]`` are sample ``i``'s tokens when the request asked for them."""
 
     texts: tuple[str, ...]
     usage: Usage
     latency_s: float = Field(ge=0.0)
     model: str
     finish_reasons: tuple[FinishReason, ...] = ()
+    logprobs: tuple[tuple[TokenLogprob, ...], ...] = ()

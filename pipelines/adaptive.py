@@ -12,6 +12,8 @@
          ──► revise: top bucket empty or all-NULL ──► CritiqueAgent ──► SQLRevisor on "edit" ──► check
          ──► tournament (off by default): top buckets within tournament_margin ──► ReasoningSelector,
              both orders
+         ──► still split? select = "likelihood": the SQL the model finds most probable, scored
+             teacher-forced (pipelines/likelihood.py); otherwise, or when nothing could be scored,
          ──► majority vote (ties: the greedy candidate's bucket)
 
 Every call shares the schema as its first tokens, so a llama.cpp slot evaluates the schema once
@@ -34,7 +36,7 @@ from typing import NamedTuple
 
 from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
-from models.types import ChatRequest
+from models.types import ChatMessage, ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
 from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.render import DIALECT_NAME, cells_block, examples_block
@@ -58,6 +60,7 @@ from pipelines.contracts import (
 )
 from pipelines.indexing.ngrams import question_ngrams
 from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
+from pipelines.likelihood import LikelihoodSelector
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.refinement import UNFIXABLE_ERRORS, Refiner
 from pipelines.schema import introspect
@@ -78,12 +81,14 @@ def call_allowance(adaptive: AdaptiveScaling, fixer_passes: int = 1) -> int:
     """Upper bound of LLM calls of one question: every step taken, every request made."""
     first = int(adaptive.greedy) + int(adaptive.samples > 0)
     tournament = comb(adaptive.tournament_finalists, 2) * 2 if adaptive.tournament else 0
+    likelihood = adaptive.select_max_sqls if adaptive.select == "likelihood" else 0
     return (
         first
         + adaptive.fix_max * fixer_passes
         + len(adaptive.widen)
         + 2 * adaptive.revise
         + tournament
+        + likelihood
     )
 
 
@@ -134,6 +139,9 @@ class AdaptivePipeline:
             settings.tournament.model_copy(
                 update={"max_finalists": self.adaptive.tournament_finalists, "majority_share": None}
             ),
+        )
+        self.likelihood = LikelihoodSelector(
+            max_sqls=self.adaptive.select_max_sqls, max_tokens=settings.single_pass.max_tokens
         )
         self.bucketer = ExecutionBucketer()
         self._schemas: SchemaCache[_Schema] = SchemaCache()
@@ -221,6 +229,17 @@ class AdaptivePipeline:
             if winner is not None:
                 state.answered_by = state.answered_by or "tournament"
                 return winner
+        if a.select == "likelihood" and not state.answered_by:
+            state.settle()  # the vote's step, should nothing be scored
+            state.open_step("likelihood", run.runtime)
+            plain = a.select_prompt == "plain"
+            chosen = await self.likelihood.pick(
+                run, buckets, self._messages(run, examples=not plain, cells=not plain)
+            )
+            state.close_step(run.runtime)
+            if chosen is not None:
+                state.answered_by = "likelihood"
+                return chosen
         state.settle()
         return self._vote(run, buckets)
 
@@ -357,22 +376,8 @@ class AdaptivePipeline:
         examples: bool = True,
         cells: bool = True,
     ) -> None:
-        task, limit = run.task, self.settings.understanding.examples_in_prompt
-        messages = self.prompt.render(
-            dialect=DIALECT_NAME[task.db.dialect],
-            schema=run.light,
-            cells=cells_block(run.context.cell_hits) if cells else "",
-            examples=(
-                "Solved examples from other databases:\n"
-                + examples_block(run.context.example_hits, limit)
-            )
-            if examples and run.context.example_hits
-            else "",
-            question=task.question.strip(),
-            evidence=render_evidence(task.evidence),
-        )
         request = ChatRequest(
-            messages=messages,
+            messages=self._messages(run, examples=examples, cells=cells),
             n=n,
             temperature=temperature,
             max_tokens=self.settings.single_pass.max_tokens,
@@ -400,6 +405,23 @@ class AdaptivePipeline:
         repaired = await self._repair_columns(run, state, executed)
         run.add(await self._ground_values(run, state, executed))
         run.add(await self._ground_values(run, state, repaired))
+
+    def _messages(self, run: TaskRun, *, examples: bool, cells: bool) -> tuple[ChatMessage, ...]:
+        """The generation prompt: schema, retrieved cell values and examples where asked, question."""
+        task, limit = run.task, self.settings.understanding.examples_in_prompt
+        return self.prompt.render(
+            dialect=DIALECT_NAME[task.db.dialect],
+            schema=run.light,
+            cells=cells_block(run.context.cell_hits) if cells else "",
+            examples=(
+                "Solved examples from other databases:\n"
+                + examples_block(run.context.example_hits, limit)
+            )
+            if examples and run.context.example_hits
+            else "",
+            question=task.question.strip(),
+            evidence=render_evidence(task.evidence),
+        )
 
     async def _ground_values(
         self, run: TaskRun, state: _State, candidates: Sequence[CandidateSQL]

@@ -143,6 +143,13 @@ class AdaptiveScaling(Frozen):
     tournament: bool = False
     tournament_margin: float = Field(default=0.25, ge=0.0, le=1.0)
     tournament_finalists: int = Field(default=2, ge=2)
+    # How a pool still split after the last step is decided: "vote" (largest bucket) or
+    # "likelihood" (the SQL the generator finds most probable under the ``select_prompt``,
+    # teacher-forced, one call per distinct SQL, at most ``select_max_sqls``:
+    # pipelines/likelihood.py). "plain" is the prompt without examples and cell values.
+    select: Literal["vote", "likelihood"] = "vote"
+    select_max_sqls: int = Field(default=8, ge=1)
+    select_prompt: Literal["plain", "first_wave"] = "plain"
 
     @model_validator(mode="after")
     def _needs_a_candidate(self) -> AdaptiveScaling:

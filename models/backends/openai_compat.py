@@ -4,8 +4,9 @@ Used for llama.cpp's server (the local CPU runtime), vLLM / Ray Serve LLM (GPU s
 hosted providers. ``flavor`` selects the few request fields that differ between them:
 
     ChatRequest ──► {"model", "messages", "n", "temperature", "top_p", "max_tokens", "stop", "seed",
-                     "response_format": json_schema | grammar field of the flavor}
-               ──► httpx POST ──► choices[i].message.content, finish_reason, usage ──► ChatResponse
+                     "response_format": json_schema | grammar field of the flavor, "logprobs"}
+               ──► httpx POST ──► choices[i].message.content, finish_reason, logprobs, usage
+               ──► ChatResponse
 
 A request for more than ``max_n`` samples (llama.cpp's limit is its slot count) is split into
 several. When a server returns fewer choices than asked (it ignores ``n``), the missing samples
@@ -39,7 +40,7 @@ from models.errors import (
     ModelServerError,
     ModelUnavailable,
 )
-from models.types import ChatRequest, ChatResponse, FinishReason
+from models.types import ChatRequest, ChatResponse, FinishReason, TokenLogprob
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,12 @@ class OpenAICompatBackend:
             body["stop"] = list(request.stop)
         if seed is not None:
             body["seed"] = seed
+        if request.logprobs:
+            # The model's own log-probabilities, before sampling and the grammar's mask: llama.cpp
+            # with post_sampling_probs false, vLLM with its default logprobs_mode (raw_logprobs).
+            body.update(logprobs=True, top_logprobs=1)
+            if self.config.flavor == "llama.cpp":
+                body["post_sampling_probs"] = False
         if request.json_schema is not None:
             body["response_format"] = {
                 "type": "json_schema",
@@ -274,11 +281,13 @@ def _cached_prompt_tokens(body: dict[str, Any]) -> int:
 def _to_response(bodies: list[dict[str, Any]], *, model: str, latency_s: float) -> ChatResponse:
     texts: list[str] = []
     finish: list[FinishReason] = []
+    logprobs: list[tuple[TokenLogprob, ...]] = []
     prompt_tokens = completion_tokens = cached = 0
     for body in bodies:
         for choice in sorted(body.get("choices") or (), key=lambda c: c.get("index", 0)):
             texts.append((choice.get("message") or {}).get("content") or "")
             finish.append(_FINISH.get(choice.get("finish_reason") or "", "unknown"))
+            logprobs.append(_token_logprobs(choice))
         usage = body.get("usage") or {}
         prompt_tokens += int(usage.get("prompt_tokens") or 0)
         completion_tokens += int(usage.get("completion_tokens") or 0)
@@ -295,4 +304,14 @@ def _to_response(bodies: list[dict[str, Any]], *, model: str, latency_s: float) 
         latency_s=latency_s,
         model=model,
         finish_reasons=tuple(finish),
+        logprobs=tuple(logprobs) if any(logprobs) else (),
     )
+
+
+def _token_logprobs(choice: dict[str, Any]) -> tuple[TokenLogprob, ...]:
+    """OpenAI's ``choices[i].logprobs.content[j] = {"token", "logprob", ...}``."""
+    content = (choice.get("logprobs") or {}).get("content") or ()
+    try:
+        return tuple(TokenLogprob(token=t["token"], logprob=float(t["logprob"])) for t in content)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelServerError(f"unreadable logprobs in a reply: {str(content)[:200]!r}") from exc

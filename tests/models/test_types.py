@@ -1,3 +1,6 @@
+import hashlib
+import json
+
 import pytest
 from pydantic import ValidationError
 
@@ -19,12 +22,24 @@ def test_fingerprint_is_stable_and_sensitive_to_every_field() -> None:
         _req(n=2, temperature=0.7, seed=1),
         _req(n=2, temperature=0.7, stop=("\n\n",)),
         _req(n=2, temperature=0.7, json_schema={"type": "object"}),
+        _req(n=2, temperature=0.7, logprobs=True),
     ]
     keys = {v.fingerprint("m") for v in variants} | {
         base.fingerprint("m"),
         base.fingerprint("other-model"),
     }
     assert len(keys) == len(variants) + 2
+
+
+def test_a_field_added_later_keeps_recorded_keys_at_its_default() -> None:
+    # The key of a request without logprobs is the one recorded before the field existed.
+    request = _req(n=2, temperature=0.7)
+    legacy = json.dumps(
+        {"model": "m", "request": request.model_dump(mode="json", exclude={"logprobs"})},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    assert request.fingerprint("m") == hashlib.sha256(legacy.encode()).hexdigest()[:32]
 
 
 def test_request_rejects_bad_values() -> None:

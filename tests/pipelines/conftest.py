@@ -17,7 +17,7 @@ import pytest
 
 from core.types import Usage
 from models.errors import BudgetExceeded
-from models.types import ChatRequest, ChatResponse
+from models.types import ChatRequest, ChatResponse, TokenLogprob
 from pipelines.contracts import DatabaseRef, ExecutionResult
 
 # First words of the line stating each agent's task -> agent name (kept in step with pipelines/prompts).
@@ -47,8 +47,24 @@ def agent_of(request: ChatRequest) -> str:
     raise AssertionError(f"unrecognised prompt: {request.messages[-1].content[:60]!r}")
 
 
+def forced_text(request: ChatRequest) -> str:
+    """The one text a teacher-forced request's grammar admits (models/scoring.py)."""
+    return json.loads(request.grammar.removeprefix("root ::= "))
+
+
+def forced_logprobs(text: str, logprob: float) -> tuple[TokenLogprob, ...]:
+    """The fence as three tokens of -1, then each word of the rest at ``logprob``."""
+    body = text.removeprefix("```sql\n")
+    opening = [] if body == text else [("```", -1.0), ("sql", -1.0), ("\n", -1.0)]
+    words = [(w, logprob) for w in body.split(" ")]
+    return tuple(TokenLogprob(token=t, logprob=p) for t, p in opening + words)
+
+
 class ScriptedClient:
-    """ModelClient fake: ``script[agent](request)`` gives the reply texts or an exception."""
+    """ModelClient fake: ``script[agent](request)`` gives the reply texts or an exception.
+
+    A scoring request (``logprobs``) goes to ``script["likelihood"](sql)``, which gives the
+    log-probability of each of that SQL's words (or an exception)."""
 
     def __init__(self, script: dict[str, Callable[[ChatRequest], object]]) -> None:
         self.script = script
@@ -61,7 +77,7 @@ class ScriptedClient:
     async def chat(
         self, request: ChatRequest, *, role: str = "generator", budget=None
     ) -> ChatResponse:
-        agent = agent_of(request)
+        agent = "likelihood" if request.logprobs else agent_of(request)
         if (
             budget is not None
             and budget.remaining_tokens is not None
@@ -73,7 +89,15 @@ class ScriptedClient:
         self.requests.append((agent, request))
         if agent not in self.script:
             raise AssertionError(f"unscripted call to {agent}")
-        reply = self.script[agent](request)
+        logprobs: tuple[tuple[TokenLogprob, ...], ...] = ()
+        if request.logprobs:
+            text = forced_text(request)
+            sql = text.removeprefix("```sql\n").removesuffix("\n```")
+            reply = self.script[agent](sql)
+            if not isinstance(reply, Exception):
+                logprobs, reply = (forced_logprobs(text, reply),), text
+        else:
+            reply = self.script[agent](request)
         if isinstance(reply, Exception):
             raise reply
         texts = [reply] * request.n if isinstance(reply, str) else list(reply)
@@ -86,6 +110,7 @@ class ScriptedClient:
             latency_s=0.0,
             model="scripted",
             finish_reasons=("stop",) * len(texts),
+            logprobs=logprobs,
         )
 
 

@@ -268,6 +268,8 @@ async def test_without_early_stop_every_enabled_step_runs(tiny_db, sandbox, scri
         {"early_stop": False},
         {"fix_max": 5, "widen": [WidenStep(n=2), WidenStep(n=2, examples=False, cells=False)]},
         {"tournament": True, "tournament_finalists": 3, "tournament_margin": 1.0},
+        {"select": "likelihood", "select_max_sqls": 3},
+        {"select": "likelihood", "early_stop": False, "fix_max": 2},
     ],
 )
 async def test_the_call_allowance_holds_on_the_most_expensive_path(
@@ -290,6 +292,7 @@ async def test_the_call_allowance_holds_on_the_most_expensive_path(
             "critic": lambda r: critique("edit"),
             "revisor": lambda r: sql(EMPTY),
             "selector": lambda r: json.dumps({"reason": "-", "winner": "A"}),
+            "likelihood": lambda sql: -0.5,
         }
     )
     cfg = scaling(**adaptive)
@@ -298,6 +301,98 @@ async def test_the_call_allowance_holds_on_the_most_expensive_path(
     assert "budget_exceeded" not in prediction.degradation_reasons
     assert 0 < prediction.usage.calls <= call_allowance(cfg.adaptive)
     assert prediction.sql
+
+
+def likelihood_of(best: str, rest: float = -2.0):
+    """A model that finds ``best`` likeliest: each of its words at -0.1, every other SQL's at ``rest``."""
+    return lambda text: -0.1 if text == best else rest
+
+
+async def test_a_pool_still_split_goes_to_the_likelihood_of_each_distinct_sql(
+    tiny_db, sandbox, scripted
+):
+    client = scripted(
+        {
+            "single_pass": first_wave(WRONG, [WRONG, RIGHT, OTHER, WRONG]),
+            "likelihood": likelihood_of(RIGHT),
+        }
+    )
+    cfg = scaling(select="likelihood", widen=(WidenStep(n=3, examples=False, cells=False),))
+    prediction, trace = await pipeline(client, sandbox, cfg).answer_with_trace(task(tiny_db))
+
+    # RIGHT has 2 of 8 votes (WRONG 4 + greedy): the vote would have taken WRONG
+    assert prediction.exec_result.rows == ((2,),) and prediction.sql == RIGHT
+    assert prediction.answered_by == "likelihood"
+    assert [s.step for s in prediction.steps] == ["first_wave", "widen", "likelihood"]
+    scoring = [r for a, r in client.requests if a == "likelihood"]
+    assert sorted(r.grammar for r in scoring) == sorted(
+        f"root ::= {json.dumps(sql(s))}" for s in (WRONG, RIGHT, OTHER)
+    )  # one call per distinct SQL, each forced to that SQL in its fence
+    widen = [r for a, r in client.requests if a == "single_pass"][-1]
+    assert all(r.messages == widen.messages for r in scoring)  # the plain prompt, cached
+    assert prediction.steps[-1].calls == 3
+    decision = next(d for d in trace.decisions if d.label == "likelihood")
+    assert decision.features["scored"] == 3
+
+
+async def test_a_clear_majority_is_not_scored(tiny_db, sandbox, scripted):
+    client = scripted(
+        {
+            "single_pass": first_wave(RIGHT, [RIGHT, RIGHT, RIGHT, WRONG]),
+            "likelihood": likelihood_of(WRONG),
+        }
+    )
+    prediction = await pipeline(client, sandbox, scaling(select="likelihood")).answer(
+        task(tiny_db)
+    )
+
+    assert prediction.answered_by == "first_wave" and prediction.sql == RIGHT
+    assert client.calls["likelihood"] == 0
+
+
+async def test_likelihood_ties_go_to_the_larger_bucket(tiny_db, sandbox, scripted):
+    client = scripted(
+        {
+            "single_pass": first_wave(WRONG, [WRONG, RIGHT, OTHER, WRONG]),
+            "likelihood": lambda text: -1.0,
+        }
+    )
+    cfg = scaling(select="likelihood", widen=())
+    prediction = await pipeline(client, sandbox, cfg).answer(task(tiny_db))
+
+    assert prediction.answered_by == "likelihood" and prediction.sql == WRONG
+
+
+async def test_when_no_sql_can_be_scored_the_vote_decides(tiny_db, sandbox, scripted):
+    client = scripted(
+        {
+            "single_pass": first_wave(WRONG, [WRONG, RIGHT, OTHER, WRONG]),
+            "likelihood": lambda text: ModelUnavailable("scoring server down"),
+        }
+    )
+    cfg = scaling(select="likelihood", widen=())
+    prediction = await pipeline(client, sandbox, cfg).answer(task(tiny_db))
+
+    assert prediction.sql == WRONG and prediction.answered_by == "first_wave"
+    assert "likelihood_failed" in prediction.degradation_reasons
+    assert [s.step for s in prediction.steps] == ["first_wave", "likelihood"]
+
+
+async def test_select_first_wave_scores_under_the_first_waves_prompt(tiny_db, sandbox, scripted):
+    client = scripted(
+        {
+            "single_pass": first_wave(WRONG, [WRONG, RIGHT, OTHER, WRONG]),
+            "likelihood": likelihood_of(OTHER),
+        }
+    )
+    cfg = scaling(select="likelihood", select_prompt="first_wave", select_max_sqls=2, widen=())
+    prediction = await pipeline(client, sandbox, cfg).answer(task(tiny_db))
+
+    greedy = client.requests[0][1]
+    scoring = [r for a, r in client.requests if a == "likelihood"]
+    assert len(scoring) == 2 and all(r.messages == greedy.messages for r in scoring)
+    # the cap keeps the two largest buckets' SQLs: OTHER (1 vote) is never scored
+    assert prediction.sql == WRONG
 
 
 async def test_a_failed_model_is_a_prediction_error_not_an_exception(tiny_db, sandbox, scripted):

@@ -21,6 +21,7 @@ from models.errors import (
     ModelTimeout,
     ModelUnavailable,
 )
+from models.scoring import scored, teacher_forced
 from models.types import ChatMessage, ChatRequest
 
 
@@ -111,6 +112,32 @@ async def test_parses_choices_and_usage(scripted) -> None:
     sent = server.received[0]
     assert (sent["n"], sent["temperature"], sent["stop"], sent["seed"]) == (2, 0.5, [";"], 7)
     assert sent["messages"] == [{"role": "user", "content": "Count the singers."}]
+
+
+async def test_logprobs_are_asked_for_and_parsed_per_choice(scripted) -> None:
+    reply = _completion("SELECT 1")
+    reply["choices"][0]["logprobs"] = {
+        "content": [
+            {"token": "SELECT", "logprob": -0.25, "top_logprobs": []},
+            {"token": " 1", "logprob": -1.5, "top_logprobs": []},
+        ]
+    }
+    server = scripted((200, reply, 0), (200, _completion("SELECT 1"), 0))
+    backend = _backend(server.url, flavor="llama.cpp")
+    resp = await backend.chat(_req(grammar='root ::= "SELECT 1"', logprobs=True))
+    assert [(t.token, t.logprob) for t in resp.logprobs[0]] == [("SELECT", -0.25), (" 1", -1.5)]
+    sent = server.received[0]
+    assert (sent["logprobs"], sent["top_logprobs"], sent["post_sampling_probs"]) == (True, 1, False)
+    plain = await backend.chat(_req())
+    assert plain.logprobs == () and "logprobs" not in server.received[1]
+
+
+async def test_unreadable_logprobs_are_a_server_error(scripted) -> None:
+    reply = _completion("SELECT 1")
+    reply["choices"][0]["logprobs"] = {"content": [{"token": "SELECT"}]}
+    server = scripted((200, reply, 0))
+    with pytest.raises(ModelServerError, match="unreadable logprobs"):
+        await _backend(server.url).chat(_req(logprobs=True))
 
 
 async def test_cached_prompt_tokens_in_either_report_format(scripted) -> None:
@@ -356,6 +383,25 @@ async def test_real_server_reuses_a_shared_system_prefix(server_05b) -> None:
         for task in ("Count the singers.", "List the singer names.")
     ]
     assert second.usage.cached_prompt_tokens >= 0.8 * first.usage.prompt_tokens
+    await backend.aclose()
+
+
+@pytest.mark.real_model
+async def test_real_server_scores_a_forced_reply_before_the_grammar_mask(server_05b) -> None:
+    backend = _backend(
+        server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp"
+    )
+    messages = (
+        ChatMessage(role="system", content="CREATE TABLE singer (id INTEGER, name TEXT);"),
+        ChatMessage(role="user", content="How many singers are there? Reply with SQL only."),
+    )
+    likely, unlikely = [
+        scored(await backend.chat(teacher_forced(messages, text)))
+        for text in ("SELECT COUNT(*) FROM singer", "SELECT name FROM singer WHERE id = 7")
+    ]
+    # Forced tokens keep the model's own probabilities (after the mask every one would be 0).
+    assert likely.tokens >= 4 and unlikely.tokens >= 6
+    assert unlikely.mean < likely.mean < 0
     await backend.aclose()
 
 

@@ -1,0 +1,104 @@
+"""Selection by the model's own likelihood: of a split pool, the answer whose SQL the generator
+finds most probable as its reply to the plain prompt.
+
+    buckets (no clear majority) ──► distinct SQLs of the answering buckets, largest bucket first
+        (≤ max_sqls) ──► teacher_forced(prompt, "```sql\\n{sql}\\n```"), all at once
+        ──► mean token log-probability of each SQL ──► the best SQL's candidate
+
+A vote counts how often the sampler reached a result; the mean log-probability asks how natural
+the model finds each way of writing it, which separates right from wrong buckets where the
+vote and the 1.5B selector cannot (docs/benchmarks.md, *Selection by the model's own
+likelihood*). One call per SQL: the prompt is cached on the slot, each call decodes only its SQL.
+
+    selector = LikelihoodSelector(max_sqls=8)
+    chosen = await selector.pick(run, buckets, messages)  # None: nothing could be scored
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+
+from models.scoring import TextScore, scored, teacher_forced
+from models.types import ChatMessage
+from pipelines.agents.base import is_fatal
+from pipelines.agents.types import Bucket
+from pipelines.contracts import CandidateSQL
+from pipelines.task_run import TaskRun, record_failure
+
+OPENING = "```sql\n"
+CLOSING = "\n```"
+
+
+class LikelihoodSelector:
+    """Scores up to ``max_sqls`` distinct SQLs of the non-error buckets, one call each."""
+
+    def __init__(self, *, max_sqls: int = 8, max_tokens: int = 512) -> None:
+        if max_sqls < 1:
+            raise ValueError(f"LikelihoodSelector needs max_sqls >= 1, got {max_sqls}")
+        self.max_sqls = max_sqls
+        self.max_tokens = max_tokens
+
+    def candidates(self, buckets: Sequence[Bucket]) -> list[CandidateSQL]:
+        """One candidate per distinct SQL: larger buckets first, within a bucket its most
+        frequent SQLs first."""
+        out: list[CandidateSQL] = []
+        for bucket in sorted((b for b in buckets if not b.error), key=lambda b: -b.size):
+            counts = Counter(m.sql.strip() for m in bucket.members)
+            firsts = {m.sql.strip(): m for m in reversed(bucket.members)}
+            out += [firsts[sql] for sql, _ in counts.most_common()]
+        return out[: self.max_sqls]
+
+    async def pick(
+        self, run: TaskRun, buckets: Sequence[Bucket], messages: Sequence[ChatMessage]
+    ) -> CandidateSQL | None:
+        """The candidate with the highest mean log-probability, ties to the larger bucket (its
+        bucket heads the trace's ranking); None when fewer than two answers could be scored
+        (the vote decides)."""
+        candidates = self.candidates(buckets)
+        if len({self._bucket_of(c, buckets) for c in candidates}) < 2:
+            return None
+        scores = await asyncio.gather(*(self._score(run, messages, c) for c in candidates))
+        ranked = [
+            (score.mean, self._size(c, buckets), -i, c)
+            for i, (c, score) in enumerate(zip(candidates, scores))
+            if score is not None and score.tokens > 0
+        ]
+        if len(ranked) < 2:
+            run.recorder.decide("likelihood_unscored", "adaptive", scored=len(ranked))
+            return None
+        best = max(ranked, key=lambda r: r[:3])
+        chosen = self._bucket_of(best[3], buckets)
+        run.recorder.ranking = (chosen,)
+        run.recorder.decide(
+            "likelihood",
+            "adaptive",
+            scored=len(ranked),
+            chosen=chosen,
+            means=[round(r[0], 4) for r in ranked],
+        )
+        return best[3]
+
+    async def _score(
+        self, run: TaskRun, messages: Sequence[ChatMessage], candidate: CandidateSQL
+    ) -> TextScore | None:
+        request = teacher_forced(
+            messages, OPENING + candidate.sql.strip() + CLOSING, max_tokens=self.max_tokens
+        )
+        try:
+            response = await run.runtime.chat(request, role="generator", agent="likelihood")
+            return scored(response, skip=OPENING)
+        except Exception as exc:  # noqa: BLE001 - one unscored SQL leaves the others to compare
+            if is_fatal(exc):
+                raise
+            record_failure(run, "likelihood", "adaptive", exc, generator=candidate.producer)
+            return None
+
+    @staticmethod
+    def _bucket_of(candidate: CandidateSQL, buckets: Sequence[Bucket]) -> str:
+        return next(b.hash for b in buckets if candidate in b.members)
+
+    @staticmethod
+    def _size(candidate: CandidateSQL, buckets: Sequence[Bucket]) -> int:
+        return next(b.size for b in buckets if candidate in b.members)
