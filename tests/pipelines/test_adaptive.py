@@ -342,9 +342,7 @@ async def test_a_clear_majority_is_not_scored(tiny_db, sandbox, scripted):
             "likelihood": likelihood_of(WRONG),
         }
     )
-    prediction = await pipeline(client, sandbox, scaling(select="likelihood")).answer(
-        task(tiny_db)
-    )
+    prediction = await pipeline(client, sandbox, scaling(select="likelihood")).answer(task(tiny_db))
 
     assert prediction.answered_by == "first_wave" and prediction.sql == RIGHT
     assert client.calls["likelihood"] == 0
