@@ -48,11 +48,6 @@ def contested(frame: pl.DataFrame) -> list[dict]:
     return out
 
 
-def gbnf_literal(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return '"' + escaped.replace("\r", "\\r") + '"'
-
-
 def buckets(candidates: Sequence[dict], scores: Scores) -> list[dict]:
     """Per result hash: votes, whether it is right, holds the greedy candidate, best scores."""
     by_hash: dict[str, dict] = defaultdict(lambda: {"votes": 0, "sqls": set(), "greedy": False})
@@ -95,6 +90,7 @@ async def score_all(rows: list[dict], tasks: dict, cfg, known: dict) -> dict[str
 
     from models.local.server import LocalServer, LocalServerSettings
     from models.registry import get_spec
+    from models.scoring import gbnf_literal
     from models.store import ModelStore
     from pipelines.agents.render import DIALECT_NAME
     from pipelines.prompts import load_prompt

@@ -147,8 +147,8 @@ class AdaptiveScaling(Frozen):
     # "likelihood" (the SQL the generator finds most probable under the ``select_prompt``,
     # teacher-forced, one call per distinct SQL, at most ``select_max_sqls``:
     # pipelines/likelihood.py). "plain" is the prompt without examples and cell values.
-    select: Literal["vote", "likelihood"] = "vote"
-    select_max_sqls: int = Field(default=8, ge=1)
+    select: Literal["vote", "likelihood"] = "likelihood"
+    select_max_sqls: int = Field(default=4, ge=1)
     select_prompt: Literal["plain", "first_wave"] = "plain"
 
     @model_validator(mode="after")

@@ -10,7 +10,7 @@ the model finds each way of writing it, which separates right from wrong buckets
 vote and the 1.5B selector cannot (docs/benchmarks.md, *Selection by the model's own
 likelihood*). One call per SQL: the prompt is cached on the slot, each call decodes only its SQL.
 
-    selector = LikelihoodSelector(max_sqls=8)
+    selector = LikelihoodSelector(max_sqls=4)
     chosen = await selector.pick(run, buckets, messages)  # None: nothing could be scored
 """
 
@@ -34,7 +34,7 @@ CLOSING = "\n```"
 class LikelihoodSelector:
     """Scores up to ``max_sqls`` distinct SQLs of the non-error buckets, one call each."""
 
-    def __init__(self, *, max_sqls: int = 8, max_tokens: int = 512) -> None:
+    def __init__(self, *, max_sqls: int = 4, max_tokens: int = 512) -> None:
         if max_sqls < 1:
             raise ValueError(f"LikelihoodSelector needs max_sqls >= 1, got {max_sqls}")
         self.max_sqls = max_sqls

@@ -54,7 +54,3 @@ def test_only_questions_with_a_right_and_a_wrong_result_are_contested():
     )
     assert [r["task_id"] for r in bench.contested(frame)] == ["a"]
 
-
-def test_the_grammar_literal_escapes_quotes_backslashes_and_newlines():
-    literal = bench.gbnf_literal('SELECT "a\\b"\n```')
-    assert literal == '"SELECT \\"a\\\\b\\"\\n```"'

@@ -47,6 +47,8 @@ def critique(verdict="edit") -> str:
 
 
 def scaling(**adaptive) -> ScalingSettings:
+    """The settings under test; a pool still split is decided by the vote unless ``select`` says."""
+    adaptive.setdefault("select", "vote")
     return ScalingSettings(adaptive=AdaptiveScaling(**adaptive), global_timeout_s=30)
 
 
