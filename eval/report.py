@@ -388,6 +388,7 @@ ABLATION_COLUMNS = (
     "latency_p95_s",
     "pass_at_pool",
     "answered_by/first_wave",
+    "answered_by/likelihood",
     "degraded_rate",
     "questions_scored",
     "retrieval_cells_share",

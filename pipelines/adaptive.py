@@ -141,7 +141,9 @@ class AdaptivePipeline:
             ),
         )
         self.likelihood = LikelihoodSelector(
-            max_sqls=self.adaptive.select_max_sqls, max_tokens=settings.single_pass.max_tokens
+            max_sqls=self.adaptive.select_max_sqls,
+            parallel=self.adaptive.select_parallel,
+            max_tokens=settings.single_pass.max_tokens,
         )
         self.bucketer = ExecutionBucketer()
         self._schemas: SchemaCache[_Schema] = SchemaCache()

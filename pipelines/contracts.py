@@ -149,6 +149,9 @@ class AdaptiveScaling(Frozen):
     # pipelines/likelihood.py). "plain" is the prompt without examples and cell values.
     select: Literal["vote", "likelihood"] = "likelihood"
     select_max_sqls: int = Field(default=4, ge=1)
+    # Scoring calls in flight at once: 1 on a 2-core CPU (another slot would evaluate the prompt
+    # again); a GPU server scores a question's SQLs together.
+    select_parallel: int = Field(default=1, ge=1)
     select_prompt: Literal["plain", "first_wave"] = "plain"
 
     @model_validator(mode="after")

@@ -2,15 +2,18 @@
 finds most probable as its reply to the plain prompt.
 
     buckets (no clear majority) ──► distinct SQLs of the answering buckets, largest bucket first
-        (≤ max_sqls) ──► teacher_forced(prompt, "```sql\\n{sql}\\n```"), all at once
+        (≤ max_sqls) ──► teacher_forced(prompt, "```sql\\n{sql}\\n```"), ``parallel`` at a time
         ──► mean token log-probability of each SQL ──► the best SQL's candidate
 
 A vote counts how often the sampler reached a result; the mean log-probability asks how natural
 the model finds each way of writing it, which separates right from wrong buckets where the
 vote and the 1.5B selector cannot (docs/benchmarks.md, *Selection by the model's own
 likelihood*). One call per SQL: the prompt is cached on the slot, each call decodes only its SQL.
+On a 2-core CPU the calls go one at a time (``parallel=1``): a second llama.cpp slot would first
+evaluate the prompt again, which costs more than the decoding it overlaps (4 SQLs of ~55 tokens:
+37 s at once, 22 s in turn); a GPU server scores them together.
 
-    selector = LikelihoodSelector(max_sqls=4)
+    selector = LikelihoodSelector(max_sqls=4, parallel=1)
     chosen = await selector.pick(run, buckets, messages)  # None: nothing could be scored
 """
 
@@ -34,10 +37,13 @@ CLOSING = "\n```"
 class LikelihoodSelector:
     """Scores up to ``max_sqls`` distinct SQLs of the non-error buckets, one call each."""
 
-    def __init__(self, *, max_sqls: int = 4, max_tokens: int = 512) -> None:
-        if max_sqls < 1:
-            raise ValueError(f"LikelihoodSelector needs max_sqls >= 1, got {max_sqls}")
+    def __init__(self, *, max_sqls: int = 4, parallel: int = 1, max_tokens: int = 512) -> None:
+        if max_sqls < 1 or parallel < 1:
+            raise ValueError(
+                f"LikelihoodSelector needs max_sqls >= 1 and parallel >= 1, got {max_sqls}, {parallel}"
+            )
         self.max_sqls = max_sqls
+        self.parallel = parallel
         self.max_tokens = max_tokens
 
     def candidates(self, buckets: Sequence[Bucket]) -> list[CandidateSQL]:
@@ -59,7 +65,8 @@ class LikelihoodSelector:
         candidates = self.candidates(buckets)
         if len({self._bucket_of(c, buckets) for c in candidates}) < 2:
             return None
-        scores = await asyncio.gather(*(self._score(run, messages, c) for c in candidates))
+        gate = asyncio.Semaphore(self.parallel)
+        scores = await asyncio.gather(*(self._score(run, messages, c, gate) for c in candidates))
         ranked = [
             (score.mean, self._size(c, buckets), -i, c)
             for i, (c, score) in enumerate(zip(candidates, scores))
@@ -81,13 +88,18 @@ class LikelihoodSelector:
         return best[3]
 
     async def _score(
-        self, run: TaskRun, messages: Sequence[ChatMessage], candidate: CandidateSQL
+        self,
+        run: TaskRun,
+        messages: Sequence[ChatMessage],
+        candidate: CandidateSQL,
+        gate: asyncio.Semaphore,
     ) -> TextScore | None:
         request = teacher_forced(
             messages, OPENING + candidate.sql.strip() + CLOSING, max_tokens=self.max_tokens
         )
         try:
-            response = await run.runtime.chat(request, role="generator", agent="likelihood")
+            async with gate:
+                response = await run.runtime.chat(request, role="generator", agent="likelihood")
             return scored(response, skip=OPENING)
         except Exception as exc:  # noqa: BLE001 - one unscored SQL leaves the others to compare
             if is_fatal(exc):

@@ -53,4 +53,3 @@ def test_only_questions_with_a_right_and_a_wrong_result_are_contested():
         }
     )
     assert [r["task_id"] for r in bench.contested(frame)] == ["a"]
-

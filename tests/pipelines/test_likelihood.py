@@ -34,5 +34,5 @@ def test_distinct_sqls_larger_buckets_first_most_frequent_first() -> None:
 
 
 def test_at_least_one_sql_is_scored() -> None:
-    with pytest.raises(ValueError, match="max_sqls >= 1"):
+    with pytest.raises(ValueError, match="max_sqls >= 1 and parallel >= 1"):
         LikelihoodSelector(max_sqls=0)

@@ -18,6 +18,8 @@ from models.errors import ModelUnavailable
 from models.registry import get_spec
 from models.store import ModelStore
 from models.types import ChatMessage, ChatRequest
+from pipelines.adaptive import AdaptivePipeline
+from pipelines.adaptive import call_allowance as adaptive_allowance
 from pipelines.contracts import ScalingSettings, Task
 from pipelines.factory import build_pipeline
 from pipelines.orchestrator import Orchestrator, call_allowance, synthesis_jobs
@@ -134,6 +136,33 @@ async def test_single_pass_replayed(tiny_db, replay, real_sandbox, tmp_path):
     assert (
         prediction.error is None and prediction.usage.calls == 1 and len(prediction.candidates) == 1
     )
+
+
+async def test_adaptive_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_path):
+    # Every step forced to run, so the recording holds a widening and the likelihood scoring of a
+    # split pool; the 0.5B at T=1.2 splits on this question.
+    cfg = load_config(
+        [
+            "scaling=adaptive",
+            "model=replay",
+            "scaling.adaptive.early_stop=false",
+            "scaling.adaptive.temperature=1.2",
+            f"pipeline.trace.directory={tmp_path}",
+        ]
+    )
+    pipeline = build_pipeline(cfg, client=replay, sandbox=real_sandbox)
+    assert isinstance(pipeline, AdaptivePipeline)
+    prediction, trace = await pipeline.answer_with_trace(
+        Task(task_id="r4", question="Which country has the most singers?", db=tiny_db)
+    )
+    adaptive = section(cfg, "scaling", ScalingSettings).adaptive
+    assert prediction.error is None and prediction.exec_result.ok
+    assert 1 <= prediction.usage.calls <= adaptive_allowance(adaptive)
+    assert [s.step for s in prediction.steps][-2:] == ["widen", "likelihood"]
+    decision = next(d for d in trace.decisions if d.label == "likelihood")
+    assert 2 <= decision.features["scored"] <= adaptive.select_max_sqls
+    assert prediction.answered_by == "likelihood"
+    assert prediction.steps[-1].calls == decision.features["scored"]
 
 
 @pytest.mark.real_model

@@ -6,7 +6,8 @@ from core.config import load_config
 from models import build_client
 from models.backends.response_cache import CachedBackend, ResponseCache
 from models.errors import ModelUnavailable
-from models.types import ChatMessage, ChatRequest, ChatResponse, Usage
+from models.scoring import TextScore, scored, teacher_forced
+from models.types import ChatMessage, ChatRequest, ChatResponse, TokenLogprob, Usage
 
 
 class Counting:
@@ -106,3 +107,26 @@ async def test_slots_sharing_a_cache_number_identical_requests_together(tmp_path
     second = await CachedBackend(critic, cache).chat(ask("q"))
     assert (generator.calls, critic.calls) == (1, 1) and len(cache) == 2
     assert first.texts == second.texts == ("sample 1",)  # each backend's own first sample
+
+
+async def test_a_scoring_reply_comes_back_with_its_token_logprobs(tmp_path):
+    class Scoring(Counting):
+        async def chat(self, request):
+            reply = await super().chat(request)
+            tokens = (
+                TokenLogprob(token="SELECT", logprob=-0.5),
+                TokenLogprob(token=" 1", logprob=-2.0),
+            )
+            return reply.model_copy(update={"logprobs": (tokens,)})
+
+    path = tmp_path / "responses.jsonl"
+    request = teacher_forced((ChatMessage(role="user", content="q"),), "SELECT 1")
+    recorded = await CachedBackend(Scoring(), ResponseCache(path)).chat(request)
+    inner = Scoring()
+    replayed = await CachedBackend(inner, ResponseCache(path)).chat(request)
+    assert inner.calls == 0 and replayed.logprobs == recorded.logprobs
+    assert scored(replayed) == TextScore(total=-2.5, tokens=2)
+    # the same prompt without logprobs is another request
+    assert request.fingerprint("m") != request.model_copy(update={"logprobs": False}).fingerprint(
+        "m"
+    )
