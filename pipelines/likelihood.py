@@ -63,20 +63,21 @@ class LikelihoodSelector:
         bucket heads the trace's ranking); None when fewer than two answers could be scored
         (the vote decides)."""
         candidates = self.candidates(buckets)
-        if len({self._bucket_of(c, buckets) for c in candidates}) < 2:
+        owner = {id(m): b for b in buckets for m in b.members}
+        if len({owner[id(c)].hash for c in candidates}) < 2:
             return None
         gate = asyncio.Semaphore(self.parallel)
         scores = await asyncio.gather(*(self._score(run, messages, c, gate) for c in candidates))
         ranked = [
-            (score.mean, self._size(c, buckets), -i, c)
+            (score.mean, owner[id(c)].size, -i, c)
             for i, (c, score) in enumerate(zip(candidates, scores))
             if score is not None and score.tokens > 0
         ]
-        if len(ranked) < 2:
+        if len({owner[id(c)].hash for *_, c in ranked}) < 2:
             run.recorder.decide("likelihood_unscored", "adaptive", scored=len(ranked))
             return None
-        best = max(ranked, key=lambda r: r[:3])
-        chosen = self._bucket_of(best[3], buckets)
+        *_, best = max(ranked, key=lambda r: r[:3])
+        chosen = owner[id(best)].hash
         run.recorder.ranking = (chosen,)
         run.recorder.decide(
             "likelihood",
@@ -85,7 +86,7 @@ class LikelihoodSelector:
             chosen=chosen,
             means=[round(r[0], 4) for r in ranked],
         )
-        return best[3]
+        return best
 
     async def _score(
         self,
@@ -106,11 +107,3 @@ class LikelihoodSelector:
                 raise
             record_failure(run, "likelihood", "adaptive", exc, generator=candidate.producer)
             return None
-
-    @staticmethod
-    def _bucket_of(candidate: CandidateSQL, buckets: Sequence[Bucket]) -> str:
-        return next(b.hash for b in buckets if candidate in b.members)
-
-    @staticmethod
-    def _size(candidate: CandidateSQL, buckets: Sequence[Bucket]) -> int:
-        return next(b.size for b in buckets if candidate in b.members)

@@ -378,6 +378,27 @@ async def test_when_no_sql_can_be_scored_the_vote_decides(tiny_db, sandbox, scri
     assert [s.step for s in prediction.steps] == ["first_wave", "likelihood"]
 
 
+async def test_scores_from_one_bucket_alone_leave_the_choice_to_the_vote(
+    tiny_db, sandbox, scripted
+):
+    wrong_too = "SELECT count(name) FROM singer"  # WRONG's result, written another way
+
+    def likelihood(text):
+        return ModelUnavailable("down") if text == RIGHT else -0.1
+
+    client = scripted(
+        {
+            "single_pass": first_wave(WRONG, [wrong_too, RIGHT, RIGHT, WRONG]),
+            "likelihood": likelihood,
+        }
+    )
+    cfg = scaling(select="likelihood", widen=())
+    prediction = await pipeline(client, sandbox, cfg).answer(task(tiny_db))
+
+    assert client.calls["likelihood"] == 3
+    assert prediction.answered_by == "first_wave" and prediction.sql == WRONG  # 3 votes to 2
+
+
 async def test_select_first_wave_scores_under_the_first_waves_prompt(tiny_db, sandbox, scripted):
     client = scripted(
         {
