@@ -112,7 +112,8 @@ class AdaptiveScaling(Frozen):
     least ``stop_min_votes`` — answers; otherwise the enabled steps run in order, each followed
     by the same check: fix (``fix_max`` distinct errored SQLs), widen (``widen`` requests),
     revise (critique + revision of a suspicious top bucket, off by default), tournament (top
-    buckets whose margin is at most ``tournament_margin`` of the answers, off by default).
+    buckets whose margin is at most ``tournament_margin`` of the answers, off by default); a pool
+    still split after them is decided by ``select``.
     """
 
     greedy: bool = True
@@ -146,7 +147,10 @@ class AdaptiveScaling(Frozen):
     # How a pool still split after the last step is decided: "vote" (largest bucket) or
     # "likelihood" (the SQL the generator finds most probable under the ``select_prompt``,
     # teacher-forced, one call per distinct SQL, at most ``select_max_sqls``:
-    # pipelines/likelihood.py). "plain" is the prompt without examples and cell values.
+    # pipelines/likelihood.py). "plain" is the prompt without examples and cell values. On the
+    # 108 it won 3 and lost none of the questions the vote decided on one run's pools, won one and
+    # lost one on another's, for ~12 s where it runs (docs/benchmarks.md, *Adaptive pipeline vs
+    # baselines*).
     select: Literal["vote", "likelihood"] = "likelihood"
     select_max_sqls: int = Field(default=4, ge=1)
     # Scoring calls in flight at once: 1 on a 2-core CPU (another slot would evaluate the prompt
