@@ -9,9 +9,10 @@ A vote counts how often the sampler reached a result; the mean log-probability a
 the model finds each way of writing it, which separates right from wrong buckets where the
 vote and the 1.5B selector cannot (docs/benchmarks.md, *Selection by the model's own
 likelihood*). One call per SQL: the prompt is cached on the slot, each call decodes only its SQL.
-On a 2-core CPU the calls go one at a time (``parallel=1``): a second llama.cpp slot would first
-evaluate the prompt again, which costs more than the decoding it overlaps (4 SQLs of ~55 tokens:
-37 s at once, 22 s in turn); a GPU server scores them together.
+On a 2-core CPU the calls go one at a time (``parallel=1``): decoding is compute-bound, and a
+call that lands on another llama.cpp slot first evaluates the prompt again (4 SQLs of ~50
+tokens: 18.7 s in turn, 19.9 s at once, benchmarks/bench_teacher_forcing.py); a GPU server
+scores them together.
 
     selector = LikelihoodSelector(max_sqls=4, parallel=1)
     chosen = await selector.pick(run, buckets, messages)  # None: nothing could be scored

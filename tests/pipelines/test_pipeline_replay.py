@@ -139,13 +139,15 @@ async def test_single_pass_replayed(tiny_db, replay, real_sandbox, tmp_path):
 
 
 async def test_adaptive_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_path):
-    # Every step forced to run, so the recording holds a widening and the likelihood scoring of a
-    # split pool; the 0.5B at T=1.2 splits on this question.
+    # No pool counts as a clear majority, so every step runs and the recording holds a widening
+    # and the likelihood scoring of the pool; the 0.5B at T=1.2 splits on this question (its
+    # largest bucket has 4 spellings: 8 SQLs reach the other buckets).
     cfg = load_config(
         [
             "scaling=adaptive",
             "model=replay",
-            "scaling.adaptive.early_stop=false",
+            "scaling.adaptive.stop_min_votes=99",
+            "scaling.adaptive.select_max_sqls=8",
             "scaling.adaptive.temperature=1.2",
             f"pipeline.trace.directory={tmp_path}",
         ]
@@ -153,7 +155,11 @@ async def test_adaptive_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_pat
     pipeline = build_pipeline(cfg, client=replay, sandbox=real_sandbox)
     assert isinstance(pipeline, AdaptivePipeline)
     prediction, trace = await pipeline.answer_with_trace(
-        Task(task_id="r4", question="Which country has the most singers?", db=tiny_db)
+        Task(
+            task_id="r4",
+            question="Which singers performed in the most concerts, and how old are they?",
+            db=tiny_db,
+        )
     )
     adaptive = section(cfg, "scaling", ScalingSettings).adaptive
     assert prediction.error is None and prediction.exec_result.ok
