@@ -9,8 +9,13 @@ and response caches) like any other call.
         ──► client.chat ──► ChatResponse.logprobs[0] ──► scored(response, skip="```sql\\n")
         ──► TextScore(total=-3.1, tokens=12)
 
->>> request = teacher_forced(messages, "```sql\\nSELECT 1\\n```")  # messages: a prompt
->>> scored(await client.chat(request, role="generator"), skip="```sql\\n").mean
+    request = teacher_forced(messages, "```sql\\nSELECT 1\\n```")     # messages: a prompt
+    scored(await client.chat(request, role="generator"), skip="```sql\\n").mean
+
+>>> teacher_forced([ChatMessage(role="user", content="Count the singers.")], "SELECT 1").grammar
+'root ::= "SELECT 1"'
+>>> TextScore(total=-3.0, tokens=12).mean
+-0.25
 """
 
 from __future__ import annotations
