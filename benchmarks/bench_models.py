@@ -47,6 +47,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from _spider import concert_singer, reference_schema_of  # benchmarks/_spider.py
+
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 from core.config import load_config, section
 from models import ChatMessage, ChatRequest, ChatResponse, ModelClient, build_client
@@ -517,25 +519,8 @@ def settings_report(bench: SettingsBench, runs: list[SettingRun], guard: LoadGua
 
 
 async def settings_main(args: argparse.Namespace, guard: LoadGuard) -> None:
-    from pipelines.agents.runtime import as_executor
-    from pipelines.contracts import DatabaseRef
-    from pipelines.sandbox import Sandbox
-    from pipelines.schema_text import reference_schema
-
-    spider = Path(load_config().paths.benchmarks) / "spider"
-    db_file = spider / "database" / "concert_singer" / "concert_singer.sqlite"
-    if not db_file.exists():
-        raise SystemExit(f"Spider's concert_singer not found at {db_file}")
-    questions = [
-        q["question"]
-        for q in json.loads((spider / "dev.json").read_text())
-        if q["db_id"] == "concert_singer"
-    ]
-    with Sandbox(timeout_s=30, row_cap=100) as sandbox:
-        schema = await reference_schema(
-            as_executor(sandbox),
-            DatabaseRef(db_id="concert_singer", dialect="sqlite", path=str(db_file)),
-        )
+    db, questions = concert_singer()
+    schema = await reference_schema_of(db)
     if os.environ.pop("OMP_WAIT_POLICY", None) is not None:
         print("OMP_WAIT_POLICY unset for this run: 'default' rows get OpenMP's own default")
     bench = SettingsBench(args.model, args, schema, questions[:2], guard)

@@ -20,7 +20,8 @@ import argparse
 import asyncio
 import statistics
 import time
-from pathlib import Path
+
+from _spider import concert_singer, reference_schema_of  # benchmarks/_spider.py
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 
@@ -43,25 +44,11 @@ async def measure(model: str, repeat: int) -> dict[str, list[float]]:
     from models.scoring import teacher_forced
     from models.types import ChatRequest
     from pipelines.agents.render import DIALECT_NAME
-    from pipelines.agents.runtime import as_executor
-    from pipelines.contracts import DatabaseRef
     from pipelines.prompts import load_prompt
-    from pipelines.sandbox import Sandbox
-    from pipelines.schema_text import reference_schema
 
     cfg = load_config([f"model={model}"])
-    db_file = (
-        Path(cfg.paths.benchmarks)
-        / "spider"
-        / "database"
-        / "concert_singer"
-        / "concert_singer.sqlite"
-    )
-    if not db_file.exists():
-        raise SystemExit(f"Spider's concert_singer not found at {db_file}")
-    db = DatabaseRef(db_id="concert_singer", dialect="sqlite", path=str(db_file))
-    with Sandbox(timeout_s=30, row_cap=100) as sandbox:
-        schema = await reference_schema(as_executor(sandbox), db)
+    db, _ = concert_singer()
+    schema = await reference_schema_of(db)
     messages = load_prompt("single_pass").render(
         dialect=DIALECT_NAME["sqlite"],
         schema=schema,

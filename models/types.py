@@ -54,7 +54,8 @@ class ChatRequest(Frozen):
         """Stable hash of this request as sent to ``model`` (the replay cassette key)."""
         # A field added after recordings were made stays out of the key at its default, so
         # those recordings still answer the requests that do not use it.
-        unset = {name for name in _ADDED_FIELDS if getattr(self, name) == _ADDED_FIELDS[name]}
+        fields = type(self).model_fields
+        unset = {name for name in _ADDED_FIELDS if getattr(self, name) == fields[name].default}
         payload = json.dumps(
             {"model": model, "request": self.model_dump(mode="json", exclude=unset)},
             sort_keys=True,
@@ -68,7 +69,7 @@ class ChatRequest(Frozen):
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_ADDED_FIELDS: dict[str, object] = {"logprobs": False}
+_ADDED_FIELDS = ("logprobs",)
 
 FinishReason = Literal["stop", "length", "error", "unknown"]
 
