@@ -26,13 +26,10 @@ from collections.abc import Sequence
 
 from models.scoring import TextScore, scored, teacher_forced
 from models.types import ChatMessage
-from pipelines.agents.base import is_fatal
+from pipelines.agents.base import SQL_BLOCK_CLOSING, SQL_BLOCK_OPENING, is_fatal
 from pipelines.agents.types import Bucket
 from pipelines.contracts import CandidateSQL
 from pipelines.task_run import TaskRun, record_failure
-
-OPENING = "```sql\n"
-CLOSING = "\n```"
 
 
 class LikelihoodSelector:
@@ -97,12 +94,14 @@ class LikelihoodSelector:
         gate: asyncio.Semaphore,
     ) -> TextScore | None:
         request = teacher_forced(
-            messages, OPENING + candidate.sql.strip() + CLOSING, max_tokens=self.max_tokens
+            messages,
+            SQL_BLOCK_OPENING + candidate.sql.strip() + SQL_BLOCK_CLOSING,
+            max_tokens=self.max_tokens,
         )
         try:
             async with gate:
                 response = await run.runtime.chat(request, role="generator", agent="likelihood")
-            return scored(response, skip=OPENING)
+            return scored(response, skip=SQL_BLOCK_OPENING)
         except Exception as exc:  # noqa: BLE001 - one unscored SQL leaves the others to compare
             if is_fatal(exc):
                 raise

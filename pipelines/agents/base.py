@@ -38,6 +38,10 @@ END_OF_SQL_BLOCK = "\n```\n"
 # prose first: sampled replies of the 1.5B often spent 150+ tokens explaining before the SQL)
 # and generation ends at the closing fence.
 SQL_BLOCK_GRAMMAR = 'root ::= "```sql\\n" [^`]+ "```"'
+# A generated reply under that grammar: SQL_BLOCK_OPENING + the SQL + SQL_BLOCK_CLOSING (what the
+# likelihood selection forces when it scores an SQL as the generator's reply).
+SQL_BLOCK_OPENING = "```sql\n"
+SQL_BLOCK_CLOSING = "\n```"
 
 
 In = TypeVar("In")
