@@ -430,7 +430,8 @@ class AdaptivePipeline:
     ) -> list[CandidateSQL]:
         """Each candidate that found nothing (no rows, or counts of zero) and whose string filters
         name no stored value, replaced by its rewrite that names them (pipelines/value_repair.py)
-        when the rewrite finds something."""
+        when the rewrite finds something; a rewrite keeps its candidate's producer (a SQL drawn
+        twice is probed once)."""
         repair = state.values
         if not self.adaptive.value_repair or repair is None:
             return list(candidates)
@@ -438,7 +439,12 @@ class AdaptivePipeline:
         for candidate in candidates:
             if _nothing_found(candidate) and candidate.sql not in state.grounded:
                 state.grounded[candidate.sql] = await self._grounded(run, repair, candidate)
-            out.append(state.grounded.get(candidate.sql) or candidate)
+            rewrite = state.grounded.get(candidate.sql)
+            out.append(
+                rewrite.model_copy(update={"producer": candidate.producer})
+                if rewrite
+                else candidate
+            )
         return out
 
     async def _grounded(
