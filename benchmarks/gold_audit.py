@@ -8,21 +8,23 @@ and the gold SQL through the read-only sandbox and keeps the entry only when the
 grade the faithful answer wrong (BIRD semantics). No model runs. For each RUN_DIR (a finished
 ``eval`` run of the 108) it prints EX (BIRD) on all questions and on those the audit leaves.
 
-    predictions.parquet (gold SQL, db) ──► faithful SQL ║ gold SQL in the sandbox ──► differ?
-    ──► per run: right / 108, right / (108 − defects)
+    the subset's tasks (benchmark=spider_dev_sub9: gold SQL, database) ──► faithful SQL ║ gold
+    SQL in the sandbox ──► differ? ──► per run (predictions.parquet): right / 108, right / the rest
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 import polars as pl
 
 from core.config import load_config
+from eval.loaders import load_benchmark
 from eval.metrics.execution import ex_bird
-from pipelines.contracts import DatabaseRef
+from pipelines.contracts import Task
 from pipelines.sandbox import Sandbox
 
 
@@ -108,36 +110,25 @@ DEFECTS = (
 )
 
 
-def confirmed(
-    questions: pl.DataFrame, spider: Path, defects: tuple[Defect, ...] = DEFECTS
-) -> list[Defect]:
-    """The defects whose faithful SQL runs and is graded wrong against the gold.
-
-    ``questions``: task_id, db_id, gold_sql; ``spider``: the folder holding ``database/``.
-    """
-    gold = {r["task_id"]: r for r in questions.iter_rows(named=True)}
+def confirmed(tasks: Sequence[Task], defects: tuple[Defect, ...] = DEFECTS) -> list[Defect]:
+    """The defects whose faithful SQL runs and is graded wrong against the gold of their task."""
+    by_id = {task.task_id: task for task in tasks}
     out = []
     with Sandbox(timeout_s=30, row_cap=100_000) as sandbox:
         for defect in defects:
-            row = gold.get(defect.task_id)
-            if row is None:
-                print(f"  {defect.task_id}: not in these runs")
+            task = by_id.get(defect.task_id)
+            if task is None or task.gold_sql is None:
+                print(f"  {defect.task_id}: no such task with a gold SQL")
                 continue
-            db_id = row["db_id"]
-            db = DatabaseRef(
-                db_id=db_id,
-                dialect="sqlite",
-                path=str(spider / "database" / db_id / f"{db_id}.sqlite"),
-            )
-            faithful = sandbox.execute(defect.faithful_sql, db)
-            expected = sandbox.execute(row["gold_sql"], db)
+            faithful = sandbox.execute(defect.faithful_sql, task.db)
+            expected = sandbox.execute(task.gold_sql, task.db)
             if not faithful.ok:
                 print(f"  {defect.task_id}: faithful SQL fails ({faithful.error}); not counted")
             elif ex_bird(faithful, expected):
                 print(f"  {defect.task_id}: faithful SQL matches the gold; not counted")
             else:
                 print(
-                    f"  {defect.task_id} ({db_id}): {defect.reason} "
+                    f"  {defect.task_id} ({task.db.db_id}): {defect.reason} "
                     f"[gold {expected.row_count} rows, faithful {faithful.row_count}]"
                 )
                 out.append(defect)
@@ -168,10 +159,9 @@ def main() -> None:
     parser.add_argument("runs", nargs="+", type=Path, help="finished eval run directories")
     args = parser.parse_args()
     frames = {run: pl.read_parquet(run / "predictions.parquet") for run in args.runs}
-    spider = Path(load_config().paths.benchmarks) / "spider"
-    first = next(iter(frames.values()))
-    print(f"defects confirmed against {spider}:")
-    defects = {d.task_id for d in confirmed(first.select("task_id", "db_id", "gold_sql"), spider)}
+    tasks = load_benchmark(load_config(["benchmark=spider_dev_sub9"]).benchmark).tasks
+    print("defects confirmed against the Spider dev databases:")
+    defects = {d.task_id for d in confirmed(tasks)}
     print(f"\n{'run':<60} {'EX all':>14} {'EX audited':>14} {'defects right':>14}")
     for run, frame in frames.items():
         a = accuracy(frame, defects)

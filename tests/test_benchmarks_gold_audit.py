@@ -14,6 +14,7 @@ import pytest
 
 from core.config import load_config
 from eval.loaders import load_benchmark
+from pipelines.contracts import DatabaseRef, Task
 
 _BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 _spec = importlib.util.spec_from_file_location("gold_audit", _BENCH / "gold_audit.py")
@@ -25,30 +26,25 @@ SHARED_SPIDER = Path(load_config().paths.benchmarks) / "spider"
 
 
 @pytest.fixture
-def spider(tmp_path: Path) -> Path:
-    """A Spider-like folder with one database: two airports, one stored with a trailing space."""
-    folder = tmp_path / "spider" / "database" / "air"
-    folder.mkdir(parents=True)
-    with sqlite3.connect(folder / "air.sqlite") as con:
+def tasks(tmp_path: Path) -> list[Task]:
+    """Three questions on one database of two airports, one stored with a trailing space."""
+    path = tmp_path / "air.sqlite"
+    with sqlite3.connect(path) as con:
         con.execute("CREATE TABLE airports (name TEXT, city TEXT)")
         con.executemany("INSERT INTO airports VALUES (?, ?)", [("Alton ", "A"), ("Bray", "B")])
-    return tmp_path / "spider"
+    db = DatabaseRef(db_id="air", dialect="sqlite", path=str(path))
+    golds = [
+        "SELECT city FROM airports WHERE name = 'Alton'",  # nothing: the stored name has a space
+        "SELECT city FROM airports WHERE name = 'Bray'",
+        "SELECT city FROM airports WHERE name = 'Bray'",
+    ]
+    return [
+        Task(task_id=f"q:{i}", question="Which city?", db=db, gold_sql=gold)
+        for i, gold in enumerate(golds, start=1)
+    ]
 
 
-QUESTIONS = pl.DataFrame(
-    {
-        "task_id": ["q:1", "q:2", "q:3"],
-        "db_id": ["air"] * 3,
-        "gold_sql": [
-            "SELECT city FROM airports WHERE name = 'Alton'",  # finds nothing: the stored name has a space
-            "SELECT city FROM airports WHERE name = 'Bray'",
-            "SELECT city FROM airports WHERE name = 'Bray'",
-        ],
-    }
-)
-
-
-def test_only_a_faithful_sql_graded_wrong_confirms_a_defect(spider):
+def test_only_a_faithful_sql_graded_wrong_confirms_a_defect(tasks):
     defects = (
         audit.Defect(
             "q:1", "trailing space", "SELECT city FROM airports WHERE trim(name) = 'Alton'"
@@ -57,7 +53,7 @@ def test_only_a_faithful_sql_graded_wrong_confirms_a_defect(spider):
         audit.Defect("q:3", "faithful SQL errs", "SELECT town FROM airports"),
         audit.Defect("q:9", "not in the run", "SELECT 1"),
     )
-    found = audit.confirmed(QUESTIONS, spider, defects)
+    found = audit.confirmed(tasks, defects)
     assert [d.task_id for d in found] == ["q:1"]
 
 
@@ -79,21 +75,15 @@ def test_accuracy_leaves_the_defects_out_of_the_audited_share():
 )
 def test_every_listed_defect_holds_on_the_spider_databases(tmp_path):
     tasks = load_benchmark(load_config(["benchmark=spider_dev_sub9"]).benchmark).tasks
-    questions = pl.DataFrame(
-        {
-            "task_id": [t.task_id for t in tasks],
-            "db_id": [t.db.db_id for t in tasks],
-            "gold_sql": [t.gold_sql for t in tasks],
-        }
-    )
-    found = audit.confirmed(questions, SHARED_SPIDER)
+    found = audit.confirmed(tasks)
     assert [d.task_id for d in found] == [d.task_id for d in audit.DEFECTS]
 
     run = tmp_path / "run"
     run.mkdir()
     right = {d.task_id for d in audit.DEFECTS[:2]}  # two defect questions answered "right"
-    questions.with_columns(
-        ex_bird=pl.col("task_id").is_in(sorted(right)) | (pl.col("task_id") == tasks[1].task_id)
+    ids = [t.task_id for t in tasks]
+    pl.DataFrame(
+        {"task_id": ids, "ex_bird": [i in right or i == ids[1] for i in ids]}
     ).write_parquet(run / "predictions.parquet")
     out = subprocess.run(
         [sys.executable, str(_BENCH / "gold_audit.py"), str(run)],
@@ -102,4 +92,5 @@ def test_every_listed_defect_holds_on_the_spider_databases(tmp_path):
         check=True,
     ).stdout
     audited = len(tasks) - len(audit.DEFECTS)
-    assert f"  3/{len(tasks)}" in out and f"  1/{audited}" in out and "2/12" in out
+    assert f"  3/{len(tasks)}" in out and f"  1/{audited}" in out
+    assert f"{len(right)}/{len(audit.DEFECTS)}" in out
