@@ -10,6 +10,9 @@ not bind; this module proposes one rewrite for it:
     "no such column: age"             ──► the in-scope column whose words contain it (``pet_age``)
     "no such column: T2.weight"       ──► ``weight`` lives only in ``cars_data``, one join key away
                                           from ``T2``'s table: join it and qualify the column
+    "no such column: Language"        ──► the same join, but ``Language`` of ``countrylanguage``
+      in ``WHERE Language != 'English'``  (many rows per country) is only tested negated: no
+                                          such row, ``NOT EXISTS (… j1.Language = 'English')``
     "ambiguous column name: id"       ──► qualified with the first table in FROM that has it
 
 Anything else, or more than one equally good answer, proposes nothing: the LLM fixer takes it.
@@ -31,7 +34,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from pipelines.contracts import SchemaView
+from pipelines.contracts import ForeignKey, SchemaView
 from pipelines.indexing.question_skeleton import name_words
 from pipelines.schema.joins import JoinGraph, join_graph
 
@@ -54,6 +57,16 @@ def words(name: str) -> frozenset[str]:
 
 def letters(name: str) -> str:
     return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Where an unbound column binds: ``alias.column``; ``many`` is the join added to reach it
+    when the column's table holds many rows per row of the table it was joined to."""
+
+    alias: str
+    column: str
+    many: exp.Join | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +96,12 @@ class ColumnRepair:
             t.name.lower(): tuple(c.name for c in t.columns) for t in view.tables
         }
         self.tables: dict[str, str] = {t.name.lower(): t.name for t in view.tables}
+        # The one primary-key column of each table that has exactly one (a 1:1 join key).
+        self.sole_keys: dict[str, str] = {
+            t.name.lower(): keys[0].name.lower()
+            for t in view.tables
+            if len(keys := [c for c in t.columns if c.primary_key]) == 1
+        }
         self.graph: JoinGraph = join_graph(view)
 
     def propose(self, sql: str, error: str) -> str | None:
@@ -119,26 +138,27 @@ class ColumnRepair:
             )
             if fix is None:
                 continue
-            alias, column = fix
             for col in targets:
-                col.set("this", exp.to_identifier(column))  # quoted only where the name needs it
-                if alias:
-                    col.set("table", exp.to_identifier(alias))
+                col.set("this", exp.to_identifier(fix.column))  # quoted only where it must be
+                if fix.alias:
+                    col.set("table", exp.to_identifier(fix.alias))
+            if fix.many is not None:
+                _negated_filters_as_anti_joins(scope.expression, fix.many)
             changed = True
         return tree.sql(dialect=self.dialect) if changed else None
 
     def _has(self, table: str, name: str) -> str | None:
         return next((c for c in self.columns[table] if c.lower() == name.lower()), None)
 
-    def _qualify_ambiguous(self, sources: list[Source], name: str) -> tuple[str, str] | None:
+    def _qualify_ambiguous(self, sources: list[Source], name: str) -> Binding | None:
         for s in sources:
             if (column := self._has(s.table, name)) is not None:
-                return s.alias, column
+                return Binding(s.alias, column)
         return None
 
     def _bind(
         self, scope: Scope, sources: list[Source], qualifier: str, name: str
-    ) -> tuple[str, str] | None:
+    ) -> Binding | None:
         # 1. the wrong alias: exactly one other table in scope has the column as written
         if qualifier:
             exact = [
@@ -148,14 +168,14 @@ class ColumnRepair:
                 and (c := self._has(s.table, name)) is not None
             ]
             if len(exact) == 1:
-                return exact[0]
+                return Binding(*exact[0])
         # 2. the wrong spelling: the column of an in-scope table that reads the same
         owner = [s for s in sources if s.alias.lower() == qualifier.lower()] if qualifier else []
         for pool in [owner, sources] if owner else [sources]:
             hit = self._closest(pool, name)
             if hit is not None:
                 source, column = hit
-                return (source.alias if qualifier or len(sources) > 1 else ""), column
+                return Binding(source.alias if qualifier or len(sources) > 1 else "", column)
         # 3. the forgotten join: one table outside the scope has the column, one join key away
         return self._join(scope, sources, qualifier, name)
 
@@ -181,7 +201,7 @@ class ColumnRepair:
 
     def _join(
         self, scope: Scope, sources: list[Source], qualifier: str, name: str
-    ) -> tuple[str, str] | None:
+    ) -> Binding | None:
         select = scope.expression
         if not isinstance(select, exp.Select) or not sources or select.args.get("from_") is None:
             return None
@@ -204,7 +224,10 @@ class ColumnRepair:
         if not paths:
             return None
         start, path = min(paths, key=lambda sp: len(sp[1]))
-        used = {s.alias.lower() for s in sources}
+        # Aliases of nested queries too: an anti-join's subquery keeps its join's alias.
+        used = {s.alias.lower() for s in sources} | {
+            t.alias.lower() for t in select.find_all(exp.Table) if t.alias
+        }
         here_alias, here = start.alias, start.table
         for edge in path:
             there = edge.ref_table if edge.table.lower() == here else edge.table
@@ -224,10 +247,77 @@ class ColumnRepair:
             )
             here_alias, here = alias, there.lower()
         column = next(c for c in self.columns[target] if letters(c) == letters(name))
-        return here_alias, column
+        return Binding(
+            here_alias,
+            column,
+            many=select.args["joins"][-1] if self._to_many(path, start) else None,
+        )
+
+    def _to_many(self, path: tuple[ForeignKey, ...], start: Source) -> bool:
+        """One key from ``start``'s table to a table whose rows reference it, not 1:1."""
+        if len(path) != 1:
+            return False
+        edge = path[0]
+        return (
+            edge.ref_table.lower() == start.table
+            and edge.table.lower() != start.table
+            and self.sole_keys.get(edge.table.lower()) != edge.column.lower()
+        )
 
     def _name(self, table: str) -> str:
         return self.tables[table]
+
+
+def _positive(condition: exp.Expression) -> exp.Expression | None:
+    """``a = b`` for ``a != b``, ``x IN/LIKE …`` for ``NOT x IN/LIKE …`` and ``x NOT LIKE …``;
+    None for the rest."""
+    if isinstance(condition, exp.NEQ):
+        return exp.EQ(this=condition.this.copy(), expression=condition.expression.copy())
+    if isinstance(condition, exp.Not) and isinstance(
+        condition.this, (exp.EQ, exp.In, exp.Like, exp.ILike)
+    ):
+        return condition.this.copy()
+    if isinstance(condition, (exp.Like, exp.ILike)) and condition.args.get("negate"):
+        positive = condition.copy()
+        positive.set("negate", None)
+        return positive
+    return None
+
+
+def _negated_filters_as_anti_joins(select: exp.Expression, join: exp.Join) -> None:
+    """Rewrite a join to the many side whose columns are only tested negated in WHERE.
+
+    ``FROM country JOIN countrylanguage AS j1 … WHERE j1.Language <> 'English'`` keeps each
+    country that speaks some other language; the question meant the countries with no English
+    row. Each negated conjunct that names only the join's columns becomes
+    ``NOT EXISTS (SELECT 1 FROM countrylanguage AS j1 WHERE <join key> AND <conjunct, positive>)``
+    and the join goes. Any other use of the join's columns (select list, grouping, a positive
+    filter) leaves the query as it is.
+    """
+    alias = join.alias_or_name
+    where = select.args.get("where")
+    on = join.args.get("on")
+    if where is None or on is None:
+        return
+    conjuncts = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+    negated = [
+        c
+        for c in conjuncts
+        if _positive(c) is not None and {col.table for col in c.find_all(exp.Column)} == {alias}
+    ]
+    in_negated = {id(col) for c in negated for col in c.find_all(exp.Column)}
+    in_on = {id(col) for col in on.find_all(exp.Column)}
+    uses = [
+        col for col in select.find_all(exp.Column) if col.table == alias and id(col) not in in_on
+    ]
+    if not negated or any(id(col) not in in_negated for col in uses):
+        return
+    for condition in negated:
+        exists = (
+            exp.select("1").from_(join.this.copy()).where(on.copy()).where(_positive(condition))
+        )
+        condition.replace(exp.Not(this=exp.Exists(this=exists)))
+    join.pop()
 
 
 def _fresh_alias(used: set[str]) -> str:

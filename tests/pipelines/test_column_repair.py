@@ -146,3 +146,84 @@ def test_duckdb_messages_are_read_too(repair):
         )
         is not None
     )
+
+
+@pytest.fixture
+def world_db(tmp_path: Path) -> DatabaseRef:
+    """Countries with many language rows each (one with none), cities with one country each,
+    and a 1:1 table keyed by the country code."""
+    path = tmp_path / "world.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE country (Code TEXT PRIMARY KEY, Name TEXT, Continent TEXT, GovernmentForm TEXT);
+        CREATE TABLE countrylanguage (CountryCode TEXT REFERENCES country(Code), Language TEXT,
+                                      Percentage REAL, PRIMARY KEY (CountryCode, Language));
+        CREATE TABLE city (ID INTEGER PRIMARY KEY, CityName TEXT, CountryCode TEXT REFERENCES country(Code));
+        CREATE TABLE capital (Code TEXT PRIMARY KEY REFERENCES country(Code), Capital TEXT);
+        INSERT INTO country VALUES ('GBR','United Kingdom','Europe','Monarchy'),
+            ('FRA','France','Europe','Republic'), ('CAN','Canada','America','Monarchy'),
+            ('ATA','Antarctica','Antarctica','Co-administrated');
+        INSERT INTO countrylanguage VALUES ('GBR','English',97.3),('GBR','Welsh',0.9),
+            ('FRA','French',93.6),('CAN','English',60.4),('CAN','French',23.4);
+        INSERT INTO city VALUES (1,'London','GBR'),(2,'Paris','FRA'),(3,'Ottawa','CAN');
+        INSERT INTO capital VALUES ('GBR','London'),('FRA','Paris');
+        """
+    )
+    conn.commit()
+    conn.close()
+    return DatabaseRef(db_id="world", path=str(path))
+
+
+@pytest.fixture
+def world_repair(world_db) -> ColumnRepair:
+    return ColumnRepair(introspect(world_db, 0))
+
+
+def test_a_negated_filter_on_the_many_side_means_no_such_row(world_repair, world_db):
+    # A join would keep the UK and Canada (each has a non-English row); the question means the
+    # countries with no English row, Antarctica (no rows at all) among them.
+    sql = "SELECT Code FROM country WHERE Language != 'English' AND GovernmentForm <> 'Republic'"
+    fixed = repaired(world_repair, world_db, sql)
+    assert fixed is not None and "NOT EXISTS" in fixed and "JOIN" not in fixed
+    assert run(world_db, fixed) == [("ATA",)]
+    for negated in ("Language NOT IN ('English')", "NOT Language = 'English'"):
+        fixed = repaired(world_repair, world_db, f"SELECT Code FROM country WHERE {negated}")
+        assert fixed is not None and run(world_db, fixed) == [("ATA",), ("FRA",)]
+    fixed = repaired(
+        world_repair, world_db, "SELECT Name FROM country WHERE Language NOT LIKE 'Eng%'"
+    )
+    assert fixed is not None and run(world_db, fixed) == [("Antarctica",), ("France",)]
+
+
+def test_a_many_side_column_used_otherwise_keeps_the_join(world_repair, world_db):
+    positive = repaired(
+        world_repair, world_db, "SELECT Name FROM country WHERE Language = 'French'"
+    )
+    assert positive is not None and "JOIN countrylanguage" in positive
+    assert run(world_db, positive) == [("Canada",), ("France",)]
+    selected = repaired(
+        world_repair,
+        world_db,
+        "SELECT Name, Language FROM country WHERE Language <> 'English'",
+    )
+    assert selected is not None and "NOT EXISTS" not in selected
+    assert run(world_db, selected) == [
+        ("Canada", "French"),
+        ("France", "French"),
+        ("United Kingdom", "Welsh"),
+    ]
+
+
+def test_a_negated_filter_across_a_to_one_key_keeps_the_join(world_repair, world_db):
+    # Each city has one country, each capital row one country: "not in Europe" is a plain filter.
+    to_one = repaired(
+        world_repair, world_db, "SELECT CityName FROM city WHERE Continent <> 'Europe'"
+    )
+    assert to_one is not None and "NOT EXISTS" not in to_one
+    assert run(world_db, to_one) == [("Ottawa",)]
+    one_to_one = repaired(
+        world_repair, world_db, "SELECT Name FROM country WHERE Capital != 'Paris'"
+    )
+    assert one_to_one is not None and "NOT EXISTS" not in one_to_one
+    assert run(world_db, one_to_one) == [("United Kingdom",)]
