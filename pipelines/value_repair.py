@@ -10,8 +10,13 @@ its scope (a second probe; both through the sandbox):
     Abbreviation = 'JetBlue Airways'  ──► Airline = 'JetBlue Airways'   (one other column holds it)
     Airline = 'jetblue airways'       ──► Airline = 'JetBlue Airways'   (the column holds it as that)
 
+A literal that no column in scope holds, filtering a key that references another table, may
+name that table's row instead of its key (a third probe):
+
+    CountryCode = 'Aruba'             ──► CountryCode = 'ABW'           (country.Name is 'Aruba')
+
 A literal the column holds, a literal no column holds, or more than one equally good place
-proposes nothing: an empty result can be the right answer.
+(more than one row, for a key) proposes nothing: an empty result can be the right answer.
 
     >>> import asyncio
     >>> from pipelines.sandbox import Sandbox
@@ -36,6 +41,7 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from pipelines.column_repair import Source, scope_sources
 from pipelines.contracts import ExecutionResult, SchemaView
+from pipelines.schema.joins import join_graph
 
 # Declared types whose values a string literal can name; SQLite's untyped columns read as "".
 _TEXT_TYPES = ("CHAR", "TEXT", "CLOB", "STRING", "VARCHAR")
@@ -53,6 +59,9 @@ class Probe:
 
     holds: str  # returns a row when the filtered column holds the literal as written
     sql: str
+    # When the filtered column references another table's key: the distinct keys, as rows
+    # ("[key]", type), of the referenced rows that a text column names by the literal.
+    key: str | None
     literal: str
     column: str  # the filtered column as the schema spells it
     source: int  # index into ``sources`` of the filtered column's table
@@ -72,6 +81,11 @@ class ValueRepair:
             for t in view.tables
         }
         self.tables: dict[str, str] = {t.name.lower(): t.name for t in view.tables}
+        # (table, column) lower-cased -> the (table, column) its values reference.
+        self.references: dict[tuple[str, str], tuple[str, str]] = {
+            (fk.table.lower(), fk.column.lower()): (fk.ref_table.lower(), fk.ref_column)
+            for fk in join_graph(view).edges
+        }
 
     async def propose(
         self, sql: str, run_probe: Callable[[str], Awaitable[ExecutionResult]]
@@ -93,6 +107,13 @@ class ValueRepair:
                 continue  # the column holds the literal (or cannot be asked): not why it is empty
             result = await run_probe(probe.sql)
             if not result.ok:
+                continue
+            if not result.rows and probe.key is not None:
+                named = await run_probe(probe.key)
+                key = _one_key(named.rows) if named.ok else None
+                if key is not None:
+                    literal.replace(key)
+                    changed = True
                 continue
             place = _place(probe, result.rows)
             if place is None:
@@ -175,7 +196,6 @@ class ValueRepair:
         return found[0] if len(found) == 1 else None
 
     def _probe(self, sources: tuple[Source, ...], owner: int, column: str, literal: str) -> Probe:
-        wanted = exp.Literal.string(literal.strip().lower())
         branches = []
         for i, s in enumerate(sources):
             names = self.text_columns[s.table]
@@ -184,25 +204,9 @@ class ValueRepair:
             for name in names:
                 value = exp.column(name, quoted=True)
                 branches.append(
-                    exp.select(
-                        exp.Literal.number(i),
-                        exp.Literal.string(name),
-                        # Bracketed: the sandbox trims the cells it returns, the rewrite must not.
-                        exp.DPipe(
-                            this=exp.DPipe(
-                                this=exp.Literal.string("["),
-                                expression=exp.cast(value.copy(), "TEXT"),
-                            ),
-                            expression=exp.Literal.string("]"),
-                        ),
-                    )
+                    exp.select(exp.Literal.number(i), exp.Literal.string(name), _bracketed(value))
                     .from_(exp.to_table(self.tables[s.table], quoted=True))
-                    .where(
-                        exp.EQ(
-                            this=exp.Lower(this=exp.Trim(this=exp.cast(value.copy(), "TEXT"))),
-                            expression=wanted.copy(),
-                        )
-                    )
+                    .where(_names(value, literal))
                     .distinct()
                 )
         union = branches[0]
@@ -220,11 +224,55 @@ class ValueRepair:
         return Probe(
             holds=holds.sql(dialect=self.dialect),
             sql=query.sql(dialect=self.dialect),
+            key=self._key_probe(sources[owner].table, column, literal),
             literal=literal,
             column=column,
             source=owner,
             sources=sources,
         )
+
+    def _key_probe(self, table: str, column: str, literal: str) -> str | None:
+        referenced = self.references.get((table, column.lower()))
+        if referenced is None:
+            return None
+        ref_table, ref_column = referenced
+        names = [c for c in self.text_columns[ref_table] if c.lower() != ref_column.lower()]
+        if not names:
+            return None
+        key = exp.column(ref_column, quoted=True)
+        query = (
+            exp.select(_bracketed(key), exp.func("typeof", key.copy()))
+            .distinct()
+            .from_(exp.to_table(self.tables[ref_table], quoted=True))
+            .where(exp.or_(*(_names(exp.column(n, quoted=True), literal) for n in names)))
+            .limit(_PROBE_LIMIT)
+        )
+        return query.sql(dialect=self.dialect)
+
+
+def _bracketed(value: exp.Expression) -> exp.Expression:
+    """``'[' || value || ']'``: the sandbox trims the cells it returns, a rewrite must not."""
+    return exp.DPipe(
+        this=exp.DPipe(this=exp.Literal.string("["), expression=exp.cast(value.copy(), "TEXT")),
+        expression=exp.Literal.string("]"),
+    )
+
+
+def _names(value: exp.Expression, literal: str) -> exp.Expression:
+    """``value`` holds ``literal`` up to case and surrounding spaces."""
+    return exp.EQ(
+        this=exp.Lower(this=exp.Trim(this=exp.cast(value.copy(), "TEXT"))),
+        expression=exp.Literal.string(literal.strip().lower()),
+    )
+
+
+def _one_key(rows: Sequence[Sequence[object]]) -> exp.Literal | None:
+    """The one referenced key as a literal of its stored type, or None for none or several."""
+    if len(rows) != 1 or rows[0][0] is None:
+        return None
+    text, kind = str(rows[0][0])[1:-1], str(rows[0][1]).lower()
+    numeric = any(t in kind for t in ("int", "real", "double", "float", "decimal", "numeric"))
+    return exp.Literal.number(text) if numeric else exp.Literal.string(text)
 
 
 def _place(probe: Probe, rows: Sequence[Sequence[object]]) -> tuple[int, str, str] | None:
