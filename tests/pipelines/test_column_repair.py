@@ -227,3 +227,12 @@ def test_a_negated_filter_across_a_to_one_key_keeps_the_join(world_repair, world
     )
     assert one_to_one is not None and "NOT EXISTS" not in one_to_one
     assert run(world_db, one_to_one) == [("United Kingdom",)]
+
+
+def test_a_second_join_to_the_same_table_takes_a_fresh_alias(world_repair, world_db):
+    # Round 1: the negated Language filter becomes NOT EXISTS (alias j1 inside it); round 2
+    # joins countrylanguage again for Percentage, under another alias than the subquery's.
+    sql = "SELECT Code FROM country WHERE Language NOT LIKE 'Eng%' AND Percentage > 50"
+    fixed = repaired(world_repair, world_db, sql)
+    assert fixed is not None and "NOT EXISTS" in fixed and "AS j2" in fixed
+    assert run(world_db, fixed) == [("FRA",)]
