@@ -8,6 +8,8 @@ not bind; this module proposes one rewrite for it:
     "no such column: T2.first_name"   ──► the one other table in scope that has ``first_name``
     "no such column: pet_type"        ──► the in-scope column with the same letters (``PetType``)
     "no such column: age"             ──► the in-scope column whose words contain it (``pet_age``)
+    "no such column: T2.course"       ──► not ``T2.Course_ID``, the key in scope whose words contain
+                                          it, but ``Course`` of the table that key references
     "no such column: T2.weight"       ──► ``weight`` lives only in ``cars_data``, one join key away
                                           from ``T2``'s table: join it and qualify the column
     "no such column: Language"        ──► the same join, but ``Language`` of ``countrylanguage``
@@ -175,9 +177,22 @@ class ColumnRepair:
             hit = self._closest(pool, name)
             if hit is not None:
                 source, column = hit
+                if self._names_its_reference(source, column, name):
+                    break  # ``T2.course`` where T2 has Course_ID: course.Course, joined below
                 return Binding(source.alias if qualifier or len(sources) > 1 else "", column)
         # 3. the forgotten join: one table outside the scope has the column, one join key away
         return self._join(scope, sources, qualifier, name)
+
+    def _names_its_reference(self, source: Source, column: str, name: str) -> bool:
+        """``column`` (Course_ID) is a key referencing a table that has ``name`` (Course) itself."""
+        if letters(column) == letters(name):
+            return False
+        return any(
+            edge.table.lower() == source.table
+            and edge.column.lower() == column.lower()
+            and any(letters(c) == letters(name) for c in self.columns[edge.ref_table.lower()])
+            for edge in self.graph.edges
+        )
 
     def _closest(self, pool: list[Source], name: str) -> tuple[Source, str] | None:
         """Same letters beats same words beats contained words; a tie proposes nothing."""

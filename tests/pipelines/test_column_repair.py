@@ -236,3 +236,38 @@ def test_a_second_join_to_the_same_table_takes_a_fresh_alias(world_repair, world
     fixed = repaired(world_repair, world_db, sql)
     assert fixed is not None and "NOT EXISTS" in fixed and "AS j2" in fixed
     assert run(world_db, fixed) == [("FRA",)]
+
+
+def test_a_key_named_after_its_table_leads_to_that_tables_column(tmp_path):
+    # "T2.course" where T2 (course_arrange) holds Course_ID: the words match the key, but the
+    # course itself is Course of the table the key references.
+    path = tmp_path / "course.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE course (Course_ID INTEGER PRIMARY KEY, Course TEXT);
+        CREATE TABLE teacher (Teacher_ID INTEGER PRIMARY KEY, Name TEXT);
+        CREATE TABLE course_arrange (Course_ID INTEGER REFERENCES course(Course_ID),
+                                     Teacher_ID INTEGER REFERENCES teacher(Teacher_ID), Grade INTEGER);
+        INSERT INTO course VALUES (1, 'Math'), (2, 'Art');
+        INSERT INTO teacher VALUES (1, 'Joseph'), (2, 'Anne');
+        INSERT INTO course_arrange VALUES (1, 1, 5), (2, 2, 3), (2, 1, 4);
+        """
+    )
+    conn.commit()
+    conn.close()
+    db = DatabaseRef(db_id="course", path=str(path))
+    repair = ColumnRepair(introspect(db, 0))
+    sql = "SELECT T1.Name, T2.course FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.Teacher_ID = T2.Teacher_ID"
+    fixed = repaired(repair, db, sql)
+    assert fixed is not None and "JOIN course AS" in fixed
+    assert run(db, fixed) == [("Anne", "Art"), ("Joseph", "Art"), ("Joseph", "Math")]
+    # a column whose words contain the name and that is no key still binds in scope
+    fixed = repaired(
+        repair,
+        db,
+        "SELECT T1.Name, T2.grade_value FROM teacher AS T1 JOIN course_arrange AS T2 "
+        "ON T1.Teacher_ID = T2.Teacher_ID WHERE T2.Course_ID = 1",
+    )
+    assert fixed is not None and "T2.Grade" in fixed
+    assert run(db, fixed) == [("Joseph", 5)]
