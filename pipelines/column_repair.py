@@ -128,11 +128,16 @@ class ColumnRepair:
             targets = [
                 c
                 for c in scope.columns
-                if c.name.lower() == name.lower() and c.table.lower() == qualifier.lower()
+                if c.name.lower() == name.lower()
+                and c.table.lower() == qualifier.lower()
+                # sqlglot lists a subquery's unqualified columns with the outer scope's too
+                and c.parent_select is scope.expression
             ]
             if not targets:
                 continue
             sources = scope_sources(scope, self.columns)
+            if not ambiguous and self._binds(sources, qualifier, name):
+                continue  # not the reference the engine could not bind
             fix = (
                 self._qualify_ambiguous(sources, name)
                 if ambiguous
@@ -148,6 +153,13 @@ class ColumnRepair:
                 _negated_filters_as_anti_joins(scope.expression, fix.many)
             changed = True
         return tree.sql(dialect=self.dialect) if changed else None
+
+    def _binds(self, sources: list[Source], qualifier: str, name: str) -> bool:
+        return any(
+            self._has(s.table, name) is not None
+            for s in sources
+            if not qualifier or s.alias.lower() == qualifier.lower()
+        )
 
     def _has(self, table: str, name: str) -> str | None:
         return next((c for c in self.columns[table] if c.lower() == name.lower()), None)

@@ -271,3 +271,31 @@ def test_a_key_named_after_its_table_leads_to_that_tables_column(tmp_path):
     )
     assert fixed is not None and "T2.Grade" in fixed
     assert run(db, fixed) == [("Joseph", 5)]
+
+
+def test_a_subquerys_column_that_binds_there_is_left_alone(tmp_path):
+    # The engine cannot bind the outer visitor_id (visitor has ID); the subquery's visitor_id
+    # binds in visit and must not become the outer ID (a correlated reference to the outer row).
+    path = tmp_path / "museum.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE visitor (ID INTEGER PRIMARY KEY, Name TEXT);
+        CREATE TABLE museum (Museum_ID INTEGER PRIMARY KEY, Open_Year TEXT);
+        CREATE TABLE visit (Museum_ID INTEGER REFERENCES museum(Museum_ID),
+                            visitor_ID INTEGER REFERENCES visitor(ID));
+        INSERT INTO visitor VALUES (1, 'Ann'), (2, 'Bo'), (3, 'Cy');
+        INSERT INTO museum VALUES (1, '2008'), (2, '2012');
+        INSERT INTO visit VALUES (1, 1), (2, 2);
+        """
+    )
+    conn.commit()
+    conn.close()
+    db = DatabaseRef(db_id="museum", path=str(path))
+    sql = (
+        "SELECT count(*) FROM visitor WHERE visitor_id NOT IN (SELECT visitor_id FROM visit "
+        "WHERE museum_id IN (SELECT museum_id FROM museum WHERE open_year > '2010'))"
+    )
+    fixed = repaired(ColumnRepair(introspect(db, 0)), db, sql)
+    assert fixed is not None and "SELECT visitor_id FROM visit" in fixed
+    assert run(db, fixed) == [(2,)]  # Ann and Cy; Bo visited the museum opened in 2012
