@@ -60,6 +60,7 @@ from pipelines.contracts import (
 )
 from pipelines.indexing.ngrams import question_ngrams
 from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
+from pipelines.join_repair import JoinRepair
 from pipelines.likelihood import LikelihoodSelector
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.refinement import UNFIXABLE_ERRORS, Refiner
@@ -195,7 +196,7 @@ class AdaptivePipeline:
         run.light = run.ddl = schema.text  # every agent's shared system message
         run.context, state.retrieval = await self._retrieve(run, schema.words)
         run.recorder.context = run.context  # the trace shows what the prompts were given
-        state.repair, state.values = schema.repair, schema.values
+        state.repair, state.values, state.joins = schema.repair, schema.values, schema.joins
 
         steps: list[tuple[str, bool, Callable[[], Awaitable[object]]]] = [
             (FIRST_WAVE, True, lambda: self._first_wave(run, state)),
@@ -262,6 +263,7 @@ class AdaptivePipeline:
                 words=SchemaWords.from_view(view),
                 repair=ColumnRepair(view),
                 values=ValueRepair(view),
+                joins=JoinRepair(view),
             )
 
         try:
@@ -403,7 +405,7 @@ class AdaptivePipeline:
                 candidates.append(CandidateSQL(sql=extract_sql(text), producer=producer))
             except InvalidModelOutput:
                 run.recorder.decide("generator_unusable", "adaptive", generator=producer)
-        executed = await run.execute_all(candidates)
+        executed = await run.execute_all(self._rejoin(state, candidates))
         repaired = await self._repair_columns(run, state, executed)
         run.add(await self._ground_values(run, state, executed))
         run.add(await self._ground_values(run, state, repaired))
@@ -424,6 +426,23 @@ class AdaptivePipeline:
             question=task.question.strip(),
             evidence=render_evidence(task.evidence),
         )
+
+    def _rejoin(self, state: _State, candidates: list[CandidateSQL]) -> list[CandidateSQL]:
+        """Each candidate whose JOIN ... ON names no key between the tables, with the schema's
+        one join key in its place (pipelines/join_repair.py), before it runs."""
+        if not self.adaptive.join_repair or state.joins is None:
+            return candidates
+        out = []
+        for candidate in candidates:
+            proposal = state.joins.propose(candidate.sql)
+            out.append(
+                candidate.model_copy(
+                    update={"sql": proposal, "lineage": candidate.lineage + ("rejoin",)}
+                )
+                if proposal is not None
+                else candidate
+            )
+        return out
 
     async def _ground_values(
         self, run: TaskRun, state: _State, candidates: Sequence[CandidateSQL]
@@ -653,6 +672,7 @@ class _Schema(NamedTuple):
     words: SchemaWords
     repair: ColumnRepair
     values: ValueRepair
+    joins: JoinRepair
 
 
 class _State:
@@ -665,6 +685,7 @@ class _State:
         self.repair: ColumnRepair | None = None
         self.rewritten: set[str] = set()  # errored SQLs the column repair rewrote
         self.values: ValueRepair | None = None
+        self.joins: JoinRepair | None = None
         self.grounded: dict[str, CandidateSQL | None] = {}  # empty-result SQL -> its rewrite
         self._open: tuple[str, Usage, float] | None = None
 

@@ -128,6 +128,10 @@ class AdaptiveScaling(Frozen):
     # An empty result whose ``column = 'literal'`` filter names no stored value: the literal looked
     # up in the scope's text columns, no LLM (pipelines/value_repair.py).
     value_repair: bool = True
+    # A JOIN whose ON condition names no key between the new table and those before it
+    # (``ON T1.MakeId = T1.Make``) gets the schema's one join key before it runs, no LLM
+    # (pipelines/join_repair.py).
+    join_repair: bool = True
     fix_max: int = Field(default=1, ge=0)  # distinct errored SQLs repaired, most frequent first
     # One request each, in order, while the pool is split; () disables widening. The default draws
     # from the plain prompt (no examples, no cell values): its samples are less correlated with the

@@ -518,3 +518,24 @@ async def test_without_value_repair_the_empty_answers_stand(tiny_db, sandbox, sc
 
     assert not [c for c in prediction.candidates if "values" in c.lineage]
     assert prediction.exec_result.rows == ((0,),)
+
+
+async def test_a_join_that_does_not_join_gets_the_schema_key_before_it_runs(
+    tiny_db, sandbox, scripted
+):
+    # concert JOIN singer ON a condition on concert alone: every singer per 2015 concert
+    cross = (
+        "SELECT count(*) FROM concert AS T1 JOIN singer AS T2 ON T1.year = T1.year "
+        "WHERE T1.year = 2015 AND T2.country = 'France'"
+    )
+    joined = "SELECT count(*) FROM concert WHERE year = 2015 AND singer_id IN (1, 2)"  # 1
+    client = scripted({"single_pass": first_wave(cross, [cross, cross, joined, WRONG])})
+    prediction = await pipeline(client, sandbox, scaling()).answer(task(tiny_db))
+
+    rejoined = [c for c in prediction.candidates if "rejoin" in c.lineage]
+    assert len(rejoined) == 3 and all("T1.singer_id = T2.singer_id" in c.sql for c in rejoined)
+    assert prediction.exec_result.rows == ((1,),) and prediction.answered_by == "first_wave"
+
+    client = scripted({"single_pass": first_wave(cross, [cross, cross, joined, WRONG])})
+    without = await pipeline(client, sandbox, scaling(join_repair=False)).answer(task(tiny_db))
+    assert without.exec_result.rows == ((4,),)  # 2 concerts in 2015 × 2 French singers
