@@ -151,10 +151,10 @@ class AdaptiveScaling(Frozen):
     # How a pool still split after the last step is decided: "vote" (largest bucket) or
     # "likelihood" (the SQL the generator finds most probable under the ``select_prompt``,
     # teacher-forced, one call per distinct SQL, at most ``select_max_sqls``:
-    # pipelines/likelihood.py). "plain" is the prompt without examples and cell values. On the
-    # 108 it won 3 and lost none of the questions the vote decided on one run's pools, won one and
-    # lost one on another's, for ~12 s where it runs (docs/benchmarks.md, *Adaptive pipeline vs
-    # baselines*).
+    # pipelines/likelihood.py). "plain" is the prompt without examples and cell values. Against
+    # the vote on the same pools: +3, 0 and +1 questions on three samples of the fixed 108, -3 on
+    # 108 other dev questions, for ~0.5 calls and ~12 s where it runs: no gain beyond a run's
+    # noise (docs/benchmarks.md, *Adaptive pipeline vs baselines*).
     select: Literal["vote", "likelihood"] = "likelihood"
     select_max_sqls: int = Field(default=4, ge=1)
     # Scoring calls in flight at once: 1 on a 2-core CPU (another slot would evaluate the prompt
