@@ -137,12 +137,29 @@ class SQLiteSandbox:
         return ExecutionResult(rows=rows, columns=columns, row_count=len(rows), hash=digest)
 
 
+def sqlite_db(path: Path, script: str) -> DatabaseRef:
+    """A SQLite file at ``path`` built by ``script``, named after the file."""
+    conn = sqlite3.connect(path)
+    conn.executescript(script)
+    conn.commit()
+    conn.close()
+    return DatabaseRef(db_id=path.stem, path=str(path))
+
+
+def read_sorted(db: DatabaseRef, sql: str) -> list[tuple]:
+    """The rows of ``sql`` on a read-only connection, sorted."""
+    conn = sqlite3.connect(f"file:{db.path}?mode=ro", uri=True)
+    try:
+        return sorted(conn.execute(sql).fetchall())
+    finally:
+        conn.close()
+
+
 @pytest.fixture
 def tiny_db(tmp_path: Path) -> DatabaseRef:
     """singer(singer_id, name, country, age) with 5 rows; concert(concert_id, singer_id, year)."""
-    path = tmp_path / "concerts.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(
+    return sqlite_db(
+        tmp_path / "concerts.sqlite",
         """
         CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT, age INTEGER);
         CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, singer_id INTEGER
@@ -150,11 +167,8 @@ def tiny_db(tmp_path: Path) -> DatabaseRef:
         INSERT INTO singer VALUES (1,'Joe','France',52),(2,'Ann','France',29),(3,'Li','China',41),
                                   (4,'Bo','USA',33),(5,'Eve','USA',25);
         INSERT INTO concert VALUES (1,1,2014),(2,1,2015),(3,3,2015),(4,4,2014);
-        """
+        """,
     )
-    conn.commit()
-    conn.close()
-    return DatabaseRef(db_id="concerts", path=str(path))
 
 
 @pytest.fixture

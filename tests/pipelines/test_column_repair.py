@@ -11,13 +11,14 @@ import pytest
 from pipelines.column_repair import ColumnRepair, words
 from pipelines.contracts import DatabaseRef
 from pipelines.schema import introspect
+from tests.pipelines.conftest import read_sorted as run
+from tests.pipelines.conftest import sqlite_db
 
 
 @pytest.fixture
 def pets_db(tmp_path: Path) -> DatabaseRef:
-    path = tmp_path / "pets.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(
+    return sqlite_db(
+        tmp_path / "pets.sqlite",
         """
         CREATE TABLE Student (StuID INTEGER PRIMARY KEY, LName TEXT, Age INTEGER);
         CREATE TABLE Pets (PetID INTEGER PRIMARY KEY, PetType TEXT, pet_age INTEGER, weight REAL);
@@ -30,24 +31,13 @@ def pets_db(tmp_path: Path) -> DatabaseRef:
         INSERT INTO Has_Pet VALUES (1,1),(1,2),(2,3);
         INSERT INTO Treatment_Types VALUES ('EXAM','Physical examination'),('VAC','Vaccination');
         INSERT INTO Treatments VALUES (1,1,'EXAM'),(2,2,'VAC');
-        """
+        """,
     )
-    conn.commit()
-    conn.close()
-    return DatabaseRef(db_id="pets", path=str(path))
 
 
 @pytest.fixture
 def repair(pets_db) -> ColumnRepair:
     return ColumnRepair(introspect(pets_db, 0))
-
-
-def run(db: DatabaseRef, sql: str):
-    conn = sqlite3.connect(f"file:{db.path}?mode=ro", uri=True)
-    try:
-        return sorted(conn.execute(sql).fetchall())
-    finally:
-        conn.close()
 
 
 def error_of(db: DatabaseRef, sql: str) -> str:
@@ -152,9 +142,8 @@ def test_duckdb_messages_are_read_too(repair):
 def world_db(tmp_path: Path) -> DatabaseRef:
     """Countries with many language rows each (one with none), cities with one country each,
     and a 1:1 table keyed by the country code."""
-    path = tmp_path / "world.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(
+    return sqlite_db(
+        tmp_path / "world.sqlite",
         """
         CREATE TABLE country (Code TEXT PRIMARY KEY, Name TEXT, Continent TEXT, GovernmentForm TEXT);
         CREATE TABLE countrylanguage (CountryCode TEXT REFERENCES country(Code), Language TEXT,
@@ -168,11 +157,8 @@ def world_db(tmp_path: Path) -> DatabaseRef:
             ('FRA','French',93.6),('CAN','English',60.4),('CAN','French',23.4);
         INSERT INTO city VALUES (1,'London','GBR'),(2,'Paris','FRA'),(3,'Ottawa','CAN');
         INSERT INTO capital VALUES ('GBR','London'),('FRA','Paris');
-        """
+        """,
     )
-    conn.commit()
-    conn.close()
-    return DatabaseRef(db_id="world", path=str(path))
 
 
 @pytest.fixture
@@ -241,9 +227,8 @@ def test_a_second_join_to_the_same_table_takes_a_fresh_alias(world_repair, world
 def test_a_key_named_after_its_table_leads_to_that_tables_column(tmp_path):
     # "T2.course" where T2 (course_arrange) holds Course_ID: the words match the key, but the
     # course itself is Course of the table the key references.
-    path = tmp_path / "course.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(
+    db = sqlite_db(
+        tmp_path / "course.sqlite",
         """
         CREATE TABLE course (Course_ID INTEGER PRIMARY KEY, Course TEXT);
         CREATE TABLE teacher (Teacher_ID INTEGER PRIMARY KEY, Name TEXT);
@@ -252,11 +237,8 @@ def test_a_key_named_after_its_table_leads_to_that_tables_column(tmp_path):
         INSERT INTO course VALUES (1, 'Math'), (2, 'Art');
         INSERT INTO teacher VALUES (1, 'Joseph'), (2, 'Anne');
         INSERT INTO course_arrange VALUES (1, 1, 5), (2, 2, 3), (2, 1, 4);
-        """
+        """,
     )
-    conn.commit()
-    conn.close()
-    db = DatabaseRef(db_id="course", path=str(path))
     repair = ColumnRepair(introspect(db, 0))
     sql = "SELECT T1.Name, T2.course FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.Teacher_ID = T2.Teacher_ID"
     fixed = repaired(repair, db, sql)
@@ -276,9 +258,8 @@ def test_a_key_named_after_its_table_leads_to_that_tables_column(tmp_path):
 def test_a_subquerys_column_that_binds_there_is_left_alone(tmp_path):
     # The engine cannot bind the outer visitor_id (visitor has ID); the subquery's visitor_id
     # binds in visit and must not become the outer ID (a correlated reference to the outer row).
-    path = tmp_path / "museum.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(
+    db = sqlite_db(
+        tmp_path / "museum.sqlite",
         """
         CREATE TABLE visitor (ID INTEGER PRIMARY KEY, Name TEXT);
         CREATE TABLE museum (Museum_ID INTEGER PRIMARY KEY, Open_Year TEXT);
@@ -287,11 +268,8 @@ def test_a_subquerys_column_that_binds_there_is_left_alone(tmp_path):
         INSERT INTO visitor VALUES (1, 'Ann'), (2, 'Bo'), (3, 'Cy');
         INSERT INTO museum VALUES (1, '2008'), (2, '2012');
         INSERT INTO visit VALUES (1, 1), (2, 2);
-        """
+        """,
     )
-    conn.commit()
-    conn.close()
-    db = DatabaseRef(db_id="museum", path=str(path))
     sql = (
         "SELECT count(*) FROM visitor WHERE visitor_id NOT IN (SELECT visitor_id FROM visit "
         "WHERE museum_id IN (SELECT museum_id FROM museum WHERE open_year > '2010'))"

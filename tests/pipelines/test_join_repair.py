@@ -4,7 +4,6 @@ doubtful one, is left as written."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -12,13 +11,14 @@ import pytest
 from pipelines.contracts import DatabaseRef
 from pipelines.join_repair import JoinRepair
 from pipelines.schema import introspect
+from tests.pipelines.conftest import read_sorted as run
+from tests.pipelines.conftest import sqlite_db
 
 
 @pytest.fixture
 def cars_db(tmp_path: Path) -> DatabaseRef:
-    path = tmp_path / "cars.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(
+    return sqlite_db(
+        tmp_path / "cars.sqlite",
         """
         CREATE TABLE car_makers (Id INTEGER PRIMARY KEY, Maker TEXT);
         CREATE TABLE car_names (MakeId INTEGER PRIMARY KEY, Model TEXT,
@@ -31,24 +31,13 @@ def cars_db(tmp_path: Path) -> DatabaseRef:
         INSERT INTO car_names VALUES (1, 'hornet', 1), (2, 'pinto', 2), (3, 'gremlin', 1);
         INSERT INTO cars_data VALUES (1, 12.0, 1970), (2, 15.5, 1971), (3, 13.5, 1970);
         INSERT INTO dealers VALUES (1, 1, 2);
-        """
+        """,
     )
-    conn.commit()
-    conn.close()
-    return DatabaseRef(db_id="cars", path=str(path))
 
 
 @pytest.fixture
 def repair(cars_db) -> JoinRepair:
     return JoinRepair(introspect(cars_db, 0))
-
-
-def run(db: DatabaseRef, sql: str):
-    conn = sqlite3.connect(f"file:{db.path}?mode=ro", uri=True)
-    try:
-        return sorted(conn.execute(sql).fetchall())
-    finally:
-        conn.close()
 
 
 def test_a_condition_on_the_tables_before_gets_the_join_key(repair, cars_db):
