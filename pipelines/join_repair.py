@@ -14,9 +14,9 @@ single key proposes nothing.
 
     >>> from pipelines.schema import introspect
     >>> JoinRepair(introspect(db)).propose(
-    ...     "SELECT T2.Accelerate FROM car_names AS T1 JOIN cars_data AS T2 ON T1.MakeId = T1.Make"
+    ...     "SELECT T2.concert_Name FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T1.Stadium_ID"
     ... )
-    'SELECT T2.Accelerate FROM car_names AS T1 JOIN cars_data AS T2 ON T1.MakeId = T2.Id'
+    'SELECT T2.concert_Name FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T2.Stadium_ID'
 """
 
 from __future__ import annotations
