@@ -38,7 +38,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from pipelines.contracts import ForeignKey, SchemaView
 from pipelines.indexing.question_skeleton import name_words
-from pipelines.schema.joins import JoinGraph, join_graph
+from pipelines.schema.joins import JoinGraph, join_graph, sole_primary_key
 
 # The engine's message naming the column it could not bind: (qualifier, column).
 _MISSING = (
@@ -100,9 +100,9 @@ class ColumnRepair:
         self.tables: dict[str, str] = {t.name.lower(): t.name for t in view.tables}
         # The one primary-key column of each table that has exactly one (a 1:1 join key).
         self.sole_keys: dict[str, str] = {
-            t.name.lower(): keys[0].name.lower()
+            t.name.lower(): key.name.lower()
             for t in view.tables
-            if len(keys := [c for c in t.columns if c.primary_key]) == 1
+            if (key := sole_primary_key(t)) is not None
         }
         self.graph: JoinGraph = join_graph(view)
 

@@ -51,16 +51,14 @@ class JoinRepair:
 
     def _rejoin(self, select: exp.Select) -> bool:
         start = select.args.get("from_")
-        if start is None or not isinstance(start.this, exp.Table):
-            return False
         # The tables joined so far: alias lower-cased -> (alias as written, table lower-cased).
         before: dict[str, tuple[str, str]] = {}
-        if not self._add(before, start.this):
+        if start is None or not self._add(before, start.this):
             return False
         changed = False
         for join in select.args.get("joins") or []:
             table, on = join.this, join.args.get("on")
-            if not isinstance(table, exp.Table) or table.name.lower() not in self.tables:
+            if not self._known(table):
                 return changed  # a derived table or an unknown one: the rest is not ours to read
             alias = table.alias_or_name
             if on is not None and not self._joins(on, alias.lower(), before):
@@ -72,13 +70,15 @@ class JoinRepair:
                 return changed
         return changed
 
+    def _known(self, node: exp.Expression) -> bool:
+        return isinstance(node, exp.Table) and node.name.lower() in self.tables
+
     def _add(self, before: dict[str, tuple[str, str]], table: exp.Expression) -> bool:
-        if not isinstance(table, exp.Table) or table.name.lower() not in self.tables:
+        """Records a schema table under its alias; False for anything else or an alias taken
+        (one alias for two tables: the rest is not ours to read)."""
+        if not self._known(table) or table.alias_or_name.lower() in before:
             return False
-        alias = table.alias_or_name
-        if alias.lower() in before:
-            return False  # one alias for two tables: the rest is not ours to read
-        before[alias.lower()] = (alias, table.name.lower())
+        before[table.alias_or_name.lower()] = (table.alias_or_name, table.name.lower())
         return True
 
     @staticmethod

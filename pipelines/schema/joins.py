@@ -61,7 +61,8 @@ def _compatible(a: ColumnInfo, b: ColumnInfo) -> bool:
     return fa == fb or "any" in (fa, fb)
 
 
-def _sole_pk(table: TableInfo) -> ColumnInfo | None:
+def sole_primary_key(table: TableInfo) -> ColumnInfo | None:
+    """The table's primary-key column when it has exactly one."""
     pks = [c for c in table.columns if c.primary_key]
     return pks[0] if len(pks) == 1 else None
 
@@ -87,7 +88,7 @@ def infer_join_keys(
     order = {t.name: i for i, t in enumerate(tables)}
     out: list[ForeignKey] = []
     for target in tables:
-        pk = _sole_pk(target)
+        pk = sole_primary_key(target)
         if pk is None:
             continue
         for source in tables:
@@ -111,7 +112,7 @@ def infer_join_keys(
                 if (
                     same_name
                     and column.primary_key
-                    and _sole_pk(source) is column
+                    and sole_primary_key(source) is column
                     and order[source.name] < order[target.name]
                 ):
                     continue  # two sole PKs of the same name (1:1 tables): one edge, later -> earlier
