@@ -34,6 +34,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from math import comb
 from typing import NamedTuple
 
+import sqlglot
+
 from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
 from models.types import ChatMessage, ChatRequest
@@ -69,6 +71,7 @@ from pipelines.schema_cache import SchemaCache
 from pipelines.schema_text import SchemaReadError, reference_schema
 from pipelines.settings import PipelineSettings
 from pipelines.single_pass import render_evidence
+from pipelines.sql_hardness import HARDNESS, Hardness, hardness_from_sql
 from pipelines.task_run import TaskRun, describe, record_failure, within_limits
 from pipelines.tournament import Tournament, TournamentQuestion
 from pipelines.trace import ReasoningTrace, SafeSink, TraceSink, safe_sinks
@@ -212,7 +215,7 @@ class AdaptivePipeline:
             state.close_step(run.runtime)
             buckets = self.bucketer.bucket(run.pool)
             run.recorder.snapshot_buckets(name, buckets)
-            if self._clear_majority(buckets):
+            if self._clear_majority(buckets) and self._may_answer(name, buckets[0], run, state):
                 run.recorder.decide(
                     "adaptive.clear_majority",
                     name,
@@ -617,6 +620,20 @@ class AdaptivePipeline:
             and self._share(buckets) >= a.stop_share
         )
 
+    def _may_answer(self, step: str, top: Bucket, run: TaskRun, state: _State) -> bool:
+        """A clear majority answers unless its SQL rates harder than ``stop_max_hardness`` and a
+        widening is still to come: the first wave agrees on wrong answers most on hard questions."""
+        a = self.adaptive
+        if a.stop_max_hardness == "extra" or not a.widen:
+            return True
+        if any(cost.step == "widen" for cost in state.steps):
+            return True
+        hardness = _hardness(top.representative.sql)
+        if HARDNESS.index(hardness) <= HARDNESS.index(a.stop_max_hardness):
+            return True
+        run.recorder.decide("adaptive.hard_majority", step, hardness=hardness, votes=top.size)
+        return False
+
     def _close(self, buckets: Sequence[Bucket]) -> bool:
         """The two largest answers are within ``tournament_margin`` of all answers."""
         answers = [b for b in buckets if not b.error]
@@ -652,6 +669,14 @@ def _nothing_found(candidate: CandidateSQL) -> bool:
     return result.row_count == 0 or (
         result.row_count == 1 and all(v is None or v == 0 for v in result.rows[0])
     )
+
+
+def _hardness(sql: str) -> Hardness:
+    """Spider hardness of a SQL; one sqlglot cannot parse rates "extra" (escalate when unsure)."""
+    try:
+        return hardness_from_sql(sql)
+    except sqlglot.errors.SqlglotError:
+        return "extra"
 
 
 def _fixable(run: TaskRun, state: _State) -> list[CandidateSQL]:

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from core.types import Frozen, Usage
+from pipelines.sql_hardness import Hardness
 
 Dialect = Literal["sqlite", "duckdb"]
 Difficulty = Literal["simple", "moderate", "challenging", "easy", "medium", "hard", "extra"]
@@ -123,6 +124,9 @@ class AdaptiveScaling(Frozen):
     stop_share: float = Field(default=0.6, gt=0.0, le=1.0)  # of the executed (non-error) answers
     stop_min_votes: int = Field(default=4, ge=1)  # first wave: 4 of its 5 candidates agree
     early_stop: bool = True  # False: every enabled step runs (the −early-stop ablation)
+    # A majority whose SQL Spider's rules rate harder than this (pipelines/sql_hardness.py) answers
+    # only after the pool was widened: "extra" trusts every clear majority.
+    stop_max_hardness: Hardness = "extra"
     # Rounds of schema-grounded rewrites of an unbound column, no LLM (pipelines/column_repair.py).
     column_repair: int = Field(default=3, ge=0)
     # An empty result whose ``column = 'literal'`` filter names no stored value: the literal looked

@@ -30,8 +30,9 @@ from eval.loaders.common import (
     required,
     task_index,
 )
-from eval.loaders.spider_hardness import Hardness, hardness_from_parse, hardness_from_sql
+from eval.loaders.spider_hardness import hardness_from_parse
 from pipelines.contracts import DatabaseRef
+from pipelines.sql_hardness import Hardness, hardness_from_sql
 
 # split -> (question file, database folder, tables file)
 SPLITS: dict[str, tuple[str, str, str]] = {

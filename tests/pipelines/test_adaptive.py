@@ -263,6 +263,52 @@ async def test_without_early_stop_every_enabled_step_runs(tiny_db, sandbox, scri
     assert prediction.exec_result.rows == ((2,),)
 
 
+HARD_RIGHT = (
+    "SELECT count(*) FROM singer WHERE age < (SELECT max(age) FROM singer) AND country = 'France'"
+)
+
+
+async def test_a_majority_on_hard_sql_answers_only_after_the_pool_was_widened(
+    tiny_db, sandbox, scripted
+):
+    client = scripted({"single_pass": first_wave(HARD_RIGHT, [HARD_RIGHT] * 3 + [WRONG])})
+    prediction, trace = await pipeline(
+        client, sandbox, scaling(stop_max_hardness="medium")
+    ).answer_with_trace(task(tiny_db))
+
+    assert [s.step for s in prediction.steps] == ["first_wave", "widen"]
+    assert prediction.answered_by == "widen" and prediction.exec_result.rows == ((1,),)
+    (held,) = [d for d in trace.decisions if d.label == "adaptive.hard_majority"]
+    assert held.stage == "first_wave" and held.features["hardness"] == "extra"
+
+
+async def test_a_majority_on_easy_sql_stops_under_the_hardness_gate(tiny_db, sandbox, scripted):
+    client = scripted({"single_pass": first_wave(RIGHT, [RIGHT, RIGHT, RIGHT, WRONG])})
+    prediction = await pipeline(client, sandbox, scaling(stop_max_hardness="medium")).answer(
+        task(tiny_db)
+    )
+
+    assert [s.step for s in prediction.steps] == ["first_wave"]
+
+
+async def test_by_default_every_clear_majority_answers(tiny_db, sandbox, scripted):
+    client = scripted({"single_pass": first_wave(HARD_RIGHT, [HARD_RIGHT] * 3 + [WRONG])})
+    prediction = await pipeline(client, sandbox, scaling()).answer(task(tiny_db))
+
+    assert [s.step for s in prediction.steps] == ["first_wave"]
+
+
+async def test_without_a_widening_the_hardness_gate_has_nothing_to_wait_for(
+    tiny_db, sandbox, scripted
+):
+    client = scripted({"single_pass": first_wave(HARD_RIGHT, [HARD_RIGHT] * 3 + [WRONG])})
+    prediction = await pipeline(
+        client, sandbox, scaling(stop_max_hardness="easy", widen=())
+    ).answer(task(tiny_db))
+
+    assert prediction.answered_by == "first_wave" and prediction.usage.calls == 2
+
+
 @pytest.mark.parametrize(
     "adaptive",
     [
@@ -272,6 +318,7 @@ async def test_without_early_stop_every_enabled_step_runs(tiny_db, sandbox, scri
         {"tournament": True, "tournament_finalists": 3, "tournament_margin": 1.0},
         {"select": "likelihood", "select_max_sqls": 3},
         {"select": "likelihood", "early_stop": False, "fix_max": 2},
+        {"stop_max_hardness": "easy", "fix_max": 2},
     ],
 )
 async def test_the_call_allowance_holds_on_the_most_expensive_path(
