@@ -67,6 +67,7 @@ from pipelines.likelihood import LikelihoodSelector
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.refinement import UNFIXABLE_ERRORS, Refiner
 from pipelines.schema import introspect
+from pipelines.schema.joins import join_graph
 from pipelines.schema_cache import SchemaCache
 from pipelines.schema_text import SchemaReadError, reference_schema
 from pipelines.settings import PipelineSettings
@@ -261,12 +262,13 @@ class AdaptivePipeline:
                 value_notes=self.settings.single_pass.value_notes,
             )
             view = await asyncio.to_thread(introspect, db, 0)
+            graph = join_graph(view)  # declared and inferred keys, shared by the three repairs
             return _Schema(
                 text=text,
                 words=SchemaWords.from_view(view),
-                repair=ColumnRepair(view),
-                values=ValueRepair(view),
-                joins=JoinRepair(view),
+                repair=ColumnRepair(view, graph),
+                values=ValueRepair(view, graph),
+                joins=JoinRepair(view, graph),
             )
 
         try:

@@ -92,7 +92,7 @@ def scope_sources(scope: Scope, tables: Container[str]) -> list[Source]:
 class ColumnRepair:
     """Proposes schema-grounded rewrites of one unbound column reference (see module docstring)."""
 
-    def __init__(self, view: SchemaView) -> None:
+    def __init__(self, view: SchemaView, graph: JoinGraph | None = None) -> None:
         self.dialect = view.dialect
         self.columns: dict[str, tuple[str, ...]] = {
             t.name.lower(): tuple(c.name for c in t.columns) for t in view.tables
@@ -104,7 +104,7 @@ class ColumnRepair:
             for t in view.tables
             if (key := sole_primary_key(t)) is not None
         }
-        self.graph: JoinGraph = join_graph(view)
+        self.graph: JoinGraph = graph if graph is not None else join_graph(view)
 
     def propose(self, sql: str, error: str) -> str | None:
         """A rewrite of ``sql`` that binds the column ``error`` names, or None."""

@@ -33,10 +33,10 @@ class JoinRepair:
     """Proposes the schema's join key for each join whose condition does not join (module
     docstring)."""
 
-    def __init__(self, view: SchemaView) -> None:
+    def __init__(self, view: SchemaView, graph: JoinGraph | None = None) -> None:
         self.dialect = view.dialect
         self.tables: dict[str, str] = {t.name.lower(): t.name for t in view.tables}
-        self.graph: JoinGraph = join_graph(view)
+        self.graph: JoinGraph = graph if graph is not None else join_graph(view)
 
     def propose(self, sql: str) -> str | None:
         """``sql`` with its non-joining ON conditions replaced by join keys, or None."""

@@ -41,7 +41,7 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from pipelines.column_repair import Source, scope_sources
 from pipelines.contracts import ExecutionResult, SchemaView
-from pipelines.schema.joins import join_graph
+from pipelines.schema.joins import JoinGraph, join_graph
 
 # Declared types whose values a string literal can name; SQLite's untyped columns read as "".
 _TEXT_TYPES = ("CHAR", "TEXT", "CLOB", "STRING", "VARCHAR")
@@ -71,7 +71,7 @@ class Probe:
 class ValueRepair:
     """Proposes a rewrite of an empty-result query whose string filters miss (module docstring)."""
 
-    def __init__(self, view: SchemaView) -> None:
+    def __init__(self, view: SchemaView, graph: JoinGraph | None = None) -> None:
         self.dialect = view.dialect
         self.columns: dict[str, tuple[str, ...]] = {
             t.name.lower(): tuple(c.name for c in t.columns) for t in view.tables
@@ -84,7 +84,7 @@ class ValueRepair:
         # (table, column) lower-cased -> the (table, column) its values reference.
         self.references: dict[tuple[str, str], tuple[str, str]] = {
             (fk.table.lower(), fk.column.lower()): (fk.ref_table.lower(), fk.ref_column)
-            for fk in join_graph(view).edges
+            for fk in (graph if graph is not None else join_graph(view)).edges
         }
 
     async def propose(
