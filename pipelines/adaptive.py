@@ -452,17 +452,22 @@ class AdaptivePipeline:
     async def _ground_values(
         self, run: TaskRun, state: _State, candidates: Sequence[CandidateSQL]
     ) -> list[CandidateSQL]:
-        """Each candidate that found nothing (no rows, or counts of zero) and whose string filters
-        name no stored value, replaced by its rewrite that names them (pipelines/value_repair.py)
-        when the rewrite finds something; a rewrite keeps its candidate's producer (a SQL drawn
-        twice is probed once)."""
+        """Each candidate that found nothing (no rows, or counts of zero), or that excludes a
+        literal (``!=``), and whose string filters name no stored value, replaced by its rewrite
+        that names them (pipelines/value_repair.py) when the rewrite finds something; a rewrite
+        keeps its candidate's producer (a SQL drawn twice is probed once)."""
         repair = state.values
         if not self.adaptive.value_repair or repair is None:
             return list(candidates)
         out = []
         for candidate in candidates:
-            if _nothing_found(candidate) and candidate.sql not in state.grounded:
-                state.grounded[candidate.sql] = await self._grounded(run, repair, candidate)
+            empty = _nothing_found(candidate)
+            if candidate.sql not in state.grounded and (
+                empty or (_has_rows(candidate) and repair.excludes_a_literal(candidate.sql))
+            ):
+                state.grounded[candidate.sql] = await self._grounded(
+                    run, repair, candidate, negated_only=not empty
+                )
             rewrite = state.grounded.get(candidate.sql)
             out.append(
                 rewrite.model_copy(update={"producer": candidate.producer})
@@ -472,11 +477,12 @@ class AdaptivePipeline:
         return out
 
     async def _grounded(
-        self, run: TaskRun, repair: ValueRepair, candidate: CandidateSQL
+        self, run: TaskRun, repair: ValueRepair, candidate: CandidateSQL, *, negated_only: bool
     ) -> CandidateSQL | None:
         proposal = await repair.propose(
             candidate.sql,
             lambda probe: run.runtime.execute(probe, run.task.db, agent="value_repair"),
+            negated_only=negated_only,
         )
         rewrite = None
         if proposal is not None and proposal != candidate.sql:
@@ -671,6 +677,11 @@ def _nothing_found(candidate: CandidateSQL) -> bool:
     return result.row_count == 0 or (
         result.row_count == 1 and all(v is None or v == 0 for v in result.rows[0])
     )
+
+
+def _has_rows(candidate: CandidateSQL) -> bool:
+    result = candidate.exec_result
+    return result is not None and result.ok and result.row_count > 0
 
 
 def _hardness(sql: str) -> Hardness:

@@ -15,6 +15,12 @@ name that table's row instead of its key (a third probe):
 
     CountryCode = 'Aruba'             ──► CountryCode = 'ABW'           (country.Name is 'Aruba')
 
+A filter that excludes a literal its column does not hold excludes nothing, whatever the
+query returns, so a ``column != 'literal'`` filter is grounded the same way in a query with rows
+too (``propose(..., negated_only=True)``):
+
+    Maker != 'Ford Motor Company'     ──► Maker != 4                    (car_makers.FullName)
+
 A literal the column holds, a literal no column holds, or more than one equally good place
 (more than one row, for a key) proposes nothing: an empty result can be the right answer.
 
@@ -51,7 +57,8 @@ _PROBE_LIMIT = 8
 
 @dataclass(frozen=True)
 class Probe:
-    """One filter ``alias.column = 'literal'`` and the read-only query that finds its literal.
+    """One filter ``alias.column = 'literal'`` (or ``!=``) and the read-only query that finds its
+    literal.
 
     The query returns rows ``(source index, column name, "[stored value]")`` for every text column
     of the filter's scope that holds the literal up to case and surrounding spaces.
@@ -88,16 +95,22 @@ class ValueRepair:
         }
 
     async def propose(
-        self, sql: str, run_probe: Callable[[str], Awaitable[ExecutionResult]]
+        self,
+        sql: str,
+        run_probe: Callable[[str], Awaitable[ExecutionResult]],
+        *,
+        negated_only: bool = False,
     ) -> str | None:
         """A rewrite of ``sql`` whose string filters name stored values, or None.
 
         ``run_probe`` executes one read-only probe query (the sandbox); a probe that fails
-        leaves its filter as written.
+        leaves its filter as written. ``negated_only``: only the ``!=`` filters (a query with
+        rows, whose ``=`` filters matched).
         """
+        kinds = (exp.NEQ,) if negated_only else (exp.EQ, exp.NEQ)
         try:
             tree = sqlglot.parse_one(sql, read=self.dialect)
-            filters = list(self._filters(tree))
+            filters = list(self._filters(tree, kinds))
         except (SqlglotError, RecursionError, ValueError, KeyError, AttributeError):
             return None
         changed = False
@@ -127,13 +140,22 @@ class ValueRepair:
         return tree.sql(dialect=self.dialect) if changed else None
 
     def probes(self, sql: str) -> list[Probe]:
-        """The probe of every ``column = 'literal'`` filter of ``sql`` (for inspection and tests)."""
+        """The probe of every ``column = 'literal'`` or ``!=`` filter of ``sql`` (for inspection
+        and tests)."""
         tree = sqlglot.parse_one(sql, read=self.dialect)
-        return [probe for _literal, _column, probe in self._filters(tree)]
+        return [probe for _literal, _column, probe in self._filters(tree, (exp.EQ, exp.NEQ))]
+
+    def excludes_a_literal(self, sql: str) -> bool:
+        """Whether ``sql`` has a ``column != 'literal'`` filter (no probe run)."""
+        try:
+            tree = sqlglot.parse_one(sql, read=self.dialect)
+            return next(self._filters(tree, (exp.NEQ,)), None) is not None
+        except (SqlglotError, RecursionError, ValueError, KeyError, AttributeError):
+            return False
 
     # --- finding the filters ---------------------------------------------------------------------
 
-    def _filters(self, tree: exp.Expression):
+    def _filters(self, tree: exp.Expression, kinds: tuple[type[exp.Binary], ...]):
         seen: set[tuple[str, str, str]] = set()
         for scope in traverse_scope(tree):
             sources = tuple(scope_sources(scope, self.columns))
@@ -143,7 +165,7 @@ class ValueRepair:
             if where is None:
                 continue
             names = {c.lower() for s in sources for c in self.columns[s.table]}
-            for node in where.find_all(exp.EQ):
+            for node in where.find_all(*kinds):
                 found = self._column_and_string(node, names)
                 if found is None or node.parent_select is not scope.expression:
                     continue
@@ -160,7 +182,7 @@ class ValueRepair:
                 yield literal_node, column, self._probe(sources, owner, name, literal)
 
     def _column_and_string(
-        self, node: exp.EQ, names: set[str]
+        self, node: exp.Binary, names: set[str]
     ) -> tuple[exp.Column, exp.Expression, str] | None:
         """The column, the string node and its text of ``column = 'text'`` (either order).
 

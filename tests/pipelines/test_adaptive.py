@@ -557,6 +557,21 @@ async def test_an_empty_result_whose_literal_misses_is_grounded_in_the_stored_va
     assert client.calls == {"single_pass": 2}  # no model call
 
 
+async def test_a_filter_that_excludes_a_name_on_a_key_excludes_its_row(tiny_db, sandbox, scripted):
+    # concert.singer_id != 'Joe' holds for every row (4); Joe is singer 1: two concerts remain
+    vacuous = "SELECT count(*) FROM concert WHERE singer_id != 'Joe'"
+    kept = "SELECT count(*) FROM singer WHERE country != 'France'"  # country holds it: it stands
+    client = scripted({"single_pass": first_wave(vacuous, [vacuous, vacuous, kept, kept])})
+    adaptive = pipeline(client, sandbox, scaling(widen=(), tournament=False))
+    prediction = await adaptive.answer(task(tiny_db))
+
+    assert prediction.exec_result.rows == ((2,),) and "singer_id <> 1" in prediction.sql
+    grounded = [c for c in prediction.candidates if "values" in c.lineage]
+    assert len(grounded) == 3 and all(c.exec_result.rows == ((2,),) for c in grounded)
+    assert [c.exec_result.rows for c in prediction.candidates if c.sql == kept] == [((3,),)] * 2
+    assert client.calls == {"single_pass": 2}
+
+
 async def test_without_value_repair_the_empty_answers_stand(tiny_db, sandbox, scripted):
     lowercase = "SELECT count(*) FROM singer WHERE country = 'france'"
     client = scripted({"single_pass": first_wave(lowercase, [lowercase, lowercase, WRONG, WRONG])})

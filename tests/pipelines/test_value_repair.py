@@ -126,9 +126,46 @@ def test_an_integer_key_named_by_its_row_takes_the_number(db):
         assert fixed is None
 
 
+def test_a_key_that_excludes_its_rows_name_excludes_the_key(db):
+    sql = "SELECT FlightNo FROM flights WHERE Airline != 'Virgin America'"  # excludes nothing
+    fixed = asyncio.run(
+        ValueRepair(introspect(db, 0)).propose(
+            sql, lambda probe: Sandbox().aexecute(probe, db), negated_only=True
+        )
+    )
+
+    if db.dialect == "sqlite":
+        assert fixed is not None and "Airline <> 2" in fixed
+        assert rows(db, fixed) == [(28,), (29,)]
+    else:  # DuckDB cannot compare an INTEGER with that text: nothing to ground
+        assert fixed is None
+
+
+def test_an_excluded_literal_moves_to_the_column_that_holds_it(db):
+    fixed = propose(db, "SELECT Country FROM airlines WHERE Abbreviation != 'JetBlue Airways'")
+
+    assert fixed is not None and "Airline <> 'JetBlue Airways'" in fixed
+    assert rows(db, fixed) == [("Ireland",), ("USA",)]
+
+
+def test_negated_only_leaves_equality_filters_alone(db):
+    repair = ValueRepair(introspect(db, 0))
+    sql = "SELECT Country FROM airlines WHERE Abbreviation = 'JetBlue Airways'"
+
+    assert not repair.excludes_a_literal(sql)
+    assert repair.excludes_a_literal("SELECT Country FROM airlines WHERE Country <> 'USA'")
+    assert not repair.excludes_a_literal("SELECT Country FROM airlines WHERE")
+    fixed = asyncio.run(
+        repair.propose(sql, lambda probe: Sandbox().aexecute(probe, db), negated_only=True)
+    )
+    assert fixed is None
+
+
 @pytest.mark.parametrize(
     "sql",
     [
+        "SELECT Country FROM airlines WHERE Country != 'Ireland'",  # the column holds it
+        "SELECT Country FROM airlines WHERE Country != 'Germany'",  # no column holds it
         "SELECT FlightNo FROM flights WHERE DestAirport = 'Aberdeen'",  # names two airports
         "SELECT Country FROM airlines WHERE Airline = 'JetBlue Airways' AND uid = 3",  # holds it
         "SELECT Country FROM airlines WHERE Airline = 'Lufthansa'",  # no column holds it
