@@ -110,7 +110,8 @@ class AdaptiveScaling(Frozen):
     A first wave of ``greedy`` + ``samples`` candidates from one prompt, each SQL that names a
     column the schema lacks rewritten from the schema (``column_repair`` rounds); a clear majority —
     the top bucket non-empty, error-free, holding ``stop_share`` of the executed answers and at
-    least ``stop_min_votes`` — answers; otherwise the enabled steps run in order, each followed
+    least ``stop_min_votes``, and before the widening its SQL no harder than
+    ``stop_max_hardness`` — answers; otherwise the enabled steps run in order, each followed
     by the same check: fix (``fix_max`` distinct errored SQLs), widen (``widen`` requests),
     revise (critique + revision of a suspicious top bucket, off by default), tournament (top
     buckets whose margin is at most ``tournament_margin`` of the answers, off by default); a pool
@@ -125,7 +126,8 @@ class AdaptiveScaling(Frozen):
     stop_min_votes: int = Field(default=4, ge=1)  # first wave: 4 of its 5 candidates agree
     early_stop: bool = True  # False: every enabled step runs (the −early-stop ablation)
     # A majority whose SQL Spider's rules rate harder than this (pipelines/sql_hardness.py) answers
-    # only after the pool was widened: "extra" trusts every clear majority.
+    # only after the pool was widened; "extra" trusts every clear majority. "medium" widened 19 of
+    # the fixed 108 and turned one answer right for ~3.5 s/question more (docs/benchmarks.md).
     stop_max_hardness: Hardness = "extra"
     # Rounds of schema-grounded rewrites of an unbound column, no LLM (pipelines/column_repair.py).
     column_repair: int = Field(default=3, ge=0)
