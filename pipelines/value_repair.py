@@ -19,7 +19,7 @@ A filter that excludes a literal its column does not hold excludes nothing, what
 query returns, so a ``column != 'literal'`` filter is grounded the same way in a query with rows
 too (``propose(..., negated_only=True)``):
 
-    Maker != 'Ford Motor Company'     ──► Maker != 4                    (car_makers.FullName)
+    Maker != 'Ford Motor Company'     ──► Maker != 5                    (car_makers.FullName)
 
 A literal the column holds, a literal no column holds, or more than one equally good place
 (more than one row, for a key) proposes nothing: an empty result can be the right answer.
@@ -53,6 +53,8 @@ from pipelines.schema.joins import JoinGraph, join_graph
 _TEXT_TYPES = ("CHAR", "TEXT", "CLOB", "STRING", "VARCHAR")
 # Distinct (column, value) matches a probe returns: enough to tell one place from several.
 _PROBE_LIMIT = 8
+# An SQL sqlglot cannot read, or whose scopes it cannot resolve: nothing to propose.
+_UNREADABLE = (SqlglotError, RecursionError, ValueError, KeyError, AttributeError)
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,8 @@ class Probe:
 
 
 class ValueRepair:
-    """Proposes a rewrite of an empty-result query whose string filters miss (module docstring)."""
+    """Proposes a rewrite of a query whose string filters miss: an empty result's ``=`` and
+    ``!=`` filters, or any query's ``!=`` filters (module docstring)."""
 
     def __init__(self, view: SchemaView, graph: JoinGraph | None = None) -> None:
         self.dialect = view.dialect
@@ -111,7 +114,7 @@ class ValueRepair:
         try:
             tree = sqlglot.parse_one(sql, read=self.dialect)
             filters = list(self._filters(tree, kinds))
-        except (SqlglotError, RecursionError, ValueError, KeyError, AttributeError):
+        except _UNREADABLE:
             return None
         changed = False
         for literal, column, probe in filters:
@@ -150,7 +153,7 @@ class ValueRepair:
         try:
             tree = sqlglot.parse_one(sql, read=self.dialect)
             return next(self._filters(tree, (exp.NEQ,)), None) is not None
-        except (SqlglotError, RecursionError, ValueError, KeyError, AttributeError):
+        except _UNREADABLE:
             return False
 
     # --- finding the filters ---------------------------------------------------------------------
