@@ -17,7 +17,10 @@ not bind; this module proposes one rewrite for it:
                                           such row, ``NOT EXISTS (… j1.Language = 'English')``
     "ambiguous column name: id"       ──► qualified with the first table in FROM that has it
 
-Anything else, or more than one equally good answer, proposes nothing: the LLM fixer takes it.
+Anything else, more than one equally good answer, or a rewrite that would compare a column with
+itself (``ON c.code = pr.code`` where only ``pr`` has ``code``: ``pr.code = pr.code`` is a cross
+join, which on a large table runs until the sandbox stops it) proposes nothing: the LLM fixer
+takes it.
 
     >>> from pipelines.schema import introspect
     >>> repair = ColumnRepair(introspect(db))
@@ -123,6 +126,7 @@ class ColumnRepair:
 
     def _rewrite(self, sql: str, qualifier: str, name: str, ambiguous: bool) -> str | None:
         tree = sqlglot.parse_one(sql, read=self.dialect)
+        before = _self_comparisons(tree)
         changed = False
         for scope in traverse_scope(tree):
             targets = [
@@ -152,7 +156,9 @@ class ColumnRepair:
             if fix.many is not None:
                 _negated_filters_as_anti_joins(scope.expression, fix.many)
             changed = True
-        return tree.sql(dialect=self.dialect) if changed else None
+        if not changed or _self_comparisons(tree) > before:
+            return None
+        return tree.sql(dialect=self.dialect)
 
     def _binds(self, sources: list[Source], qualifier: str, name: str) -> bool:
         return any(
@@ -345,6 +351,17 @@ def _negated_filters_as_anti_joins(select: exp.Expression, join: exp.Join) -> No
         )
         condition.replace(exp.Not(this=exp.Exists(this=exists)))
     join.pop()
+
+
+def _self_comparisons(tree: exp.Expression) -> int:
+    """``T1.a = T1.a`` comparisons: true on every row, so a join ON one is a cross join."""
+    return sum(
+        isinstance(eq.this, exp.Column)
+        and isinstance(eq.expression, exp.Column)
+        and eq.this.name.lower() == eq.expression.name.lower()
+        and eq.this.table.lower() == eq.expression.table.lower()
+        for eq in tree.find_all(exp.EQ)
+    )
 
 
 def _fresh_alias(used: set[str]) -> str:

@@ -88,6 +88,24 @@ def test_the_wrong_alias_moves_to_the_one_table_in_scope_that_has_the_column(rep
     assert run(pets_db, fixed) == [("Kim",)]
 
 
+def test_a_wrong_alias_in_a_join_condition_proposes_nothing_when_the_move_compares_a_column_with_itself(
+    repair, pets_db
+):
+    # Only Pets has PetType: moving S.PetType there gives ON P.PetType = P.PetType, a cross join
+    sql = "SELECT count(*) FROM Student AS S JOIN Pets AS P ON S.PetType = P.PetType"
+    assert error_of(pets_db, sql) == "no such column: S.PetType"
+    assert repair.propose(sql, "no such column: S.PetType") is None
+    # the same move outside a comparison with its own column still binds
+    assert repair.propose(
+        "SELECT S.PetType FROM Student AS S JOIN Has_Pet AS H ON S.StuID = H.StuID "
+        "JOIN Pets AS P ON H.PetID = P.PetID",
+        "no such column: S.PetType",
+    ) == (
+        "SELECT P.PetType FROM Student AS S JOIN Has_Pet AS H ON S.StuID = H.StuID "
+        "JOIN Pets AS P ON H.PetID = P.PetID"
+    )
+
+
 def test_a_column_of_a_table_not_joined_is_reached_through_its_join_key(repair, pets_db):
     sql = "SELECT T2.treatment_type_description FROM Pets AS T1 JOIN Treatments AS T2 ON T1.PetID = T2.PetID"
     fixed = repaired(repair, pets_db, sql)
