@@ -2,7 +2,7 @@
 
 [DatabaseRef] ──► jobs (examples first, then one per database)
     ──unchanged_report (driver, cheap)──► "unchanged" without starting anything
-    ──local──► build_* in turn
+    ──local──► build_* in turn, the embedder on every core (``local_threads``)
     ──ray────► ActorPool of IndexWorker (each loads the embedding model once)
     ──► [BuildReport], with a rich progress bar on stderr
 
@@ -54,8 +54,11 @@ class IndexWorker:
 
 
 def _local(jobs: Sequence[Job], settings: IndexSettings) -> Iterator[BuildReport]:
-    for job in jobs:
-        yield _run(job, settings)
+    from pipelines.indexing.embedder import embedding_threads
+
+    with embedding_threads(settings.local_threads or os.cpu_count() or 1):
+        for job in jobs:
+            yield _run(job, settings)
 
 
 def _ray(jobs: Sequence[Job], settings: IndexSettings) -> Iterator[BuildReport]:

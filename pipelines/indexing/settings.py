@@ -44,6 +44,7 @@ class IndexSettings(Frozen):
     # stat: file size + mtime (cheap); content: BLAKE2b of the file bytes (robust to copies).
     fingerprint: Literal["stat", "content"] = "stat"
     executor: Literal["ray", "local"] = "ray"  # local: in-process, sequential
+    local_threads: int = Field(default=0, ge=0)  # torch threads of a local build; 0: every core
     ray_num_cpus: float = Field(default=2, gt=0)
     workers: int = Field(default=2, ge=1)  # Ray actors, each loads the embedding model once
     worker_cpus: float = Field(default=1.0, gt=0)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sqlite3
 
 import pytest
@@ -61,3 +62,24 @@ def test_ray_runner_rebuilds_only_the_modified_database(zoo_db, numbers_db, sett
         ("zoo", "unchanged"),
         ("numbers", "built"),
     ]
+
+
+@pytest.mark.parametrize(("local_threads", "expected"), [(3, 3), (0, os.cpu_count())])
+def test_a_local_build_embeds_on_local_threads_or_every_core(
+    zoo_db, settings, monkeypatch, local_threads, expected
+):
+    from pipelines.indexing import embedder
+
+    seen: list[int] = []
+    real = embedder.embedding_threads
+
+    def recording(threads: int):
+        seen.append(threads)
+        return real(threads)
+
+    monkeypatch.setattr(embedder, "embedding_threads", recording)
+    reports = build_all(
+        [zoo_db], settings.model_copy(update={"local_threads": local_threads}), progress=False
+    )
+    assert seen == [expected]
+    assert {r.status for r in reports} == {"built"}
