@@ -16,6 +16,9 @@
              teacher-forced (pipelines/likelihood.py); otherwise, or when nothing could be scored,
          ──► majority vote (ties: the greedy candidate's bucket)
 
+Past ``escalate_within_s`` (seconds since the question started) no further step starts and the
+vote decides: a latency budget that, unlike the global timeout, leaves the answer undegraded.
+
 Every call shares the schema as its first tokens, so a llama.cpp slot evaluates the schema once
 per database and each later call only its own question part. A step that fails is skipped with
 a DecisionEvent; a global timeout or the budget answers from what exists (``degraded``). The
@@ -211,6 +214,8 @@ class AdaptivePipeline:
         for name, enabled, step in steps:
             if not enabled or (name != FIRST_WAVE and not self._worth(name, run, state)):
                 continue
+            if name != FIRST_WAVE and self._out_of_time(name, run, state):
+                break
             state.open_step(name, run.runtime)
             await step()
             state.close_step(run.runtime)
@@ -229,14 +234,22 @@ class AdaptivePipeline:
             else:
                 state.answered_by = ""
         buckets = self.bucketer.bucket(run.pool)
-        if a.tournament and self._close(buckets):
+        if (
+            a.tournament
+            and self._close(buckets)
+            and not self._out_of_time("tournament", run, state)
+        ):
             state.open_step("tournament", run.runtime)
             winner = await self._tournament(run, buckets)
             state.close_step(run.runtime)
             if winner is not None:
                 state.answered_by = state.answered_by or "tournament"
                 return winner
-        if a.select == "likelihood" and not state.answered_by:
+        if (
+            a.select == "likelihood"
+            and not state.answered_by
+            and not self._out_of_time("likelihood", run, state)
+        ):
             state.settle()  # the vote's step, should nothing be scored
             state.open_step("likelihood", run.runtime)
             plain = a.select_prompt == "plain"
@@ -642,6 +655,22 @@ class AdaptivePipeline:
         run.recorder.decide("adaptive.hard_majority", step, hardness=hardness, votes=top.size)
         return False
 
+    def _out_of_time(self, step: str, run: TaskRun, state: _State) -> bool:
+        """Past ``escalate_within_s`` since the question started: ``step`` and every later one
+        are left out (one decision in the trace)."""
+        limit = self.adaptive.escalate_within_s
+        if limit is None:
+            return False
+        spent = time.monotonic() - run.started
+        if spent < limit and not state.out_of_time:
+            return False
+        if not state.out_of_time:
+            state.out_of_time = True
+            run.recorder.decide(
+                "adaptive.out_of_time", step, spent_s=round(spent, 1), limit_s=limit
+            )
+        return True
+
     def _close(self, buckets: Sequence[Bucket]) -> bool:
         """The two largest answers are within ``tournament_margin`` of all answers."""
         answers = [b for b in buckets if not b.error]
@@ -725,6 +754,7 @@ class _State:
         self.values: ValueRepair | None = None
         self.joins: JoinRepair | None = None
         self.grounded: dict[str, CandidateSQL | None] = {}  # empty-result SQL -> its rewrite
+        self.out_of_time = False  # escalate_within_s passed: no further step starts
         self._open: tuple[str, Usage, float] | None = None
 
     def settle(self) -> None:

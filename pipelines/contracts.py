@@ -115,7 +115,7 @@ class AdaptiveScaling(Frozen):
     by the same check: fix (``fix_max`` distinct errored SQLs), widen (``widen`` requests),
     revise (critique + revision of a suspicious top bucket, off by default), tournament (top
     buckets whose margin is at most ``tournament_margin`` of the answers, off by default); a pool
-    still split after them is decided by ``select``.
+    still split after them is decided by ``select``. Past ``escalate_within_s`` no step starts.
     """
 
     greedy: bool = True
@@ -167,6 +167,10 @@ class AdaptiveScaling(Frozen):
     # again); a GPU server scores a question's SQLs together.
     select_parallel: int = Field(default=1, ge=1)
     select_prompt: Literal["plain", "first_wave"] = "plain"
+    # Seconds from the question's start after which no further step (fix, widen, revise,
+    # tournament, likelihood) starts: a pool still split is decided by the vote, and the answer is
+    # not degraded (global_timeout_s cuts a step off and marks it so). None: every step may run.
+    escalate_within_s: float | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
     def _needs_a_candidate(self) -> AdaptiveScaling:

@@ -384,6 +384,62 @@ async def test_a_pool_still_split_goes_to_the_likelihood_of_each_distinct_sql(
     assert decision.features["scored"] == 3
 
 
+async def test_past_the_escalation_budget_no_step_starts_and_the_vote_answers_undegraded(
+    tiny_db, sandbox, scripted
+):
+    client = scripted(
+        {
+            "single_pass": first_wave(WRONG, [WRONG, RIGHT, OTHER, WRONG]),
+            "likelihood": likelihood_of(RIGHT),
+        }
+    )
+    cfg = scaling(select="likelihood", escalate_within_s=1e-6)
+    prediction, trace = await pipeline(client, sandbox, cfg).answer_with_trace(task(tiny_db))
+
+    # the same pool widened and scored picks RIGHT (the test above); here WRONG's 3 votes win
+    assert prediction.sql == WRONG and prediction.answered_by == "first_wave"
+    assert [s.step for s in prediction.steps] == ["first_wave"]
+    assert client.calls == {"single_pass": 2}
+    assert not prediction.degraded
+    (decision,) = [d for d in trace.decisions if d.label == "adaptive.out_of_time"]
+    assert decision.stage == "widen" and decision.features["limit_s"] == 1e-6
+
+
+async def test_a_step_started_within_the_budget_finishes_and_the_next_one_does_not_start(
+    tiny_db, sandbox, scripted
+):
+    script = scripted(
+        {
+            "single_pass": first_wave(WRONG, [WRONG, RIGHT, OTHER, WRONG]),
+            "likelihood": likelihood_of(RIGHT),
+        }
+    )
+
+    class SlowWidening:
+        requests = script.requests
+
+        async def chat(self, request, *, role="generator", budget=None):
+            if request.n == 3:  # the widening
+                await asyncio.sleep(0.5)
+            return await script.chat(request, role=role, budget=budget)
+
+    cfg = scaling(
+        select="likelihood",
+        widen=(WidenStep(n=3, examples=False, cells=False),),
+        escalate_within_s=0.4,
+    )
+    prediction, trace = await pipeline(SlowWidening(), sandbox, cfg).answer_with_trace(
+        task(tiny_db)
+    )
+
+    assert [s.step for s in prediction.steps] == ["first_wave", "widen"]
+    assert prediction.steps[-1].seconds >= 0.5  # not cut off
+    assert script.calls["likelihood"] == 0 and not prediction.degraded
+    assert prediction.answered_by == "widen"
+    (decision,) = [d for d in trace.decisions if d.label == "adaptive.out_of_time"]
+    assert decision.stage == "likelihood" and decision.features["spent_s"] >= 0.5
+
+
 async def test_a_clear_majority_is_not_scored(tiny_db, sandbox, scripted):
     client = scripted(
         {
