@@ -661,8 +661,8 @@ class AdaptivePipeline:
         limit = self.adaptive.escalate_within_s
         if limit is None:
             return False
-        spent = time.monotonic() - run.started
-        if spent < limit and not state.out_of_time:
+        spent = time.monotonic() - run.started  # only grows: once past, every later check is too
+        if spent < limit:
             return False
         if not state.out_of_time:
             state.out_of_time = True
@@ -754,7 +754,7 @@ class _State:
         self.values: ValueRepair | None = None
         self.joins: JoinRepair | None = None
         self.grounded: dict[str, CandidateSQL | None] = {}  # empty-result SQL -> its rewrite
-        self.out_of_time = False  # escalate_within_s passed: no further step starts
+        self.out_of_time = False  # escalate_within_s passed and recorded in the trace
         self._open: tuple[str, Usage, float] | None = None
 
     def settle(self) -> None:
