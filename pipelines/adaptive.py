@@ -268,12 +268,14 @@ class AdaptivePipeline:
         read once per database."""
 
         async def read() -> _Schema:
-            text = await reference_schema(
-                self.executor,
-                db,
-                sample_rows=self.settings.single_pass.sample_rows,
-                value_notes=self.settings.single_pass.value_notes,
-            )
+            text = (
+                await reference_schema(
+                    self.executor,
+                    db,
+                    sample_rows=self.settings.single_pass.sample_rows,
+                    column_notes=self.settings.single_pass.column_notes,
+                )
+            ).text()
             view = await asyncio.to_thread(introspect, db, 0)
             graph = join_graph(view)  # declared and inferred keys, shared by the three repairs
             return _Schema(

@@ -40,7 +40,7 @@ from pipelines.contracts import (
     StepCost,
     Task,
 )
-from pipelines.schema.descriptions import descriptions_beside
+from pipelines.schema.documentation.bird import descriptions_beside
 from pipelines.trace import ReasoningTrace
 
 if TYPE_CHECKING:

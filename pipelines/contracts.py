@@ -29,6 +29,9 @@ class DatabaseRef(Frozen):
     dialect: Dialect = "sqlite"
     # Folder of BIRD-style per-table description CSVs (or None).
     description_dir: str | None = None
+    # A Spider-style tables.json holding this db_id's entry, with optional column_descriptions /
+    # table_descriptions (or None: a tables.json beside the database is still looked for).
+    tables_json: str | None = None
 
 
 class Task(Frozen):

@@ -1,22 +1,28 @@
 """The reference schema prompt: the database's own CREATE TABLE statements, each followed by
-how its columns' values are stored (where the database has BIRD-style descriptions) and a few
-example rows, read through the read-only sandbox.
+notes from the database's own documentation and a few example rows, read through the read-only
+sandbox; kept per table so a focused prompt shows only the tables a question needs.
 
-    DatabaseRef ──► sandbox: SELECT sql FROM sqlite_master / duckdb_tables() ──► DDL
-                ──► database_description/<table>.csv value notes ──► /* Column values: ... */
+    DatabaseRef ──► sandbox: SELECT sql FROM sqlite_master / duckdb_tables() ──► DDL per table
+                ──► documentation (YAML, comments, tables.json, BIRD CSVs) ──► /* Column notes: ... */
                 ──► sandbox: SELECT * FROM t LIMIT 3 ──► /* 3 example rows ... */
+                ──► ReferenceSchema(tables=(TableBlock(name, text), ...))
+                ──► .text() the whole prompt │ .text(["singer"]) the focused one
 
 This is the prompt format of the single-pass baseline (docs/benchmarks.md, *Single-pass
-baseline*).
+baseline*). The notes come from ``ColumnDoc.note`` (``column_notes``: ``values``, ``auto``,
+``all``, ``off``; see pipelines/settings.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 
+from core.types import Frozen
 from pipelines.agents.errors import PipelineError
 from pipelines.contracts import DatabaseRef, ExecutionResult
-from pipelines.schema.descriptions import load_value_notes
+from pipelines.schema.documentation import SchemaDocs, load_documentation
+from pipelines.schema.view import token_size
 
 # (query listing the tables and their DDL, per dialect) — one row per table: (name, sql)
 _CATALOG_SQL = {
@@ -30,12 +36,49 @@ class SchemaReadError(PipelineError):
     """The database's catalog could not be read (missing file, unreadable database)."""
 
 
+class TableBlock(Frozen):
+    """One table's part of the prompt: DDL, column notes, example rows."""
+
+    name: str
+    text: str
+
+
+class ReferenceSchema(Frozen):
+    """The reference schema prompt of one database, table by table in catalog order."""
+
+    tables: tuple[TableBlock, ...]
+
+    def text(self, tables: Iterable[str] | None = None) -> str:
+        """The prompt text: every table, or only those named (case-insensitive), in catalog order."""
+        if tables is None:
+            return "\n\n".join(b.text for b in self.tables)
+        wanted = {t.lower() for t in tables}
+        return "\n\n".join(b.text for b in self.tables if b.name.lower() in wanted)
+
+    def sizes(self) -> dict[str, int]:
+        """Estimated tokens of each table's block (``pipelines.schema.token_size``)."""
+        return {b.name: token_size(b.text) + 1 for b in self.tables}
+
+
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _format_notes(notes: dict[str, str]) -> str:
-    return "\n".join(["/*\nColumn values:", *(f"{c}: {n}" for c, n in notes.items()), "*/"])
+def _notes(table: str, docs: SchemaDocs, columns: list[str], mode: str) -> str:
+    doc = docs.table(table)
+    if doc is None or mode == "off":
+        return ""
+    lines = []
+    for column in columns or list(doc.columns):
+        found = doc.columns.get(column.lower())
+        note = found.note(column, mode) if found else ""
+        if note:
+            lines.append(f"{column}: {note}")
+    described = doc.description if mode in ("auto", "all") else ""
+    if not lines and not described:
+        return ""
+    head = [f"Table: {described}"] if described else []
+    return "\n".join(["/*", *head, *(["Column notes:"] if lines else []), *lines, "*/"])
 
 
 def _format_rows(table: str, result: ExecutionResult, n: int) -> str:
@@ -47,27 +90,30 @@ def _format_rows(table: str, result: ExecutionResult, n: int) -> str:
 
 
 async def reference_schema(
-    executor, db: DatabaseRef, *, sample_rows: int = 3, value_notes: bool = True
-) -> str:
-    """CREATE TABLE statements + value notes + ``sample_rows`` example rows per table, tables in
+    executor, db: DatabaseRef, *, sample_rows: int = 3, column_notes: str = "auto"
+) -> ReferenceSchema:
+    """CREATE TABLE statements + column notes + ``sample_rows`` example rows per table, tables in
     catalog order."""
     catalog = await executor.execute(_CATALOG_SQL[db.dialect], db)
     if not catalog.ok:
         raise SchemaReadError(f"cannot read the schema of {db.db_id} ({db.path}): {catalog.error}")
     tables = [(str(name), str(ddl).strip()) for name, ddl in catalog.rows]
-    notes = await asyncio.to_thread(load_value_notes, db.description_dir) if value_notes else {}
+    docs = (
+        await asyncio.to_thread(load_documentation, db) if column_notes != "off" else SchemaDocs()
+    )
     samples = await asyncio.gather(
         *(
-            executor.execute(f"SELECT * FROM {_quote(name)} LIMIT {sample_rows}", db)
-            for name, _ in (tables if sample_rows > 0 else ())
+            executor.execute(f"SELECT * FROM {_quote(name)} LIMIT {max(sample_rows, 1)}", db)
+            for name, _ in tables
         )
     )
     blocks = []
-    for i, (name, ddl) in enumerate(tables):
+    for (name, ddl), rows in zip(tables, samples):
         parts = [ddl]
-        if notes.get(name.lower()):
-            parts.append(_format_notes(notes[name.lower()]))
-        if samples and samples[i].ok:
-            parts.append(_format_rows(name, samples[i], sample_rows))
-        blocks.append("\n".join(parts))
-    return "\n\n".join(blocks)
+        columns = list(rows.columns) if rows.ok else []
+        if notes := _notes(name, docs, columns, column_notes):
+            parts.append(notes)
+        if sample_rows > 0 and rows.ok:
+            parts.append(_format_rows(name, rows, sample_rows))
+        blocks.append(TableBlock(name=name, text="\n".join(parts)))
+    return ReferenceSchema(tables=tuple(blocks))

@@ -41,11 +41,23 @@ class SinglePassSettings(Frozen):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=512, ge=1)
     sample_rows: int = Field(default=3, ge=0)  # example rows per table in the CREATE TABLE prompt
-    # Under each CREATE TABLE, how its columns' values are stored (codes, units, formats), from
-    # the database's BIRD-style descriptions where it has them (``state: Two-letter US state
-    # code``): the model then writes 'OH', not 'Ohio'.
-    value_notes: bool = True
+    # Under each CREATE TABLE, notes from the database's own documentation
+    # (pipelines/schema/documentation): "values" says how values are stored (codes, units,
+    # formats: ``state: Two-letter US state code``, so the model writes 'OH', not 'Ohio');
+    # "auto" adds a column's description where its name does not spell it (``c14``); "all"
+    # every description and readable name; "off" none.
+    column_notes: Literal["off", "values", "auto", "all"] = "auto"
     seed: int | None = 0
+
+
+class FocusSettings(Frozen):
+    """Schema focus for the generators' prompt (pipelines/schema/linking.py): a schema whose
+    reference prompt is estimated above ``above_tokens`` is cut to the tables a question needs
+    (scored without an LLM, joined up over the join graph); a smaller one is shown whole."""
+
+    above_tokens: int | None = Field(default=2000, ge=0)  # None: never focus
+    keep_ratio: float = Field(default=0.5, gt=0.0, le=1.0)  # of the best table's score
+    max_tables: int = Field(default=6, ge=1)  # before the tables that join them are added
 
 
 class UnderstandingSettings(Frozen):
@@ -131,6 +143,7 @@ class TraceSettings(Frozen):
 
 class PipelineSettings(Frozen):
     single_pass: SinglePassSettings = SinglePassSettings()
+    focus: FocusSettings = FocusSettings()
     agents: AgentSettings = AgentSettings()
     understanding: UnderstandingSettings = UnderstandingSettings()
     tournament: TournamentSettings = TournamentSettings()

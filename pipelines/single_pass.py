@@ -23,7 +23,7 @@ from pipelines.bucketing import ExecutionBucketer
 from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingSettings, Task
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema_cache import SchemaCache
-from pipelines.schema_text import SchemaReadError, reference_schema
+from pipelines.schema_text import ReferenceSchema, SchemaReadError, reference_schema
 from pipelines.settings import SinglePassSettings
 from pipelines.task_run import TaskRun
 from pipelines.tournament import majority_vote
@@ -57,20 +57,21 @@ class SinglePassPipeline:
         self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
         self.prompt = prompt or load_prompt("single_pass")
         self.model_name = model_name
-        self._schemas: SchemaCache[str] = SchemaCache()
+        self._schemas: SchemaCache[ReferenceSchema] = SchemaCache()
 
     async def schema_text(self, db: DatabaseRef) -> str:
         """The reference schema prompt of ``db``, read once per pipeline (one task's timeout does
         not cancel the read other tasks on the database wait for)."""
-        return await self._schemas.get(
+        reference = await self._schemas.get(
             db,
             lambda: reference_schema(
                 self.executor,
                 db,
                 sample_rows=self.settings.sample_rows,
-                value_notes=self.settings.value_notes,
+                column_notes=self.settings.column_notes,
             ),
         )
+        return reference.text()
 
     async def answer(self, task: Task) -> Prediction:
         prediction, _ = await self.answer_with_trace(task)

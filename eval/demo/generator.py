@@ -36,7 +36,7 @@ from eval.demo import synth
 from eval.demo.schema import TABLES
 from eval.errors import EvalError
 from pipelines.contracts import DatabaseRef
-from pipelines.schema.descriptions import DESCRIPTION_DIR
+from pipelines.schema.documentation.bird import DESCRIPTION_DIR
 
 GENERATOR_VERSION = 1  # bump when the output format changes without a source change
 DEMO_DB_ID = "claims"

@@ -29,7 +29,7 @@ from eval.loaders.common import (
     required,
 )
 from pipelines.contracts import DatabaseRef
-from pipelines.schema.descriptions import descriptions_beside
+from pipelines.schema.documentation.bird import descriptions_beside
 
 # split -> (question file, database folder, tables file)
 SPLITS: dict[str, tuple[str, str, str]] = {

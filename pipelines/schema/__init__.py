@@ -5,7 +5,7 @@ introspect(db) ──► SchemaView ──► render_light / render_ddl ──�
                         └──► restrict(view, tables=..., columns=...) ──► token_size(...)
 """
 
-from pipelines.schema.descriptions import load_descriptions
+from pipelines.schema.documentation.bird import load_descriptions
 from pipelines.schema.errors import SchemaError, UnknownSchemaObject
 from pipelines.schema.introspect import introspect
 from pipelines.schema.joins import JoinGraph, infer_join_keys, join_graph

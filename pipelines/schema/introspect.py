@@ -1,7 +1,8 @@
 """Read a live database (SQLite or DuckDB, read-only) into a SchemaView.
 
     DatabaseRef ──connect_readonly──► engine file (sqlite.py | duckdb.py)
-        ──► tables, columns, keys, samples ──► + descriptions (BIRD CSVs, DuckDB comments)
+        ──► tables, columns, keys, samples ──► + documentation (schema/documentation: YAML
+            beside the file, DuckDB comments, tables.json descriptions, BIRD CSVs)
         ──► + inferred join keys ──► SchemaView
 
     >>> view = introspect(db)  # db_id "concert_singer", path ".../concert_singer.sqlite"
@@ -25,7 +26,7 @@ from pipelines.sandbox import connect_readonly
 from pipelines.sandbox.errors import DatabaseUnavailable
 from pipelines.schema import duckdb as duckdb_engine
 from pipelines.schema import sqlite as sqlite_engine
-from pipelines.schema.descriptions import TableDescriptions, load_descriptions
+from pipelines.schema.documentation import SchemaDocs, TableDoc, load_documentation
 from pipelines.schema.joins import infer_join_keys
 
 ENGINES: dict[str, ModuleType] = {"sqlite": sqlite_engine, "duckdb": duckdb_engine}
@@ -37,17 +38,23 @@ def engine_for(db: DatabaseRef) -> ModuleType:
     return ENGINES[db.dialect]
 
 
-def _describe(column: ColumnInfo, table_descriptions: TableDescriptions) -> ColumnInfo:
-    text = table_descriptions.get(column.name.lower()) or column.description
-    children = tuple(_describe(child, table_descriptions) for child in column.children)
-    return column.model_copy(update={"description": text, "children": children})
+def _describe(column: ColumnInfo, doc: TableDoc) -> ColumnInfo:
+    found = doc.columns.get(column.name.lower())
+    text = (found.text() if found else "") or column.description
+    children = tuple(_describe(child, doc) for child in column.children)
+    return column.model_copy(update={"description": text or None, "children": children})
 
 
-def _with_descriptions(table: TableInfo, descriptions: dict[str, TableDescriptions]) -> TableInfo:
-    found = descriptions.get(table.name.lower())
-    if not found:
+def _with_documentation(table: TableInfo, docs: SchemaDocs) -> TableInfo:
+    found = docs.table(table.name)
+    if found is None:
         return table
-    return table.model_copy(update={"columns": tuple(_describe(c, found) for c in table.columns)})
+    return table.model_copy(
+        update={
+            "description": found.description or table.description,
+            "columns": tuple(_describe(c, found) for c in table.columns),
+        }
+    )
 
 
 def introspect(db: DatabaseRef, sample_values: int = 3, *, infer_joins: bool = True) -> SchemaView:
@@ -62,8 +69,8 @@ def introspect(db: DatabaseRef, sample_values: int = 3, *, infer_joins: bool = T
             tables, declared = engine.read_schema(conn, samples=sample_values)
     except DRIVER_ERRORS as exc:
         raise DatabaseUnavailable(db.path, f"cannot read schema: {exc}") from exc
-    descriptions = load_descriptions(db.description_dir)
-    tables = [_with_descriptions(t, descriptions) for t in tables]
+    docs = load_documentation(db)
+    tables = [_with_documentation(t, docs) for t in tables]
     fks = list(declared)
     if infer_joins:
         fks += infer_join_keys(tuple(tables), tuple(declared))

@@ -22,29 +22,46 @@ def with_descriptions(db: DatabaseRef, tmp_path) -> DatabaseRef:
     return db.model_copy(update={"description_dir": str(folder)})
 
 
-async def test_value_notes_follow_their_table_and_skip_examples_only_notes(
+async def test_column_notes_follow_their_table_and_skip_what_the_name_says(
     tiny_db, sandbox, tmp_path
 ):
-    text = await reference_schema(sandbox, with_descriptions(tiny_db, tmp_path), sample_rows=2)
-    singer, concert = text.split("\n\n")
+    reference = await reference_schema(sandbox, with_descriptions(tiny_db, tmp_path), sample_rows=2)
+    singer, concert = reference.text().split("\n\n")
     assert singer.startswith("CREATE TABLE singer")
-    notes = singer[singer.index("/*\nColumn values:") : singer.index("example rows")]
-    assert "country: Full English name, e.g. 'France'; never a code." in notes
-    assert "singer_id" not in notes and "name:" not in notes  # only examples / no value notes
-    assert singer.index("Column values") < singer.index("2 example rows")
-    assert "Column values" not in concert and "2 example rows" in concert
+    notes = singer[singer.index("/*\nColumn notes:") : singer.index("example rows")]
+    assert "country: values: Full English name, e.g. 'France'; never a code." in notes
+    # "Singer's name." says no more than the name; "e.g. 1" only gives examples
+    assert "singer_id: Unique id\n" in notes and "name:" not in notes
+    assert singer.index("Column notes") < singer.index("2 example rows")
+    assert "Column notes" not in concert and "2 example rows" in concert
+    assert reference.text(["CONCERT"]) == concert
+    assert set(reference.sizes()) == {"singer", "concert"}
+
+
+async def test_a_name_that_does_not_spell_its_meaning_gets_its_description(
+    tiny_db, sandbox, tmp_path
+):
+    db = with_descriptions(tiny_db, tmp_path)
+    csv = tmp_path / "database_description" / "singer.csv"
+    csv.write_text(SINGER_CSV + "age,,Years since birth.,integer,\n")
+    auto = (await reference_schema(sandbox, db, sample_rows=0)).text()
+    assert "age: Years since birth\n" in auto
+    values = (await reference_schema(sandbox, db, sample_rows=0, column_notes="values")).text()
+    assert "age:" not in values and "country: values:" in values
+    everything = (await reference_schema(sandbox, db, sample_rows=0, column_notes="all")).text()
+    assert "name: Singer's name\n" in everything
 
 
 async def test_without_descriptions_or_with_notes_off_the_prompt_is_ddl_and_rows(
     tiny_db, sandbox, tmp_path
 ):
-    plain = await reference_schema(sandbox, tiny_db, sample_rows=3)
+    plain = (await reference_schema(sandbox, tiny_db, sample_rows=3)).text()
     off = await reference_schema(
-        sandbox, with_descriptions(tiny_db, tmp_path), sample_rows=3, value_notes=False
+        sandbox, with_descriptions(tiny_db, tmp_path), sample_rows=3, column_notes="off"
     )
-    assert plain == off and "Column values" not in plain
+    assert plain == off.text() and "Column notes" not in plain
     assert plain.count("3 example rows") == 2
-    ddl_only = await reference_schema(sandbox, tiny_db, sample_rows=0)
+    ddl_only = (await reference_schema(sandbox, tiny_db, sample_rows=0)).text()
     assert "example rows" not in ddl_only and ddl_only.count("CREATE TABLE") == 2
 
 

@@ -1,4 +1,4 @@
-"""Column descriptions from BIRD's ``database_description/<table>.csv`` files.
+"""Source: BIRD's ``database_description/<table>.csv`` files beside the database.
 
 Each CSV has the columns ``original_column_name, column_name, column_description,
 data_format, value_description``; the files come in mixed encodings (UTF-8 with or without BOM,
@@ -8,9 +8,8 @@ cp1252, latin-1), so each file is decoded with the first encoding that fits.
     >>> descs["singer"]["country"]   # singer.csv: Country,nationality,country of citizenship,text,
     'country of citizenship (nationality)'
 
-Keys are lower-cased table and column names; a missing folder yields ``{}``.
-``load_value_notes`` keeps only the value descriptions (codes, units, formats) for prompts that
-show the database's own DDL.
+Keys are lower-cased table and column names; a missing folder yields ``{}``. ``read`` gives the
+same files as ``SchemaDocs`` (description, readable name and value description apart).
 """
 
 from __future__ import annotations
@@ -20,13 +19,19 @@ import io
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
+from pipelines.contracts import DatabaseRef
+from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc, words
+
+NAME = "bird_csv"
 log = logging.getLogger(__name__)
 
 # latin-1 decodes every byte, so it is the last resort and never fails.
 ENCODINGS = ("utf-8-sig", "cp1252", "latin-1")
 
 TableDescriptions = dict[str, str]  # lower-cased column name -> description
+D = TypeVar("D")  # what one CSV row becomes: a line of text, or a ColumnDoc
 
 DESCRIPTION_DIR = "database_description"  # BIRD: beside each database file
 
@@ -65,17 +70,10 @@ def _describe(row: dict[str, str]) -> str:
     return text
 
 
-def _value_note(row: dict[str, str]) -> str:
-    """The value description alone (codes, units, formats), unless it only gives examples: the
-    prompt's sample rows show those."""
-    values = _clean(row.get("value_description"))
-    return "" if values.lower().startswith(("e.g.", "eg.", "for example")) else values
-
-
 def read_description_csv(
-    path: Path, describe: Callable[[dict[str, str]], str] = _describe
-) -> TableDescriptions:
-    """The descriptions of one table's CSV; rows without a column name are ignored."""
+    path: Path, describe: Callable[[dict[str, str]], D] = _describe
+) -> dict[str, D]:
+    """The descriptions of one table's CSV; rows without a column name or text are ignored."""
     reader = csv.DictReader(io.StringIO(_decode(path.read_bytes())))
     if reader.fieldnames is None:
         return {}
@@ -83,7 +81,7 @@ def read_description_csv(
     if "original_column_name" not in reader.fieldnames:
         log.warning("skipping %s: no original_column_name header", path)
         return {}
-    out: TableDescriptions = {}
+    out: dict[str, D] = {}
     for row in reader:
         column = _clean(row.get("original_column_name"))
         text = describe(row)
@@ -93,8 +91,8 @@ def read_description_csv(
 
 
 def load_descriptions(
-    description_dir: str | Path | None, describe: Callable[[dict[str, str]], str] = _describe
-) -> dict[str, TableDescriptions]:
+    description_dir: str | Path | None, describe: Callable[[dict[str, str]], D] = _describe
+) -> dict[str, dict[str, D]]:
     """All tables' column descriptions in a folder, keyed by lower-cased table name."""
     if description_dir is None:
         return {}
@@ -102,7 +100,7 @@ def load_descriptions(
     if not folder.is_dir():
         log.warning("description folder not found, continuing without: %s", folder)
         return {}
-    out: dict[str, TableDescriptions] = {}
+    out: dict[str, dict[str, D]] = {}
     for path in sorted(folder.iterdir()):
         if path.suffix.lower() != ".csv" or not path.is_file():
             continue
@@ -113,8 +111,20 @@ def load_descriptions(
     return out
 
 
-def load_value_notes(description_dir: str | Path | None) -> dict[str, TableDescriptions]:
-    """Per table, the columns whose value description says how values are stored (codes, units,
-    formats: ``state`` -> ``'Two-letter US state code: OH, PA, ...'``), without the prose."""
-    tables = load_descriptions(description_dir, _value_note)
-    return {table: notes for table, notes in tables.items() if notes}
+def _column_doc(row: dict[str, str]) -> ColumnDoc:
+    original = _clean(row.get("original_column_name"))
+    label = _clean(row.get("column_name"))
+    if "".join(words(label)) == "".join(words(original)):
+        label = ""  # BIRD often repeats the name with spaces: no readable name
+    return ColumnDoc(
+        description=_clean(row.get("column_description")),
+        values=_clean(row.get("value_description")),
+        label=label,
+    )
+
+
+def read(db: DatabaseRef) -> SchemaDocs:
+    """The description folder of ``db`` (``db.description_dir``) as documentation."""
+    tables = load_descriptions(db.description_dir, _column_doc)
+    docs = {table: TableDoc(columns=columns) for table, columns in tables.items() if columns}
+    return SchemaDocs(tables=docs, sources=(NAME,) if docs else ())

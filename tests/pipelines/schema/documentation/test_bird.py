@@ -33,3 +33,29 @@ def test_whitespace_is_folded_and_empty_rows_dropped(tmp_path):
 def test_no_folder_no_descriptions(tmp_path):
     assert load_descriptions(None) == {}
     assert load_descriptions(tmp_path / "absent") == {}
+
+
+def test_read_keeps_description_values_and_a_readable_name_apart(tmp_path):
+    from pipelines.contracts import DatabaseRef
+    from pipelines.schema.documentation import bird
+
+    folder = tmp_path / "database_description"
+    folder.mkdir()
+    (folder / "members.csv").write_text(
+        HEADER
+        + "state,state,State of residence,text,Two-letter code\n"
+        + "dob,date of birth,,text,\n"
+        + "note,,,text,\n"
+    )
+    db = DatabaseRef(db_id="m", path=str(tmp_path / "m.sqlite"), description_dir=str(folder))
+    docs = bird.read(db)
+    assert docs.sources == ("bird_csv",)
+    state = docs.column("members", "state")
+    assert (state.description, state.values, state.label) == (
+        "State of residence",
+        "Two-letter code",
+        "",  # "state" only repeats the name
+    )
+    assert docs.column("members", "dob").label == "date of birth"
+    assert docs.column("members", "note") is None  # nothing documented
+    assert not bird.read(db.model_copy(update={"description_dir": None}))

@@ -1,0 +1,171 @@
+"""What a database's own documentation says about its tables and columns, whatever file or
+catalog it came from, and the short notes a prompt shows of it.
+
+    >>> docs = SchemaDocs(tables={"schools": TableDoc(columns={
+    ...     "c14": ColumnDoc(description="Students eligible for Title I funding"),
+    ...     "state": ColumnDoc(description="State of the school", values="Two-letter code"),
+    ... })})
+    >>> docs.column("Schools", "C14").note("c14")
+    'Students eligible for Title I funding'
+    >>> docs.column("schools", "state").note("state")   # the name says what the prose says
+    'values: Two-letter code'
+
+A note is the shortest form that adds something to the column's name: the description only
+where the name does not already spell it (``c14``, ``dob``), then how the values are stored
+(codes, units, formats, a vocabulary), which a name never says.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field
+
+from core.types import Frozen
+
+_WORD = re.compile(r"[a-z]+|[0-9]+")
+# Value descriptions that only give examples: the prompt's sample rows show those.
+_EXAMPLES_ONLY = ("e.g.", "eg.", "for example")
+NOTE_CHARS = 240  # a description longer than this is cut at a sentence or word boundary
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words and numbers of an identifier or a phrase (``claimStatus`` -> claim, status)."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return _WORD.findall(spaced.lower())
+
+
+# Crude suffix stripping, enough for "covered" to meet "coverage" and "monthly" to meet "month".
+_SUFFIXES = (("ies", "y"), ("ing", ""), ("age", ""), ("ed", ""), ("ly", ""), ("es", ""), ("s", ""))
+# Abbreviations common in column names, and the word prose uses for them.
+ABBREVIATIONS = {
+    "id": "identifier",
+    "no": "number",
+    "num": "number",
+    "nbr": "number",
+    "qty": "quantity",
+    "amt": "amount",
+    "dt": "date",
+    "desc": "description",
+    "cd": "code",
+    "pct": "percent",
+    "avg": "average",
+    "yr": "year",
+    "addr": "address",
+}
+
+
+def stem(word: str) -> str:
+    """``word`` without a plural or common derivational suffix (``claims`` -> ``claim``)."""
+    for suffix, replacement in _SUFFIXES:
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)] + replacement
+    return word
+
+
+def spelled_by(name: str, text: str) -> bool:
+    """True when every word of ``name`` (``claim_status``) occurs in ``text``, so ``text`` tells
+    a reader nothing the name does not; ``id`` is spelled by "identifier" (``ABBREVIATIONS``),
+    and a number only by itself (``c14`` is never spelled by prose about funding)."""
+    said = {stem(w) for w in words(text)}
+    return all(stem(w) in said or stem(ABBREVIATIONS.get(w, w)) in said for w in words(name))
+
+
+def _shorten(text: str, limit: int = NOTE_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind(". "), cut.rfind("; "))
+    return cut[: end + 1] if end > limit // 2 else cut.rsplit(" ", 1)[0] + " ..."
+
+
+class ColumnDoc(Frozen):
+    """One column's documentation; every field is optional."""
+
+    description: str = ""  # what the column means
+    values: str = ""  # how values are stored: codes, units, formats, the vocabulary
+    label: str = ""  # a readable name (BIRD's column_name, Spider's column_names)
+
+    def text(self) -> str:
+        """Everything known, one line: what the schema view and the linking step read."""
+        parts = [self.description]
+        if self.label and self.label.lower() not in self.description.lower():
+            parts[0] = f"{self.description} ({self.label})" if self.description else self.label
+        if self.values:
+            parts.append(f"values: {self.values}")
+        return "; ".join(p for p in parts if p)
+
+    def note(self, name: str, mode: str = "auto") -> str:
+        """The prompt's note on column ``name``: ``values`` (how values are stored only),
+        ``auto`` (plus the description where ``name`` does not spell it) or ``all`` (the
+        readable name and description always; ``off``: nothing)."""
+        if mode == "off":
+            return ""
+        parts = []
+        if mode == "all":
+            meaning = self.text().split("; values: ")[0]
+        elif mode == "auto" and not spelled_by(name, self.description):
+            meaning = self.description
+        else:
+            meaning = ""
+        if meaning:
+            short = _shorten(meaning)
+            parts.append(short[:-1] if short.endswith(".") and not short.endswith("...") else short)
+        values = self.values.strip()
+        if values and not values.lower().startswith(_EXAMPLES_ONLY):
+            parts.append(f"values: {_shorten(values)}")
+        return "; ".join(parts)
+
+    def __bool__(self) -> bool:
+        return bool(self.description or self.values or self.label)
+
+    def or_else(self, other: ColumnDoc) -> ColumnDoc:
+        """This documentation, each empty field filled from ``other``."""
+        return ColumnDoc(
+            description=self.description or other.description,
+            values=self.values or other.values,
+            label=self.label or other.label,
+        )
+
+
+class TableDoc(Frozen):
+    """One table's documentation: its description and its columns' (lower-cased names)."""
+
+    description: str = ""
+    columns: dict[str, ColumnDoc] = Field(default_factory=dict)
+
+    def or_else(self, other: TableDoc) -> TableDoc:
+        columns = dict(other.columns)
+        for name, doc in self.columns.items():
+            columns[name] = doc.or_else(other.columns[name]) if name in other.columns else doc
+        return TableDoc(description=self.description or other.description, columns=columns)
+
+
+class SchemaDocs(Frozen):
+    """A database's documentation, tables keyed by lower-cased name; ``sources`` names the
+    sources that contributed, the first of them winning where two document the same field."""
+
+    tables: dict[str, TableDoc] = Field(default_factory=dict)
+    sources: tuple[str, ...] = ()
+
+    def table(self, name: str) -> TableDoc | None:
+        return self.tables.get(name.lower())
+
+    def column(self, table: str, column: str) -> ColumnDoc | None:
+        found = self.table(table)
+        return found.columns.get(column.lower()) if found else None
+
+    def or_else(self, other: SchemaDocs) -> SchemaDocs:
+        """These docs, with what only ``other`` documents added (field by field)."""
+        tables = dict(other.tables)
+        for name, doc in self.tables.items():
+            tables[name] = doc.or_else(other.tables[name]) if name in other.tables else doc
+        sources = tuple(dict.fromkeys(self.sources + other.sources))
+        return SchemaDocs(tables=tables, sources=sources)
+
+    def documented(self) -> int:
+        """How many columns carry a description, label or value note."""
+        return sum(1 for t in self.tables.values() for c in t.columns.values() if c)
+
+    def __bool__(self) -> bool:
+        return bool(self.tables)
