@@ -4,8 +4,8 @@
          ──► L0 retrieval without an LLM: cell values for the question's n-grams ║ examples for its skeleton
          ──► first wave: greedy + n samples of one prompt (schema, cells, examples, question),
              every candidate executed; "no such column" rewritten from the schema (no LLM,
-             pipelines/column_repair.py); a string filter that matches no row grounded in
-             the stored values (pipelines/value_repair.py); bucketed by result
+             pipelines/repair/columns.py); a string filter that matches no row grounded in
+             the stored values (pipelines/repair/values.py); bucketed by result
          ──► clear majority? ── yes ──► answer (answered_by = "first_wave")
          ──► fix: the most common errored SQLs ──► SQLFixer with the engine's message ──► check
          ──► widen: more samples of a prompt variant (scaling.adaptive.widen) ──► check
@@ -13,7 +13,7 @@
          ──► tournament (off by default): top buckets within tournament_margin ──► ReasoningSelector,
              both orders
          ──► still split? select = "likelihood": the SQL the model finds most probable, scored
-             teacher-forced (pipelines/likelihood.py); otherwise, or when nothing could be scored,
+             teacher-forced (pipelines/selection/likelihood.py); otherwise, or when nothing could be scored,
          ──► majority vote (ties: the greedy candidate's bucket)
 
 Past ``escalate_within_s`` (seconds since the question started) no further step starts and the
@@ -47,8 +47,6 @@ from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.render import DIALECT_NAME, cells_block, examples_block
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
 from pipelines.agents.types import Bucket, Context
-from pipelines.bucketing import ExecutionBucketer
-from pipelines.column_repair import ColumnRepair
 from pipelines.contracts import (
     AdaptiveScaling,
     CandidateSQL,
@@ -65,22 +63,24 @@ from pipelines.contracts import (
 )
 from pipelines.indexing.ngrams import question_ngrams
 from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
-from pipelines.join_repair import JoinRepair
-from pipelines.likelihood import LikelihoodSelector
 from pipelines.prompts import PromptTemplate, load_prompt
-from pipelines.refinement import UNFIXABLE_ERRORS, Refiner
+from pipelines.repair.columns import ColumnRepair
+from pipelines.repair.joins import JoinRepair
+from pipelines.repair.refinement import UNFIXABLE_ERRORS, Refiner
+from pipelines.repair.values import ValueRepair
 from pipelines.schema import introspect
+from pipelines.schema.cache import SchemaCache
 from pipelines.schema.joins import join_graph
-from pipelines.schema_cache import SchemaCache
-from pipelines.schema_text import SchemaReadError, reference_schema
+from pipelines.schema.reference import SchemaReadError, reference_schema
+from pipelines.selection.bucketing import ExecutionBucketer
+from pipelines.selection.likelihood import LikelihoodSelector
+from pipelines.selection.tournament import Tournament, TournamentQuestion
 from pipelines.settings import PipelineSettings
-from pipelines.single_pass import render_evidence
 from pipelines.sql_hardness import HARDNESS, Hardness, hardness_from_sql
+from pipelines.strategies.single_pass import render_evidence
 from pipelines.task_run import TaskRun, describe, record_failure, within_limits
-from pipelines.tournament import Tournament, TournamentQuestion
 from pipelines.trace import ReasoningTrace, SafeSink, TraceSink, safe_sinks
 from pipelines.understanding import _call, _index_missing, _supported
-from pipelines.value_repair import ValueRepair
 
 FIRST_WAVE = "first_wave"
 
@@ -447,7 +447,7 @@ class AdaptivePipeline:
 
     def _rejoin(self, state: _State, candidates: list[CandidateSQL]) -> list[CandidateSQL]:
         """Each candidate whose JOIN ... ON names no key between the tables, with the schema's
-        one join key in its place (pipelines/join_repair.py), before it runs."""
+        one join key in its place (pipelines/repair/joins.py), before it runs."""
         if not self.adaptive.join_repair or state.joins is None:
             return candidates
         out = []
@@ -467,7 +467,7 @@ class AdaptivePipeline:
     ) -> list[CandidateSQL]:
         """Each candidate that found nothing (no rows, or counts of zero), or that excludes a
         literal (``!=``), and whose string filters name no stored value, replaced by its rewrite
-        that names them (pipelines/value_repair.py) when the rewrite finds something; a rewrite
+        that names them (pipelines/repair/values.py) when the rewrite finds something; a rewrite
         keeps its candidate's producer (a SQL drawn twice is probed once)."""
         repair = state.values
         if not self.adaptive.value_repair or repair is None:
