@@ -33,7 +33,7 @@ async def reference_schema_of(db: DatabaseRef) -> str:
     """The schema prompt every generation call starts with, read through the sandbox."""
     from pipelines.agents.runtime import as_executor
     from pipelines.sandbox import Sandbox
-    from pipelines.schema_text import reference_schema
+    from pipelines.schema.reference import reference_schema
 
     with Sandbox(timeout_s=30, row_cap=100) as sandbox:
         return await reference_schema(as_executor(sandbox), db)

@@ -95,7 +95,7 @@ async def score_all(rows: list[dict], tasks: dict, cfg, known: dict) -> dict[str
     from pipelines.agents.render import DIALECT_NAME
     from pipelines.prompts import load_prompt
     from pipelines.sandbox.pool import LocalSandboxPool
-    from pipelines.schema_text import reference_schema
+    from pipelines.schema.reference import reference_schema
 
     server = LocalServer(
         ModelStore(cfg.paths.models).path_for(get_spec(cfg.model.name)), LocalServerSettings()

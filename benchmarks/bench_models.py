@@ -18,7 +18,7 @@ question. Needs the models pulled and Spider under paths.benchmarks.
 
 ``--settings``: the server's runtime settings side by side for one model (xllamacpp), each on a
 fresh server, on one fixed workload — the reference schema prompt of Spider's concert_singer
-(pipelines/schema_text.py, about 660 tokens) with a question:
+(pipelines/schema/reference.py, about 660 tokens) with a question:
   prompt t/s   the schema prompt evaluated from scratch (llama.cpp's timings)
   decode t/s   the same prompt again (cached), greedy, exactly --decode-tokens tokens, twice
   n=8 s        another question on the same schema, n=8 samples at T=0.8 of --n8-tokens tokens

@@ -89,7 +89,7 @@ async def judge(pairs, prompts, client, executor, settings):
     from pipelines.agents.reasoning_selector import ReasoningSelector, SelectionInput
     from pipelines.agents.render import preview
     from pipelines.agents.runtime import AgentRuntime
-    from pipelines.schema_text import reference_schema
+    from pipelines.schema.reference import reference_schema
     from pipelines.trace import TraceRecorder
 
     selectors = {

@@ -108,7 +108,7 @@ class WidenStep(Frozen):
 
 
 class AdaptiveScaling(Frozen):
-    """Widths, thresholds and steps of the adaptive pipeline (``pipelines/adaptive.py``).
+    """Widths, thresholds and steps of the adaptive pipeline (``pipelines/strategies/adaptive.py``).
 
     A first wave of ``greedy`` + ``samples`` candidates from one prompt, each SQL that names a
     column the schema lacks rewritten from the schema (``column_repair`` rounds); a clear majority —
@@ -132,14 +132,14 @@ class AdaptiveScaling(Frozen):
     # only after the pool was widened; "extra" trusts every clear majority. "medium" widened 19 of
     # the fixed 108 and turned one answer right for ~3.5 s/question more (docs/benchmarks.md).
     stop_max_hardness: Hardness = "extra"
-    # Rounds of schema-grounded rewrites of an unbound column, no LLM (pipelines/column_repair.py).
+    # Rounds of schema-grounded rewrites of an unbound column, no LLM (pipelines/repair/columns.py).
     column_repair: int = Field(default=3, ge=0)
     # An empty result whose ``column = 'literal'`` filter names no stored value: the literal looked
-    # up in the scope's text columns, no LLM (pipelines/value_repair.py).
+    # up in the scope's text columns, no LLM (pipelines/repair/values.py).
     value_repair: bool = True
     # A JOIN whose ON condition names no key between the new table and those before it
     # (``ON T1.MakeId = T1.Make``) gets the schema's one join key before it runs, no LLM
-    # (pipelines/join_repair.py).
+    # (pipelines/repair/joins.py).
     join_repair: bool = True
     fix_max: int = Field(default=1, ge=0)  # distinct errored SQLs repaired, most frequent first
     # One request each, in order, while the pool is split; () disables widening. The default draws
@@ -160,7 +160,7 @@ class AdaptiveScaling(Frozen):
     # How a pool still split after the last step is decided: "vote" (largest bucket) or
     # "likelihood" (the SQL the generator finds most probable under the ``select_prompt``,
     # teacher-forced, one call per distinct SQL, at most ``select_max_sqls``:
-    # pipelines/likelihood.py). "plain" is the prompt without examples and cell values. Against
+    # pipelines/selection/likelihood.py). "plain" is the prompt without examples and cell values. Against
     # the vote on the same pools: +3, 0 and +1 questions on three samples of the fixed 108, -3 on
     # 108 other dev questions, for ~0.5 calls and ~12 s where it runs: no gain beyond a run's
     # noise (docs/benchmarks.md, *Adaptive pipeline vs baselines*).

@@ -68,7 +68,7 @@ def build_pipeline(
     sinks = default_sinks(settings) if sinks is None else sinks
     model_name = str(cfg.model.get("name", "")) if cfg.get("model") is not None else ""
     if scaling.single_pass:
-        from pipelines.single_pass import SinglePassPipeline
+        from pipelines.strategies.single_pass import SinglePassPipeline
 
         return SinglePassPipeline(
             client=client,
@@ -79,9 +79,9 @@ def build_pipeline(
             model_name=model_name,
         )
     if scaling.adaptive is not None:
-        from pipelines.adaptive import AdaptivePipeline as pipeline_class
+        from pipelines.strategies.adaptive import AdaptivePipeline as pipeline_class
     else:
-        from pipelines.orchestrator import Orchestrator as pipeline_class
+        from pipelines.strategies.orchestrator import Orchestrator as pipeline_class
 
     return pipeline_class(
         client=client,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pipelines
 from core.config import load_config
 from pipelines.contracts import Task
-from pipelines.single_pass import SinglePassPipeline
+from pipelines.strategies.single_pass import SinglePassPipeline
 
 
 async def test_single_pass_from_config(tiny_db, sandbox, scripted, tmp_path):

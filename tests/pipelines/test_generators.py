@@ -14,14 +14,14 @@ from pipelines.agents.base import END_OF_SQL_BLOCK, GeneratorSpec, SQLGenerator
 from pipelines.agents.errors import PipelineConfigError
 from pipelines.agents.generators import GENERATORS
 from pipelines.contracts import ScalingSettings, Task
-from pipelines.orchestrator import (
+from pipelines.settings import PipelineSettings, RouterSettings
+from pipelines.strategies.orchestrator import (
     Orchestrator,
     call_allowance,
     families,
     resynthesis_jobs,
     synthesis_jobs,
 )
-from pipelines.settings import PipelineSettings, RouterSettings
 
 RIGHT = "SELECT count(*) FROM singer WHERE country = 'France'"
 

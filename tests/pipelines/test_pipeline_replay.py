@@ -18,13 +18,13 @@ from models.errors import ModelUnavailable
 from models.registry import get_spec
 from models.store import ModelStore
 from models.types import ChatMessage, ChatRequest
-from pipelines.adaptive import AdaptivePipeline
-from pipelines.adaptive import call_allowance as adaptive_allowance
 from pipelines.contracts import ScalingSettings, Task
 from pipelines.factory import build_pipeline
-from pipelines.orchestrator import Orchestrator, call_allowance, synthesis_jobs
 from pipelines.sandbox import Sandbox
 from pipelines.settings import PipelineSettings
+from pipelines.strategies.adaptive import AdaptivePipeline
+from pipelines.strategies.adaptive import call_allowance as adaptive_allowance
+from pipelines.strategies.orchestrator import Orchestrator, call_allowance, synthesis_jobs
 
 CASSETTES = Path(__file__).resolve().parents[1] / "cassettes" / "pipelines"
 QUESTION = "How many singers are from France?"

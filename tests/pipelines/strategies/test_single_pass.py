@@ -7,7 +7,7 @@ import re
 
 from models.errors import ModelUnavailable
 from pipelines.contracts import ScalingSettings, Task
-from pipelines.single_pass import SinglePassPipeline
+from pipelines.strategies.single_pass import SinglePassPipeline
 from pipelines.trace import JsonlTraceSink, read_traces
 
 

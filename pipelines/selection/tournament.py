@@ -27,7 +27,7 @@ from pipelines.agents.reasoning_selector import ReasoningSelector, SelectionInpu
 from pipelines.agents.render import preview
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Bucket, Match
-from pipelines.bucketing import has_reasoning
+from pipelines.selection.bucketing import has_reasoning
 from pipelines.settings import TournamentSettings
 
 

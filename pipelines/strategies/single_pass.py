@@ -19,14 +19,14 @@ from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
-from pipelines.bucketing import ExecutionBucketer
 from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingSettings, Task
 from pipelines.prompts import PromptTemplate, load_prompt
-from pipelines.schema_cache import SchemaCache
-from pipelines.schema_text import ReferenceSchema, SchemaReadError, reference_schema
+from pipelines.schema.cache import SchemaCache
+from pipelines.schema.reference import ReferenceSchema, SchemaReadError, reference_schema
+from pipelines.selection.bucketing import ExecutionBucketer
+from pipelines.selection.tournament import majority_vote
 from pipelines.settings import SinglePassSettings
 from pipelines.task_run import TaskRun
-from pipelines.tournament import majority_vote
 from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, safe_sinks
 
 _DIALECT_NAME = {"sqlite": "SQLite", "duckdb": "DuckDB"}

@@ -36,21 +36,21 @@ from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
 from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.runtime import ModelClientLike, as_executor
 from pipelines.agents.types import Critique
-from pipelines.bucketing import ExecutionBucketer
 from pipelines.contracts import CandidateSQL, Prediction, ScalingSettings, SchemaView, Task
-from pipelines.refinement import (
+from pipelines.repair.refinement import (
     UNFIXABLE_ERRORS,
     Refiner,
     lessons_from,
     merge_lessons,
     resynthesis_reason,
 )
-from pipelines.router import DifficultyRouter
 from pipelines.schema import introspect, render_ddl, render_light
-from pipelines.schema_cache import SchemaCache
+from pipelines.schema.cache import SchemaCache
+from pipelines.selection.bucketing import ExecutionBucketer
+from pipelines.selection.tournament import Tournament, TournamentQuestion, finalists, majority_vote
 from pipelines.settings import PipelineSettings
+from pipelines.strategies.router import DifficultyRouter
 from pipelines.task_run import TaskRun, gather_all, record_failure, within_limits
-from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
 from pipelines.trace import (
     ReasoningTrace,
     RouteRecord,

@@ -4,8 +4,8 @@
          ──► L0 retrieval without an LLM: cell values for the question's n-grams ║ examples for its skeleton
          ──► first wave: greedy + n samples of one prompt (schema, cells, examples, question),
              every candidate executed; "no such column" rewritten from the schema (no LLM,
-             pipelines/column_repair.py); a string filter that matches no row grounded in
-             the stored values (pipelines/value_repair.py); bucketed by result
+             pipelines/repair/columns.py); a string filter that matches no row grounded in
+             the stored values (pipelines/repair/values.py); bucketed by result
          ──► clear majority? ── yes ──► answer (answered_by = "first_wave")
          ──► fix: the most common errored SQLs ──► SQLFixer with the engine's message ──► check
          ──► widen: more samples of a prompt variant (scaling.adaptive.widen) ──► check
@@ -13,7 +13,7 @@
          ──► tournament (off by default): top buckets within tournament_margin ──► ReasoningSelector,
              both orders
          ──► still split? select = "likelihood": the SQL the model finds most probable, scored
-             teacher-forced (pipelines/likelihood.py); otherwise, or when nothing could be scored,
+             teacher-forced (pipelines/selection/likelihood.py); otherwise, or when nothing could be scored,
          ──► majority vote (ties: the greedy candidate's bucket)
 
 Past ``escalate_within_s`` (seconds since the question started) no further step starts and the
@@ -23,6 +23,9 @@ Every call shares the schema as its first tokens, so a llama.cpp slot evaluates 
 per database and each later call only its own question part. A step that fails is skipped with
 a DecisionEvent; a global timeout or the budget answers from what exists (``degraded``). The
 prediction names the step whose pool answered and what each step cost.
+
+The L0 retrieval is ``adaptive_retrieval``; what the pipeline keeps per question and per
+database, and its tests of a candidate or bucket, are ``adaptive_state``.
 
     pipeline = AdaptivePipeline(client=client, sandbox=sandbox, scaling=scaling)  # client: a model
     prediction = await pipeline.answer(task)
@@ -35,9 +38,6 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from math import comb
-from typing import NamedTuple
-
-import sqlglot
 
 from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
@@ -45,42 +45,45 @@ from models.types import ChatMessage, ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
 from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.render import DIALECT_NAME, cells_block, examples_block
-from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
-from pipelines.agents.types import Bucket, Context
-from pipelines.bucketing import ExecutionBucketer
-from pipelines.column_repair import ColumnRepair
+from pipelines.agents.runtime import ModelClientLike, as_executor
+from pipelines.agents.types import Bucket
 from pipelines.contracts import (
     AdaptiveScaling,
     CandidateSQL,
-    CellHit,
     DatabaseRef,
-    ExampleHit,
     Prediction,
-    RetrievalSource,
     ScalingSettings,
-    StepCost,
     Task,
-    Usage,
     WidenStep,
 )
-from pipelines.indexing.ngrams import question_ngrams
-from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
-from pipelines.join_repair import JoinRepair
-from pipelines.likelihood import LikelihoodSelector
+from pipelines.indexing.question_skeleton import SchemaWords
 from pipelines.prompts import PromptTemplate, load_prompt
-from pipelines.refinement import UNFIXABLE_ERRORS, Refiner
+from pipelines.repair.columns import ColumnRepair
+from pipelines.repair.joins import JoinRepair
+from pipelines.repair.refinement import Refiner
+from pipelines.repair.values import ValueRepair
 from pipelines.schema import introspect
+from pipelines.schema.cache import SchemaCache
 from pipelines.schema.joins import join_graph
-from pipelines.schema_cache import SchemaCache
-from pipelines.schema_text import SchemaReadError, reference_schema
+from pipelines.schema.reference import SchemaReadError, reference_schema
+from pipelines.selection.bucketing import ExecutionBucketer
+from pipelines.selection.likelihood import LikelihoodSelector
+from pipelines.selection.tournament import Tournament, TournamentQuestion
 from pipelines.settings import PipelineSettings
-from pipelines.single_pass import render_evidence
-from pipelines.sql_hardness import HARDNESS, Hardness, hardness_from_sql
+from pipelines.sql_hardness import HARDNESS
+from pipelines.strategies.adaptive_retrieval import retrieve
+from pipelines.strategies.adaptive_state import (
+    DatabaseSchema,
+    State,
+    fixable,
+    has_rows,
+    nothing_found,
+    null_only,
+    rated_hardness,
+)
+from pipelines.strategies.single_pass import render_evidence
 from pipelines.task_run import TaskRun, describe, record_failure, within_limits
-from pipelines.tournament import Tournament, TournamentQuestion
 from pipelines.trace import ReasoningTrace, SafeSink, TraceSink, safe_sinks
-from pipelines.understanding import _call, _index_missing, _supported
-from pipelines.value_repair import ValueRepair
 
 FIRST_WAVE = "first_wave"
 
@@ -97,16 +100,6 @@ def call_allowance(adaptive: AdaptiveScaling, fixer_passes: int = 1) -> int:
         + 2 * adaptive.revise
         + tournament
         + likelihood
-    )
-
-
-def _null_only(bucket: Bucket) -> bool:
-    result = bucket.representative.exec_result
-    return (
-        result is not None
-        and result.ok
-        and result.row_count > 0
-        and all(v is None for row in result.rows for v in row)
     )
 
 
@@ -154,7 +147,7 @@ class AdaptivePipeline:
             max_tokens=settings.single_pass.max_tokens,
         )
         self.bucketer = ExecutionBucketer()
-        self._schemas: SchemaCache[_Schema] = SchemaCache()
+        self._schemas: SchemaCache[DatabaseSchema] = SchemaCache()
 
     # --- public API ----------------------------------------------------------------------------
 
@@ -171,7 +164,7 @@ class AdaptivePipeline:
             call_cap=call_allowance(self.adaptive),
             model_name=self.model_name,
         )
-        state = _State()
+        state = State()
         chosen: CandidateSQL | None = None
         failure: str | None = None
         try:
@@ -197,11 +190,17 @@ class AdaptivePipeline:
 
     # --- the search ----------------------------------------------------------------------------
 
-    async def _search(self, run: TaskRun, state: _State) -> CandidateSQL | None:
+    async def _search(self, run: TaskRun, state: State) -> CandidateSQL | None:
         a = self.adaptive
         schema = await self._schema(run.task.db)
         run.light = run.ddl = schema.text  # every agent's shared system message
-        run.context, state.retrieval = await self._retrieve(run, schema.words)
+        run.context, state.retrieval = await retrieve(
+            run,
+            schema.words,
+            self.settings.understanding,
+            cell_retriever=self.cell_retriever,
+            example_retriever=self.example_retriever,
+        )
         run.recorder.context = run.context  # the trace shows what the prompts were given
         state.repair, state.values, state.joins = schema.repair, schema.values, schema.joins
 
@@ -263,11 +262,11 @@ class AdaptivePipeline:
         state.settle()
         return self._vote(run, buckets)
 
-    async def _schema(self, db: DatabaseRef) -> _Schema:
+    async def _schema(self, db: DatabaseRef) -> DatabaseSchema:
         """The reference schema text, the schema's words (for skeletons) and its column repair,
         read once per database."""
 
-        async def read() -> _Schema:
+        async def read() -> DatabaseSchema:
             text = (
                 await reference_schema(
                     self.executor,
@@ -278,7 +277,7 @@ class AdaptivePipeline:
             ).text()
             view = await asyncio.to_thread(introspect, db, 0)
             graph = join_graph(view)  # declared and inferred keys, shared by the three repairs
-            return _Schema(
+            return DatabaseSchema(
                 text=text,
                 words=SchemaWords.from_view(view),
                 repair=ColumnRepair(view, graph),
@@ -293,79 +292,9 @@ class AdaptivePipeline:
         except Exception as exc:  # noqa: BLE001 - this task fails alone
             raise SchemaReadError(describe(exc)) from exc
 
-    # --- L0 retrieval, no LLM -------------------------------------------------------------------
-
-    async def _retrieve(
-        self, run: TaskRun, words: SchemaWords
-    ) -> tuple[Context, tuple[RetrievalSource, ...]]:
-        u = self.settings.understanding
-        task = run.task
-        cells: tuple[CellHit, ...] = ()
-        examples: tuple[ExampleHit, ...] = ()
-        used: list[RetrievalSource] = []
-        if self.cell_retriever is not None and u.cell_k > 0:
-            # The question's n-grams stand in for the LLM extractor's literals (no call spent).
-            phrases = question_ngrams(f"{task.question} {task.evidence}".strip())
-            many = getattr(self.cell_retriever, "search_many", None)
-            search, query = (
-                (many, phrases) if many is not None else (self.cell_retriever.search, task.question)
-            )
-            found = await self._lookup(
-                run,
-                "cell_retriever",
-                search,
-                task.db.db_id,
-                query,
-                **_supported(search, k=u.cell_k, mode=u.cell_mode, threshold=u.cell_threshold),
-            )
-            if found is not None:
-                cells = tuple(found)
-                used.append("cells")
-        if self.example_retriever is not None and u.example_k > 0 and u.examples_in_prompt > 0:
-            search = self.example_retriever.search
-            found = await self._lookup(
-                run,
-                "example_retriever",
-                search,
-                skeletonise(task.question, words),
-                **_supported(
-                    search,
-                    k=min(u.example_k, u.examples_in_prompt),
-                    exclude_db=task.db.db_id,
-                    threshold=u.example_threshold,
-                ),
-            )
-            if found is not None:
-                examples = tuple(found)
-                used.append("examples")
-        return Context(cell_hits=cells, example_hits=examples), tuple(used)
-
-    @staticmethod
-    async def _lookup(
-        run: TaskRun, name: str, search: Callable, *args: object, **kwargs: object
-    ) -> list | None:
-        start_wall, start = time.time(), time.monotonic()
-        try:
-            found = list(await _call(search, *args, **kwargs))
-        except Exception as exc:  # noqa: BLE001 - retrieval is optional; the question goes on without it
-            label = "unavailable" if _index_missing(exc) else "failed"
-            run.recorder.decide(
-                f"{name}_{label}", "l0", degradation=label == "failed", error=describe(exc)
-            )
-            return None
-        run.runtime.record_tool(
-            f"l0.{name}",
-            "contextual",
-            start_wall,
-            start,
-            ok=True,
-            **{"scale_analytics.hits": len(found)},
-        )
-        return found
-
     # --- steps ---------------------------------------------------------------------------------
 
-    async def _first_wave(self, run: TaskRun, state: _State) -> None:
+    async def _first_wave(self, run: TaskRun, state: State) -> None:
         a = self.adaptive
         if a.greedy:  # first, alone: the samples after it reuse the prompt it evaluated
             await self._sample(run, state, n=1, temperature=0.0, producer=f"{FIRST_WAVE}/greedy")
@@ -378,7 +307,7 @@ class AdaptivePipeline:
                 producer=f"{FIRST_WAVE}/T={a.temperature:g}",
             )
 
-    async def _widen(self, run: TaskRun, widen: WidenStep, state: _State) -> None:
+    async def _widen(self, run: TaskRun, widen: WidenStep, state: State) -> None:
         await self._sample(
             run,
             state,
@@ -392,7 +321,7 @@ class AdaptivePipeline:
     async def _sample(
         self,
         run: TaskRun,
-        state: _State,
+        state: State,
         *,
         n: int,
         temperature: float,
@@ -447,9 +376,9 @@ class AdaptivePipeline:
             evidence=render_evidence(task.evidence),
         )
 
-    def _rejoin(self, state: _State, candidates: list[CandidateSQL]) -> list[CandidateSQL]:
+    def _rejoin(self, state: State, candidates: list[CandidateSQL]) -> list[CandidateSQL]:
         """Each candidate whose JOIN ... ON names no key between the tables, with the schema's
-        one join key in its place (pipelines/join_repair.py), before it runs."""
+        one join key in its place (pipelines/repair/joins.py), before it runs."""
         if not self.adaptive.join_repair or state.joins is None:
             return candidates
         out = []
@@ -465,20 +394,20 @@ class AdaptivePipeline:
         return out
 
     async def _ground_values(
-        self, run: TaskRun, state: _State, candidates: Sequence[CandidateSQL]
+        self, run: TaskRun, state: State, candidates: Sequence[CandidateSQL]
     ) -> list[CandidateSQL]:
         """Each candidate that found nothing (no rows, or counts of zero), or that excludes a
         literal (``!=``), and whose string filters name no stored value, replaced by its rewrite
-        that names them (pipelines/value_repair.py) when the rewrite finds something; a rewrite
+        that names them (pipelines/repair/values.py) when the rewrite finds something; a rewrite
         keeps its candidate's producer (a SQL drawn twice is probed once)."""
         repair = state.values
         if not self.adaptive.value_repair or repair is None:
             return list(candidates)
         out = []
         for candidate in candidates:
-            empty = _nothing_found(candidate)
+            empty = nothing_found(candidate)
             if candidate.sql not in state.grounded and (
-                empty or (_has_rows(candidate) and repair.excludes_a_literal(candidate.sql))
+                empty or (has_rows(candidate) and repair.excludes_a_literal(candidate.sql))
             ):
                 state.grounded[candidate.sql] = await self._grounded(
                     run, repair, candidate, negated_only=not empty
@@ -509,7 +438,7 @@ class AdaptivePipeline:
                 ],
                 agent="value_repair",
             )
-        grounded = rewrite is not None and not _nothing_found(rewrite)
+        grounded = rewrite is not None and not nothing_found(rewrite)
         run.recorder.decide(
             "value_repair",
             "adaptive",
@@ -520,7 +449,7 @@ class AdaptivePipeline:
         return rewrite if grounded else None
 
     async def _repair_columns(
-        self, run: TaskRun, state: _State, executed: Sequence[CandidateSQL]
+        self, run: TaskRun, state: State, executed: Sequence[CandidateSQL]
     ) -> list[CandidateSQL]:
         """Schema-grounded rewrites of the candidates whose error names an unbound column, up to
         ``column_repair`` rounds each; a rewrite keeps its candidate's producer (and vote)."""
@@ -566,10 +495,10 @@ class AdaptivePipeline:
                 out.append(last.model_copy(update={"producer": candidate.producer}))
         return out
 
-    async def _fix(self, run: TaskRun, state: _State) -> None:
+    async def _fix(self, run: TaskRun, state: State) -> None:
         """Repair the ``fix_max`` most common errored SQLs; a repair carries its duplicates' votes."""
         counts: dict[str, list[CandidateSQL]] = {}
-        for c in _fixable(run, state):
+        for c in fixable(run, state):
             counts.setdefault(c.sql, []).append(c)
         chosen = sorted(counts.values(), key=len, reverse=True)[: self.adaptive.fix_max]
         await self.refiner.fix_all(
@@ -611,16 +540,16 @@ class AdaptivePipeline:
 
     # --- decisions -----------------------------------------------------------------------------
 
-    def _worth(self, step: str, run: TaskRun, state: _State) -> bool:
+    def _worth(self, step: str, run: TaskRun, state: State) -> bool:
         """Whether an escalation step has anything to work on."""
         if step == "fix":
-            return bool(_fixable(run, state))
+            return bool(fixable(run, state))
         buckets = self.bucketer.bucket(run.pool)
         if step == "revise":
             return (
                 bool(buckets)
                 and not buckets[0].error
-                and (buckets[0].empty or _null_only(buckets[0]))
+                and (buckets[0].empty or null_only(buckets[0]))
             )
         return True
 
@@ -633,7 +562,7 @@ class AdaptivePipeline:
         return buckets[0].size / answers if answers and buckets else 0.0
 
     def _clear_majority(self, buckets: Sequence[Bucket]) -> bool:
-        if not buckets or buckets[0].error or buckets[0].empty or _null_only(buckets[0]):
+        if not buckets or buckets[0].error or buckets[0].empty or null_only(buckets[0]):
             return False
         top, a = buckets[0], self.adaptive
         runner_up = buckets[1].size if len(buckets) > 1 and not buckets[1].error else 0
@@ -643,7 +572,7 @@ class AdaptivePipeline:
             and self._share(buckets) >= a.stop_share
         )
 
-    def _may_answer(self, step: str, top: Bucket, run: TaskRun, state: _State) -> bool:
+    def _may_answer(self, step: str, top: Bucket, run: TaskRun, state: State) -> bool:
         """A clear majority answers unless its SQL rates harder than ``stop_max_hardness`` and a
         widening is still to come: the first wave agrees on wrong answers most on hard questions."""
         a = self.adaptive
@@ -651,13 +580,13 @@ class AdaptivePipeline:
             return True
         if any(cost.step == "widen" for cost in state.steps):
             return True
-        hardness = _hardness(top.representative.sql)
+        hardness = rated_hardness(top.representative.sql)
         if HARDNESS.index(hardness) <= HARDNESS.index(a.stop_max_hardness):
             return True
         run.recorder.decide("adaptive.hard_majority", step, hardness=hardness, votes=top.size)
         return False
 
-    def _out_of_time(self, step: str, run: TaskRun, state: _State) -> bool:
+    def _out_of_time(self, step: str, run: TaskRun, state: State) -> bool:
         """Past ``escalate_within_s`` since the question started: ``step`` and every later one
         are left out (one decision in the trace)."""
         limit = self.adaptive.escalate_within_s
@@ -698,86 +627,3 @@ class AdaptivePipeline:
         if not run.recorder.ranking:
             run.recorder.ranking = tuple(b.hash for b in ranked)
         return ranked[0].representative
-
-
-def _nothing_found(candidate: CandidateSQL) -> bool:
-    """No rows, or one row of zeros and NULLs: what aggregates over a filter that matched nothing give."""
-    result = candidate.exec_result
-    if result is None or not result.ok:
-        return False
-    return result.row_count == 0 or (
-        result.row_count == 1 and all(v is None or v == 0 for v in result.rows[0])
-    )
-
-
-def _has_rows(candidate: CandidateSQL) -> bool:
-    result = candidate.exec_result
-    return result is not None and result.ok and result.row_count > 0
-
-
-def _hardness(sql: str) -> Hardness:
-    """Spider hardness of a SQL; one sqlglot cannot parse rates "extra" (escalate when unsure)."""
-    try:
-        return hardness_from_sql(sql)
-    except sqlglot.errors.SqlglotError:
-        return "extra"
-
-
-def _fixable(run: TaskRun, state: _State) -> list[CandidateSQL]:
-    """Errored candidates for the LLM fixer: not fixed before, and not SQLs the column repair
-    rewrote (their rewrite stands for them when it still fails)."""
-    return [
-        c
-        for c in run.pool
-        if not c.exec_result.ok
-        and c.exec_result.error_kind not in UNFIXABLE_ERRORS
-        and "fix" not in str(c.lineage)
-        and c.sql not in state.rewritten
-    ]
-
-
-class _Schema(NamedTuple):
-    text: str
-    words: SchemaWords
-    repair: ColumnRepair
-    values: ValueRepair
-    joins: JoinRepair
-
-
-class _State:
-    """Which steps ran, what each cost, and which step's pool holds the answer."""
-
-    def __init__(self) -> None:
-        self.steps: list[StepCost] = []
-        self.answered_by = ""
-        self.retrieval: tuple[RetrievalSource, ...] = ()
-        self.repair: ColumnRepair | None = None
-        self.rewritten: set[str] = set()  # errored SQLs the column repair rewrote
-        self.values: ValueRepair | None = None
-        self.joins: JoinRepair | None = None
-        self.grounded: dict[str, CandidateSQL | None] = {}  # empty-result SQL -> its rewrite
-        self.out_of_time = False  # escalate_within_s passed and recorded in the trace
-        self._open: tuple[str, Usage, float] | None = None
-
-    def settle(self) -> None:
-        """Without a step that reached a majority, the answer comes from the last step's pool."""
-        self.answered_by = self.answered_by or (self.steps[-1].step if self.steps else "")
-
-    def open_step(self, name: str, runtime: AgentRuntime) -> None:
-        self._open = (name, runtime.usage, time.monotonic())
-
-    def close_step(self, runtime: AgentRuntime) -> None:
-        if self._open is None:
-            return
-        name, before, started = self._open
-        self._open = None
-        spent = runtime.usage
-        self.steps.append(
-            StepCost(
-                step=name,
-                calls=spent.calls - before.calls,
-                prompt_tokens=spent.prompt_tokens - before.prompt_tokens,
-                completion_tokens=spent.completion_tokens - before.completion_tokens,
-                seconds=round(time.monotonic() - started, 3),
-            )
-        )

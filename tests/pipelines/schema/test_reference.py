@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipelines.contracts import DatabaseRef
-from pipelines.schema_text import SchemaReadError, reference_schema
+from pipelines.schema.reference import SchemaReadError, reference_schema
 
 SINGER_CSV = (
     "original_column_name,column_name,column_description,data_format,value_description\n"

@@ -13,9 +13,9 @@ import duckdb
 import pytest
 
 from pipelines.contracts import DatabaseRef
+from pipelines.repair.values import ValueRepair
 from pipelines.sandbox import Sandbox
 from pipelines.schema import introspect
-from pipelines.value_repair import ValueRepair
 
 SCHEMA = """
 CREATE TABLE airlines (uid INTEGER PRIMARY KEY, Airline TEXT, Abbreviation TEXT, Country TEXT);

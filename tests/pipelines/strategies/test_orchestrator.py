@@ -14,12 +14,17 @@ import pytest
 
 from models.errors import BudgetExceeded, ModelTimeout, ModelUnavailable
 from pipelines.contracts import CellHit, ExampleHit, ScalingSettings, Task
-from pipelines.orchestrator import Orchestrator, call_allowance, resynthesis_jobs, synthesis_jobs
 from pipelines.settings import (
     PipelineSettings,
     RouterSettings,
     TournamentSettings,
     UnderstandingSettings,
+)
+from pipelines.strategies.orchestrator import (
+    Orchestrator,
+    call_allowance,
+    resynthesis_jobs,
+    synthesis_jobs,
 )
 from pipelines.trace import JsonlTraceSink, read_traces
 

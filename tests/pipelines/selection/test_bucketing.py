@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.bucketing import ExecutionBucketer
 from pipelines.contracts import CandidateSQL, ExecutionResult
+from pipelines.selection.bucketing import ExecutionBucketer
 
 
 def cand(sql, producer, h, *, rows=1, error=None, lineage=("gen",), rationale=None):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.contracts import DatabaseRef
-from pipelines.join_repair import JoinRepair
+from pipelines.repair.joins import JoinRepair
 from pipelines.schema import introspect
 from tests.pipelines.conftest import read_sorted as run
 from tests.pipelines.conftest import sqlite_db

@@ -13,8 +13,8 @@ from pipelines.contracts import (
     TableInfo,
     Task,
 )
-from pipelines.router import DifficultyRouter
 from pipelines.settings import RouterSettings
+from pipelines.strategies.router import DifficultyRouter
 
 DB = DatabaseRef(db_id="d", path="/nonexistent")
 

@@ -45,8 +45,8 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import traverse_scope
 
-from pipelines.column_repair import Source, scope_sources
 from pipelines.contracts import ExecutionResult, SchemaView
+from pipelines.repair.columns import Source, scope_sources
 from pipelines.schema.joins import JoinGraph, join_graph
 
 # Declared types whose values a string literal can name; SQLite's untyped columns read as "".

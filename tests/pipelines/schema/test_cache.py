@@ -3,7 +3,7 @@ import asyncio
 import pytest
 
 from pipelines.contracts import DatabaseRef
-from pipelines.schema_cache import SchemaCache
+from pipelines.schema.cache import SchemaCache
 
 SHOP = DatabaseRef(db_id="shop", path="/data/shop.sqlite")
 SHOP_DUCK = DatabaseRef(db_id="shop", path="/data/shop.sqlite", dialect="duckdb")

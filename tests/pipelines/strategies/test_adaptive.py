@@ -10,7 +10,6 @@ import json
 import pytest
 
 from models.errors import ModelUnavailable
-from pipelines.adaptive import AdaptivePipeline, call_allowance
 from pipelines.contracts import (
     AdaptiveScaling,
     CellHit,
@@ -21,6 +20,7 @@ from pipelines.contracts import (
 )
 from pipelines.factory import build_pipeline
 from pipelines.indexing.errors import IndexNotBuilt
+from pipelines.strategies.adaptive import AdaptivePipeline, call_allowance
 
 RIGHT = "SELECT count(*) FROM singer WHERE country = 'France'"  # 2
 WRONG = "SELECT count(*) FROM singer"  # 5

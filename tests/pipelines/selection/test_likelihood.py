@@ -1,12 +1,12 @@
 """LikelihoodSelector's choice of SQLs to score; the scoring itself is exercised through the
-adaptive pipeline (tests/pipelines/test_adaptive.py) and against the real server
+adaptive pipeline (tests/pipelines/strategies/test_adaptive.py) and against the real server
 (tests/models/backends/test_openai_compat.py)."""
 
 import pytest
 
 from pipelines.agents.types import Bucket
 from pipelines.contracts import CandidateSQL, ExecutionResult
-from pipelines.likelihood import LikelihoodSelector
+from pipelines.selection.likelihood import LikelihoodSelector
 
 
 def _bucket(name: str, *sqls: str, error: bool = False) -> Bucket:

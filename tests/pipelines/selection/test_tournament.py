@@ -7,8 +7,8 @@ import pytest
 from models.errors import BudgetExceeded, ModelUnavailable
 from pipelines.agents.types import Bucket
 from pipelines.contracts import CandidateSQL, ExecutionResult
+from pipelines.selection.tournament import Tournament, TournamentQuestion, finalists, majority_vote
 from pipelines.settings import TournamentSettings
-from pipelines.tournament import Tournament, TournamentQuestion, finalists, majority_vote
 
 Q = TournamentQuestion(question="q", schema_text="s")
 

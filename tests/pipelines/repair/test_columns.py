@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.column_repair import ColumnRepair, words
 from pipelines.contracts import DatabaseRef
+from pipelines.repair.columns import ColumnRepair, words
 from pipelines.schema import introspect
 from tests.pipelines.conftest import read_sorted as run
 from tests.pipelines.conftest import sqlite_db

@@ -1,0 +1,17 @@
+"""Repair: candidates that failed or found nothing, rewritten and executed again.
+
+No LLM call, from the schema and the stored values:
+    "no such column" / "ambiguous column name" ──► ColumnRepair ──► the column the schema has
+    JOIN ... ON that joins no key               ──► JoinRepair   ──► the schema's one join key
+    string filter that matches no stored value  ──► ValueRepair  ──► the column / value that holds it
+
+With the LLM (Refiner):
+    errored candidates ──► SQLFixer;  buckets ──► CritiqueAgent ──► SQLRevisor on ``edit``
+"""
+
+from pipelines.repair.columns import ColumnRepair
+from pipelines.repair.joins import JoinRepair
+from pipelines.repair.refinement import UNFIXABLE_ERRORS, Refiner
+from pipelines.repair.values import ValueRepair
+
+__all__ = ["UNFIXABLE_ERRORS", "ColumnRepair", "JoinRepair", "Refiner", "ValueRepair"]
