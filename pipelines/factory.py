@@ -67,6 +67,9 @@ def build_pipeline(
     settings = section(cfg, "pipeline", PipelineSettings)
     sinks = default_sinks(settings) if sinks is None else sinks
     model_name = str(cfg.model.get("name", "")) if cfg.get("model") is not None else ""
+    from pipelines.schema.focus import SchemaFocuser
+
+    focuser = SchemaFocuser(settings.focus)
     if scaling.single_pass:
         from pipelines.strategies.single_pass import SinglePassPipeline
 
@@ -77,13 +80,25 @@ def build_pipeline(
             scaling=scaling,
             sinks=sinks,
             model_name=model_name,
+            focuser=focuser,
         )
     if scaling.adaptive is not None:
-        from pipelines.strategies.adaptive import AdaptivePipeline as pipeline_class
-    else:
-        from pipelines.strategies.orchestrator import Orchestrator as pipeline_class
+        from pipelines.strategies.adaptive import AdaptivePipeline
 
-    return pipeline_class(
+        return AdaptivePipeline(
+            client=client,
+            sandbox=sandbox,
+            scaling=scaling,
+            settings=settings,
+            cell_retriever=cell_retriever,
+            example_retriever=example_retriever,
+            sinks=sinks,
+            model_name=model_name,
+            focuser=focuser,
+        )
+    from pipelines.strategies.orchestrator import Orchestrator
+
+    return Orchestrator(
         client=client,
         sandbox=sandbox,
         scaling=scaling,

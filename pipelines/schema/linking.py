@@ -5,7 +5,7 @@
     similarity (opt.) ───┤        ──► greedy cover: the table adding most, while it adds enough
     SchemaView + docs ───┘        ──► + the tables on every shortest join path between kept ones
                                   ──► + more tables by score while the prompt fits ``budget``
-                                  ──► SchemaFocus(tables, scores, bridges)
+                                  ──► LinkedSchema(tables, scores, bridges)
 
 A table explains a question word through its own name (``table_name``), a column's name
 (``column_name``), a value it stores — a cell hit from the L0 index, an item of its documented
@@ -58,7 +58,7 @@ class LinkWeights(Frozen):
 DEFAULT_WEIGHTS = LinkWeights()
 
 
-class SchemaFocus(Frozen):
+class LinkedSchema(Frozen):
     """The tables kept for one question, in the schema's order, with why."""
 
     tables: tuple[str, ...]
@@ -173,7 +173,7 @@ def link_schema(
     budget: int | None = None,
     weights: LinkWeights = DEFAULT_WEIGHTS,
     graph: JoinGraph | None = None,
-) -> SchemaFocus:
+) -> LinkedSchema:
     """The tables of ``view`` that ``question`` (and ``evidence``) needs.
 
     Greedy cover: the table that explains most of what the kept tables do not yet explain is
@@ -217,7 +217,7 @@ def link_schema(
         for word, w in explained[name].items():
             covered[word] = max(covered.get(word, 0.0), w)
     if not ranked:
-        return SchemaFocus(tables=tuple(t.name for t in view.tables), scores=scores, whole=True)
+        return LinkedSchema(tables=tuple(t.name for t in view.tables), scores=scores, whole=True)
     paths = _Paths(graph or join_graph(view))
     kept: list[str] = []
     bridges: list[str] = []
@@ -239,7 +239,7 @@ def link_schema(
                 kept += [*between, name]
                 used += extra
     order = {t.name: i for i, t in enumerate(view.tables)}
-    return SchemaFocus(
+    return LinkedSchema(
         tables=tuple(sorted(kept, key=order.__getitem__)),
         scores=scores,
         bridges=tuple(dict.fromkeys(bridges)),

@@ -64,6 +64,7 @@ from pipelines.repair.refinement import Refiner
 from pipelines.repair.values import ValueRepair
 from pipelines.schema import introspect
 from pipelines.schema.cache import SchemaCache
+from pipelines.schema.focus import SchemaFocuser, record_focus
 from pipelines.schema.joins import join_graph
 from pipelines.schema.reference import SchemaReadError, reference_schema
 from pipelines.selection.bucketing import ExecutionBucketer
@@ -118,6 +119,7 @@ class AdaptivePipeline:
         sinks: Sequence[TraceSink] = (),
         model_name: str = "",
         prompt: PromptTemplate | None = None,
+        focuser: SchemaFocuser | None = None,
     ) -> None:
         if scaling.adaptive is None:
             raise ValueError(
@@ -148,6 +150,7 @@ class AdaptivePipeline:
         )
         self.bucketer = ExecutionBucketer()
         self._schemas: SchemaCache[DatabaseSchema] = SchemaCache()
+        self.focuser = focuser or SchemaFocuser(settings.focus)
 
     # --- public API ----------------------------------------------------------------------------
 
@@ -192,8 +195,8 @@ class AdaptivePipeline:
 
     async def _search(self, run: TaskRun, state: State) -> CandidateSQL | None:
         a = self.adaptive
-        schema = await self._schema(run.task.db)
-        run.light = run.ddl = schema.text  # every agent's shared system message
+        task = run.task
+        schema = await self._schema(task.db)
         run.context, state.retrieval = await retrieve(
             run,
             schema.words,
@@ -202,6 +205,12 @@ class AdaptivePipeline:
             example_retriever=self.example_retriever,
         )
         run.recorder.context = run.context  # the trace shows what the prompts were given
+        focused = self.focuser.focus(
+            task.db, schema.reference, task.question, task.evidence, run.context.cell_hits
+        )
+        if focused.focused:
+            record_focus(run, focused)
+        run.light = run.ddl = focused.text  # every agent's shared system message
         state.repair, state.values, state.joins = schema.repair, schema.values, schema.joins
 
         steps: list[tuple[str, bool, Callable[[], Awaitable[object]]]] = [
@@ -267,18 +276,17 @@ class AdaptivePipeline:
         read once per database."""
 
         async def read() -> DatabaseSchema:
-            text = (
-                await reference_schema(
-                    self.executor,
-                    db,
-                    sample_rows=self.settings.single_pass.sample_rows,
-                    column_notes=self.settings.single_pass.column_notes,
-                )
-            ).text()
+            reference = await reference_schema(
+                self.executor,
+                db,
+                sample_rows=self.settings.single_pass.sample_rows,
+                column_notes=self.settings.single_pass.column_notes,
+            )
+            await self.focuser.prepare(db, reference)
             view = await asyncio.to_thread(introspect, db, 0)
             graph = join_graph(view)  # declared and inferred keys, shared by the three repairs
             return DatabaseSchema(
-                text=text,
+                reference=reference,
                 words=SchemaWords.from_view(view),
                 repair=ColumnRepair(view, graph),
                 values=ValueRepair(view, graph),

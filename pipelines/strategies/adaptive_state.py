@@ -1,6 +1,6 @@
 """What the adaptive pipeline keeps while it answers, and what it asks of a candidate or a bucket.
 
-DatabaseSchema   read once per database: reference schema text, schema words, the three repairs
+DatabaseSchema   read once per database: reference schema, schema words, the three repairs
 State            per question: steps taken and their cost, the step that answers, repair memos
 null_only · nothing_found · has_rows   what an executed result shows
 rated_hardness   Spider hardness of a SQL ("extra" when sqlglot cannot parse it)
@@ -22,15 +22,17 @@ from pipelines.repair.columns import ColumnRepair
 from pipelines.repair.joins import JoinRepair
 from pipelines.repair.refinement import UNFIXABLE_ERRORS
 from pipelines.repair.values import ValueRepair
+from pipelines.schema.reference import ReferenceSchema
 from pipelines.sql_hardness import Hardness, hardness_from_sql
 from pipelines.task_run import TaskRun
 
 
 class DatabaseSchema(NamedTuple):
-    """What the pipeline reads of a database once: the reference schema text, the schema's
-    words (for question skeletons) and the three repairs built on its view and join graph."""
+    """What the pipeline reads of a database once: the reference schema (per table, for the
+    focus), the schema's words (for question skeletons) and the three repairs built on its view
+    and join graph."""
 
-    text: str
+    reference: ReferenceSchema
     words: SchemaWords
     repair: ColumnRepair
     values: ValueRepair

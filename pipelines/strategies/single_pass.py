@@ -18,14 +18,15 @@ from models.errors import InvalidModelOutput, ModelError
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
-from pipelines.agents.runtime import AgentRuntime, ModelClientLike, as_executor
+from pipelines.agents.runtime import ModelClientLike, as_executor
 from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingSettings, Task
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema.cache import SchemaCache
+from pipelines.schema.focus import SchemaFocuser, record_focus
 from pipelines.schema.reference import ReferenceSchema, SchemaReadError, reference_schema
 from pipelines.selection.bucketing import ExecutionBucketer
 from pipelines.selection.tournament import majority_vote
-from pipelines.settings import SinglePassSettings
+from pipelines.settings import FocusSettings, SinglePassSettings
 from pipelines.task_run import TaskRun
 from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, safe_sinks
 
@@ -49,6 +50,7 @@ class SinglePassPipeline:
         sinks: tuple[TraceSink, ...] = (),
         prompt: PromptTemplate | None = None,
         model_name: str = "",
+        focuser: SchemaFocuser | None = None,
     ) -> None:
         self.client = client
         self.executor = as_executor(sandbox)
@@ -58,20 +60,34 @@ class SinglePassPipeline:
         self.prompt = prompt or load_prompt("single_pass")
         self.model_name = model_name
         self._schemas: SchemaCache[ReferenceSchema] = SchemaCache()
+        # Without a focuser the schema is always shown whole (the baseline's own prompt).
+        self.focuser = focuser or SchemaFocuser(FocusSettings(above_tokens=None))
 
-    async def schema_text(self, db: DatabaseRef) -> str:
+    async def reference(self, db: DatabaseRef) -> ReferenceSchema:
         """The reference schema prompt of ``db``, read once per pipeline (one task's timeout does
         not cancel the read other tasks on the database wait for)."""
-        reference = await self._schemas.get(
-            db,
-            lambda: reference_schema(
+
+        async def read() -> ReferenceSchema:
+            reference = await reference_schema(
                 self.executor,
                 db,
                 sample_rows=self.settings.sample_rows,
                 column_notes=self.settings.column_notes,
-            ),
+            )
+            await self.focuser.prepare(db, reference)
+            return reference
+
+        return await self._schemas.get(db, read)
+
+    async def schema_text(self, task: Task, run: TaskRun | None = None) -> str:
+        """The schema ``task``'s prompt shows: whole, or focused on the question where the
+        focuser finds the schema large (recorded in ``run``'s trace)."""
+        focused = self.focuser.focus(
+            task.db, await self.reference(task.db), task.question, task.evidence
         )
-        return reference.text()
+        if focused.focused and run is not None:
+            record_focus(run, focused)
+        return focused.text
 
     async def answer(self, task: Task) -> Prediction:
         prediction, _ = await self.answer_with_trace(task)
@@ -90,7 +106,7 @@ class SinglePassPipeline:
         error: str | None = None
         try:
             async with asyncio.timeout(self.scaling.global_timeout_s):
-                candidates = await self._generate(task, run.runtime)
+                candidates = await self._generate(task, run)
         except (ModelError, SchemaReadError) as exc:
             error = f"{type(exc).__name__}: {exc}"
         except TimeoutError:
@@ -108,8 +124,9 @@ class SinglePassPipeline:
     def temperature(self) -> float:
         return self.settings.temperature if self.samples == 1 else self.scaling.temperatures[0]
 
-    async def _generate(self, task: Task, runtime: AgentRuntime) -> list[CandidateSQL]:
-        schema = await self.schema_text(task.db)
+    async def _generate(self, task: Task, run: TaskRun) -> list[CandidateSQL]:
+        runtime = run.runtime
+        schema = await self.schema_text(task, run)
         messages = self.prompt.render(
             dialect=_DIALECT_NAME[task.db.dialect],
             schema=schema,

@@ -657,3 +657,21 @@ async def test_a_join_that_does_not_join_gets_the_schema_key_before_it_runs(
     client = scripted({"single_pass": first_wave(cross, [cross, cross, joined, WRONG])})
     without = await pipeline(client, sandbox, scaling(join_repair=False)).answer(task(tiny_db))
     assert without.exec_result.rows == ((4,),)  # 2 concerts in 2015 × 2 French singers
+
+
+async def test_a_large_schema_reaches_the_generators_focused_on_the_question(
+    tiny_db, sandbox, scripted
+):
+    from pipelines.schema.focus import SchemaFocuser
+    from pipelines.settings import FocusSettings
+
+    client = scripted({"single_pass": first_wave(RIGHT, [RIGHT] * 4)})
+    focuser = SchemaFocuser(FocusSettings(above_tokens=20, similarity=False), embed=None)
+    p = pipeline(client, sandbox, scaling(), focuser=focuser)
+    prediction, trace = await p.answer_with_trace(task(tiny_db))
+
+    assert prediction.exec_result.rows == ((2,),)
+    system = [r.messages[0].content for _, r in client.requests]
+    assert all("CREATE TABLE singer" in s and "CREATE TABLE concert" not in s for s in system)
+    (focused,) = [d for d in trace.decisions if d.label == "schema.focused"]
+    assert focused.features["tables"] == "singer"

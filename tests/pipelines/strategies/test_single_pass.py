@@ -123,10 +123,10 @@ async def test_a_cancelled_task_does_not_cancel_the_schema_read_others_wait_for(
             return await sandbox.execute(sql, db)
 
     p = SinglePassPipeline(client=scripted({}), sandbox=SlowSandbox(), scaling=ScalingSettings())
-    first = asyncio.ensure_future(p.schema_text(tiny_db))
-    second = asyncio.ensure_future(p.schema_text(tiny_db))
+    first = asyncio.ensure_future(p.reference(tiny_db))
+    second = asyncio.ensure_future(p.reference(tiny_db))
     await asyncio.sleep(0.01)
     first.cancel()  # e.g. its question hit the global timeout
 
-    assert "CREATE TABLE singer" in await second
+    assert "CREATE TABLE singer" in (await second).text()
     assert first.cancelled()
