@@ -55,6 +55,7 @@ def build_pipeline(
     cell_retriever: Any | None = None,
     example_retriever: Any | None = None,
     sinks: tuple[TraceSink, ...] | None = None,
+    own_examples: Any | None = None,
 ) -> Pipeline:
     """``cfg.scaling.single_pass`` → :class:`SinglePassPipeline`; ``cfg.scaling.adaptive`` set →
     :class:`AdaptivePipeline`; else the full-width :class:`Orchestrator`.
@@ -62,6 +63,8 @@ def build_pipeline(
     ``client``: a ``models`` ModelClient; ``sandbox``: a Sandbox or sandbox pool; the retrievers
     (``CellRetriever`` / ``ExampleRetriever``) are optional — without them L1 retrieval is
     skipped (not a degradation). ``sinks`` default to the ``pipeline.trace`` config.
+    ``own_examples`` (an ``OwnExampleRetriever``) defaults to the example files beside each
+    database; the endpoint passes one that adds its accepted answers.
     """
     scaling = section(cfg, "scaling", ScalingSettings)
     settings = section(cfg, "pipeline", PipelineSettings)
@@ -83,6 +86,7 @@ def build_pipeline(
             focuser=focuser,
         )
     if scaling.adaptive is not None:
+        from pipelines.indexing.own_examples import OwnExampleRetriever
         from pipelines.strategies.adaptive import AdaptivePipeline
 
         return AdaptivePipeline(
@@ -95,6 +99,7 @@ def build_pipeline(
             sinks=sinks,
             model_name=model_name,
             focuser=focuser,
+            own_examples=own_examples or OwnExampleRetriever(),
         )
     from pipelines.strategies.orchestrator import Orchestrator
 

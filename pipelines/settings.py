@@ -73,8 +73,15 @@ class UnderstandingSettings(Frozen):
     cell_threshold: float = 0.8
     cell_mode: Literal["vector", "bm25", "hybrid"] = "hybrid"
     example_k: int = Field(default=15, ge=0)
-    example_threshold: float = 1.5
+    # Examples from other databases farther than this (squared L2 between unit skeleton vectors,
+    # 2 - 2*cosine) are dropped: 0.1 keeps cosine >= 0.95, the only band where most retrieved
+    # Spider-train examples share the gold SQL's structure (benchmarks/bench_example_threshold.py:
+    # 0.52 of them on the fixed Spider 108, at most 0.24 below; 0.15 on claims).
+    example_threshold: float = 0.1
     examples_in_prompt: int = Field(default=5, ge=0)  # of the k retrieved, shown to ICL prompts
+    # The asking database's own solved examples (a file beside it, the endpoint's accepted
+    # answers; pipelines/indexing/own_examples.py) shown before any from another database.
+    own_example_k: int = Field(default=3, ge=0)
     sample_rows: int = Field(default=3, ge=0)  # example rows per table in the DDL view
     max_schema_tokens: int = Field(default=6000, ge=100)  # restrict the schema beyond this
 

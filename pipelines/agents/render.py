@@ -24,6 +24,20 @@ def examples_block(hits: Sequence[ExampleHit], limit: int) -> str:
     return "\n\n".join(f"Question: {h.question}\nSQL: {h.sql}" for h in hits[:limit])
 
 
+def solved_examples(hits: Sequence[ExampleHit], db_id: str, limit: int) -> str:
+    """The prompt's examples: the asking database's own first, then those of other databases,
+    each group under its heading; "" without any."""
+    hits = list(hits)[:limit]
+    own = [h for h in hits if h.db_id == db_id]
+    other = [h for h in hits if h.db_id != db_id]
+    parts = []
+    if own:
+        parts.append("Solved examples on this database:\n" + examples_block(own, limit))
+    if other:
+        parts.append("Solved examples from other databases:\n" + examples_block(other, limit))
+    return "\n\n".join(parts)
+
+
 def cells_block(hits: Sequence[CellHit]) -> str:
     if not hits:
         return ""

@@ -44,7 +44,7 @@ from models.sql_extract import extract_sql
 from models.types import ChatMessage, ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
 from pipelines.agents.reasoning_selector import ReasoningSelector
-from pipelines.agents.render import DIALECT_NAME, cells_block, examples_block
+from pipelines.agents.render import DIALECT_NAME, cells_block, solved_examples
 from pipelines.agents.runtime import ModelClientLike, as_executor
 from pipelines.agents.types import Bucket
 from pipelines.contracts import (
@@ -56,6 +56,7 @@ from pipelines.contracts import (
     Task,
     WidenStep,
 )
+from pipelines.indexing.own_examples import OwnExampleRetriever
 from pipelines.indexing.question_skeleton import SchemaWords
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.repair.columns import ColumnRepair
@@ -120,6 +121,7 @@ class AdaptivePipeline:
         model_name: str = "",
         prompt: PromptTemplate | None = None,
         focuser: SchemaFocuser | None = None,
+        own_examples: OwnExampleRetriever | None = None,
     ) -> None:
         if scaling.adaptive is None:
             raise ValueError(
@@ -135,6 +137,7 @@ class AdaptivePipeline:
         self.prompt = prompt or load_prompt("single_pass")
         self.cell_retriever = cell_retriever
         self.example_retriever = example_retriever
+        self.own_examples = own_examples
         agents = settings.agents
         self.refiner = Refiner.from_settings(settings)
         self.tournament = Tournament(
@@ -203,6 +206,7 @@ class AdaptivePipeline:
             self.settings.understanding,
             cell_retriever=self.cell_retriever,
             example_retriever=self.example_retriever,
+            own_examples=self.own_examples,
         )
         run.recorder.context = run.context  # the trace shows what the prompts were given
         focused = self.focuser.focus(
@@ -374,11 +378,8 @@ class AdaptivePipeline:
             dialect=DIALECT_NAME[task.db.dialect],
             schema=run.light,
             cells=cells_block(run.context.cell_hits) if cells else "",
-            examples=(
-                "Solved examples from other databases:\n"
-                + examples_block(run.context.example_hits, limit)
-            )
-            if examples and run.context.example_hits
+            examples=solved_examples(run.context.example_hits, task.db.db_id, limit)
+            if examples
             else "",
             question=task.question.strip(),
             evidence=render_evidence(task.evidence),

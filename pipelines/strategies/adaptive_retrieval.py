@@ -1,8 +1,10 @@
 """L0 retrieval of the adaptive pipeline, without an LLM call: the question's n-grams stand in
 for the extractor's literals, its skeleton for the extractor's.
 
-    question + evidence ──► n-grams ──► cell retriever (db)            ──► Context.cell_hits
-    question ──► skeleton (schema words) ──► example retriever (other dbs) ──► Context.example_hits
+    question + evidence ──► n-grams ──► cell retriever (db)             ──► Context.cell_hits
+    question ──► own example retriever (the database's own solved examples) ──┐
+    question ──► skeleton (schema words) ──► example retriever (other dbs,     ├► Context.example_hits
+                 only within example_threshold, filling the places left) ─────┘
 
 Either retriever may be absent, not built for the database or failing: the question goes on
 without its hits, with a DecisionEvent (``*_unavailable``, or ``*_failed`` as a degradation).
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from pipelines.agents.types import Context
 from pipelines.contracts import CellHit, ExampleHit, RetrievalSource
 from pipelines.indexing.ngrams import question_ngrams
+from pipelines.indexing.own_examples import OwnExampleRetriever
 from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
 from pipelines.settings import UnderstandingSettings
 from pipelines.task_run import TaskRun, describe
@@ -29,8 +32,11 @@ async def retrieve(
     *,
     cell_retriever: object | None,
     example_retriever: object | None,
+    own_examples: OwnExampleRetriever | None = None,
 ) -> tuple[Context, tuple[RetrievalSource, ...]]:
-    """The cell values and solved examples for ``run``'s question, and which retrievers served."""
+    """The cell values and solved examples for ``run``'s question, and which retrievers served.
+    The database's own examples come first; examples from other databases fill the prompt's
+    remaining ``examples_in_prompt`` places."""
     task = run.task
     cells: tuple[CellHit, ...] = ()
     examples: tuple[ExampleHit, ...] = ()
@@ -58,7 +64,20 @@ async def retrieve(
         if found is not None:
             cells = tuple(found)
             used.append("cells")
-    if example_retriever is not None and settings.example_k > 0 and settings.examples_in_prompt > 0:
+    limit = settings.examples_in_prompt
+    if own_examples is not None and settings.own_example_k > 0 and limit > 0:
+        found = await lookup(
+            run,
+            "own_examples",
+            own_examples.search,
+            task.db,
+            task.question,
+            k=min(settings.own_example_k, limit),
+        )
+        if found:
+            examples = tuple(found)
+            used.append("examples")
+    if example_retriever is not None and settings.example_k > 0 and limit > len(examples):
         search = example_retriever.search
         found = await lookup(
             run,
@@ -67,14 +86,15 @@ async def retrieve(
             skeletonise(task.question, words),
             **_supported(
                 search,
-                k=min(settings.example_k, settings.examples_in_prompt),
+                k=min(settings.example_k, limit - len(examples)),
                 exclude_db=task.db.db_id,
                 threshold=settings.example_threshold,
             ),
         )
         if found is not None:
-            examples = tuple(found)
+            examples += tuple(found)
             used.append("examples")
+    used = list(dict.fromkeys(used))
     return Context(cell_hits=cells, example_hits=examples), tuple(used)
 
 

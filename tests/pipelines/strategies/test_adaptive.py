@@ -675,3 +675,39 @@ async def test_a_large_schema_reaches_the_generators_focused_on_the_question(
     assert all("CREATE TABLE singer" in s and "CREATE TABLE concert" not in s for s in system)
     (focused,) = [d for d in trace.decisions if d.label == "schema.focused"]
     assert focused.features["tables"] == "singer"
+
+
+async def test_own_examples_come_first_and_far_examples_of_other_databases_are_dropped(
+    tiny_db, sandbox, scripted
+):
+    from pipelines.indexing.own_examples import OwnExampleRetriever, SolvedExample
+    from pipelines.settings import PipelineSettings, UnderstandingSettings
+
+    class OtherDatabases:
+        def search(self, skeleton, k=15, exclude_db=None, threshold=None):
+            hits = [
+                ExampleHit(question="near", skeleton="", sql="SELECT 1", db_id="x", score=0.97),
+                ExampleHit(question="far", skeleton="", sql="SELECT 2", db_id="x", score=0.7),
+            ]
+            return [h for h in hits if threshold is None or 2 - 2 * h.score <= threshold][:k]
+
+    own = OwnExampleRetriever(
+        extra=lambda db: [SolvedExample(question="How many singers?", sql="SELECT 3")],
+        embed=lambda texts: [[1.0] for _ in texts],
+    )
+    client = scripted({"single_pass": first_wave(RIGHT, [RIGHT] * 4)})
+    settings = PipelineSettings(understanding=UnderstandingSettings(examples_in_prompt=2))
+    p = pipeline(
+        client,
+        sandbox,
+        scaling(),
+        settings=settings,
+        example_retriever=OtherDatabases(),
+        own_examples=own,
+    )
+    await p.answer(task(tiny_db))
+    prompt = client.requests[0][1].messages[-1].content
+    assert prompt.index("Solved examples on this database:\nQuestion: How many singers?") < (
+        prompt.index("Solved examples from other databases:\nQuestion: near")
+    )
+    assert "far" not in prompt

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from pipelines.contracts import DatabaseRef
+from pipelines.indexing.own_examples import OwnExampleRetriever, SolvedExample, examples_beside
+
+YAML = """
+- question: How many members live in Ohio?
+  sql: SELECT COUNT(*) FROM members WHERE state = 'OH'
+- question: Which plans were retired?
+  evidence: A retired plan has a retired_date.
+  sql: SELECT plan_name FROM plans WHERE retired_date IS NOT NULL
+- question: no sql here
+"""
+
+
+def _db(tmp_path) -> DatabaseRef:
+    return DatabaseRef(db_id="claims", path=str(tmp_path / "claims.sqlite"))
+
+
+def words(texts):
+    """A stand-in embedder: one axis per topic word."""
+    axes = ("member", "plan", "claim")
+    rows = [[float(a in t.lower()) for a in axes] + [0.1] for t in texts]
+    vectors = np.asarray(rows, dtype=np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_the_file_beside_the_database_and_its_bad_entries(tmp_path, caplog):
+    (tmp_path / "claims.examples.yml").write_text(YAML)
+    found = examples_beside(_db(tmp_path))
+    assert [e.question for e in found] == [
+        "How many members live in Ohio?",
+        "Which plans were retired?",
+    ]
+    assert found[1].evidence == "A retired plan has a retired_date."
+    assert "has no question and sql" in caplog.text
+
+
+def test_json_in_the_folder_and_unreadable_files(tmp_path, caplog):
+    (tmp_path / "examples.json").write_text(json.dumps([{"question": "q", "sql": "SELECT 1"}]))
+    assert examples_beside(_db(tmp_path)) == (SolvedExample(question="q", sql="SELECT 1"),)
+    (tmp_path / "claims.examples.yml").write_text("- [unclosed")
+    # the first file is unreadable: the next one found is read
+    assert examples_beside(_db(tmp_path)) == (SolvedExample(question="q", sql="SELECT 1"),)
+    assert "unreadable example file" in caplog.text
+    assert examples_beside(DatabaseRef(db_id="x", path=str(tmp_path / "none" / "x.sqlite"))) == ()
+
+
+def test_search_ranks_the_file_and_the_extra_examples_by_question(tmp_path):
+    (tmp_path / "claims.examples.yml").write_text(YAML)
+    accepted = [SolvedExample(question="How many claims were paid?", sql="SELECT 2")]
+    retriever = OwnExampleRetriever(extra=lambda db: accepted, embed=words)
+    hits = retriever.search(_db(tmp_path), "Count the claims that were denied", k=2)
+    assert [h.sql for h in hits][0] == "SELECT 2"
+    assert all(h.db_id == "claims" for h in hits) and len(hits) == 2
+    assert hits[0].score > hits[1].score
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    assert OwnExampleRetriever(embed=words).search(_db(empty), "anything") == []
+    assert OwnExampleRetriever(embed=words).search(_db(tmp_path), "plans", k=0) == []
