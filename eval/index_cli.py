@@ -4,7 +4,9 @@
     scale-analytics index benchmark=demo pipeline.index.force=true    # rebuild everything
     scale-analytics index benchmark=spider_dev pipeline.index.executor=local
 
-Exit code 0 when nothing failed, 1 otherwise (the table says which and why). The command sits in
+Exit code 0 when nothing failed, 1 otherwise (the table says which and why). A second table
+says, per database, how many of its columns and tables its own documentation describes and
+from which sources (pipelines/schema/documentation). The command sits in
 the evaluation layer because the benchmark loader says which databases to index; the indexes
 themselves know only databases (``pipelines.indexing.build_all``).
 """
@@ -23,6 +25,8 @@ from eval.loaders import load_benchmark
 from pipelines.indexing.reports import BuildReport
 from pipelines.indexing.runner import WORKER_ENV, build_all
 from pipelines.indexing.settings import IndexSettings
+from pipelines.schema import introspect
+from pipelines.schema.documentation import TableDoc, load_documentation
 
 
 def _table(reports: list[BuildReport]) -> Table:
@@ -42,6 +46,32 @@ def _table(reports: list[BuildReport]) -> Table:
     return table
 
 
+def _documentation_table(dbs: list) -> Table:
+    """Per database: how many columns its own documentation describes, and from which sources."""
+    table = Table(title="Schema documentation")
+    for name in ("database", "documented columns", "tables described", "sources"):
+        table.add_column(
+            name, justify="right" if "described" in name or "columns" in name else "left"
+        )
+    for db in dbs:
+        try:
+            view = introspect(db, 0, infer_joins=False)
+        except Exception as exc:  # noqa: BLE001 - an unreadable database is reported by the build
+            table.add_row(db.db_id, "-", "-", f"unreadable: {exc}")
+            continue
+        docs = load_documentation(db)
+        columns = [(t.name, c.name) for t in view.tables for c in t.columns]
+        documented = sum(1 for t, c in columns if docs.column(t, c))
+        described = sum(1 for t in view.tables if (docs.table(t.name) or TableDoc()).description)
+        table.add_row(
+            db.db_id,
+            f"{documented}/{len(columns)}",
+            f"{described}/{len(view.tables)}",
+            ", ".join(docs.sources) or "none",
+        )
+    return table
+
+
 def main(argv: list[str]) -> int:
     for key, value in WORKER_ENV.items():
         os.environ.setdefault(key, value)
@@ -57,6 +87,7 @@ def main(argv: list[str]) -> int:
     dbs = [task.db for task in bench.tasks]
     reports = build_all(dbs, settings, progress=sys.stderr.isatty())
     Console().print(_table(reports))
+    Console().print(_documentation_table(list({db.path: db for db in dbs}.values())))
     totals = Counter(r.status for r in reports)
     console.print(", ".join(f"{n} {status}" for status, n in sorted(totals.items())))
     return 1 if totals["failed"] else 0

@@ -53,7 +53,12 @@ def load_spider(spec: BenchmarkSpec) -> LoadedBenchmark:
     records = read_json_list(path)
 
     def locate(db_id: str) -> DatabaseRef:
-        return DatabaseRef(db_id=db_id, path=str(root / database_dir / db_id / f"{db_id}.sqlite"))
+        # tables.json also documents the database where it carries column_descriptions
+        return DatabaseRef(
+            db_id=db_id,
+            path=str(root / database_dir / db_id / f"{db_id}.sqlite"),
+            tables_json=str(root / tables_name),
+        )
 
     questions = (_question(record, path, i) for i, record in enumerate(records))
     loaded = assemble(spec, questions, locate, questions_file=path, tables_file=root / tables_name)

@@ -67,3 +67,27 @@ def test_index_command_fails_when_a_database_is_corrupt(spider_like, settings, c
     (spider_like / "database" / "numbers" / "numbers.sqlite").write_bytes(b"garbage" * 100)
     assert main(_args(spider_like, settings)) == 1
     assert "1 failed" in capsys.readouterr().err
+
+
+def test_index_command_reports_which_columns_the_documentation_describes(
+    spider_like, settings, capsys
+):
+    (spider_like / "tables.json").write_text(
+        json.dumps(
+            [
+                {
+                    "db_id": "zoo",
+                    "table_names_original": ["animal"],
+                    "column_names_original": [[-1, "*"], [0, "species"]],
+                    "column_descriptions": ["", "common name of the species"],
+                }
+            ]
+        )
+    )
+    assert main(_args(spider_like, settings)) == 0
+    out = capsys.readouterr().out
+    documentation = out[out.index("Schema documentation") :].splitlines()
+    (zoo,) = [line for line in documentation if "│ zoo" in line]
+    assert "1/" in zoo and "tables_json" in zoo
+    (numbers,) = [line for line in documentation if "│ numbers" in line]
+    assert "0/" in numbers and "none" in numbers
