@@ -9,12 +9,18 @@ Layout written under ``data_dir``::
     dev.json
     dev_tables.json                                  BIRD/Spider tables.json for the one database
     dev_databases/claims/claims.sqlite
+    dev_databases/claims/claims.examples.yml        the database's own solved examples (below)
     dev_databases/claims/database_description/<table>.csv
     .demo_build.json                                 fingerprint: seed + digest of generator sources
 
 The build is deterministic (one seeded RNG, fixed dates), atomic (each file is written to a
 temporary name in its own folder, then renamed over the old one), idempotent (skipped while the
 fingerprint matches) and safe under concurrent callers (a file lock around check-and-build).
+
+``examples.yaml`` holds solved examples that are not test questions; they are written beside the
+database, where ``pipelines/indexing/own_examples.py`` finds them. They are not part of the
+fingerprint: a changed (or missing) examples file is rewritten on the next call without
+regenerating the database.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import yaml
 from filelock import FileLock, Timeout
@@ -43,6 +49,7 @@ DEMO_DB_ID = "claims"
 DEFAULT_SEED = 7
 PACKAGE_DIR = Path(__file__).resolve().parent
 QUESTIONS_FILE = PACKAGE_DIR / "questions.yaml"
+EXAMPLES_FILE = PACKAGE_DIR / "examples.yaml"
 FINGERPRINT_NAME = ".demo_build.json"
 LOCK_TIMEOUT_S = 600.0
 
@@ -55,6 +62,9 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+_M = TypeVar("_M", bound=_Frozen)
+
+
 class DemoQuestion(_Frozen):
     """One hand-written question of ``questions.yaml``."""
 
@@ -62,6 +72,10 @@ class DemoQuestion(_Frozen):
     sql: str
     difficulty: Literal["simple", "moderate", "challenging"]
     evidence: str = ""
+
+
+class DemoExample(DemoQuestion):
+    """One solved example of ``examples.yaml``: shown to pipelines, never a test question."""
 
 
 class DemoBenchmarkPaths(_Frozen):
@@ -72,6 +86,7 @@ class DemoBenchmarkPaths(_Frozen):
     tables_json: Path
     database: Path
     description_dir: Path
+    examples_file: Path
     db_id: str = DEMO_DB_ID
     rebuilt: bool = False
 
@@ -84,6 +99,7 @@ class DemoBenchmarkPaths(_Frozen):
             tables_json=data_dir / "dev_tables.json",
             database=db_dir / f"{DEMO_DB_ID}.sqlite",
             description_dir=db_dir / DESCRIPTION_DIR,
+            examples_file=db_dir / f"{DEMO_DB_ID}.examples.yml",
             rebuilt=rebuilt,
         )
 
@@ -95,16 +111,53 @@ class DemoBenchmarkPaths(_Frozen):
 
 def load_questions(path: Path = QUESTIONS_FILE) -> tuple[DemoQuestion, ...]:
     """The hand-written questions; a malformed file raises ``DemoBenchmarkError``."""
+    return _load_entries(path, DemoQuestion, "question")
+
+
+def load_examples(path: Path = EXAMPLES_FILE) -> tuple[DemoExample, ...]:
+    """The solved examples; a malformed file, or one that holds a test question, raises."""
+    examples = _load_entries(path, DemoExample, "example")
+    tests = load_questions()
+    questions = {normalize_question(q.question) for q in tests}
+    gold = {_one_line(q.sql) for q in tests}
+    for example in examples:
+        if normalize_question(example.question) in questions or _one_line(example.sql) in gold:
+            raise DemoBenchmarkError(f"{path}: example is a test question: {example.question}")
+    return examples
+
+
+def normalize_question(text: str) -> str:
+    """Lower case, punctuation dropped, spaces collapsed: how two questions are compared."""
+    return " ".join("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
+
+
+def _load_entries(path: Path, model: type[_M], kind: str) -> tuple[_M, ...]:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
-        raise DemoBenchmarkError(f"cannot read demo questions {path}: {exc}") from exc
+        raise DemoBenchmarkError(f"cannot read demo {kind}s {path}: {exc}") from exc
     if not isinstance(raw, list) or not raw:
-        raise DemoBenchmarkError(f"{path}: expected a non-empty list of questions")
+        raise DemoBenchmarkError(f"{path}: expected a non-empty list of {kind}s")
     try:
-        return tuple(DemoQuestion.model_validate(item) for item in raw)
+        return tuple(model.model_validate(item) for item in raw)
     except ValidationError as exc:
-        raise DemoBenchmarkError(f"{path}: invalid question: {exc}") from exc
+        raise DemoBenchmarkError(f"{path}: invalid {kind}: {exc}") from exc
+
+
+def examples_text(examples: tuple[DemoExample, ...]) -> str:
+    """The examples file beside the database, in the shape ``own_examples`` reads."""
+    entries = []
+    for e in examples:
+        entry = {"question": e.question}
+        if e.evidence:
+            entry["evidence"] = e.evidence
+        entry["sql"] = _one_line(e.sql)
+        entries.append(entry)
+    header = (
+        f"# Solved examples on the {DEMO_DB_ID} database, written by eval/demo/generator.py from\n"
+        "# eval/demo/examples.yaml: a pipeline may show them to the model. Never test questions.\n"
+    )
+    return header + yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=1_000_000)
 
 
 def fingerprint(seed: int) -> dict:
@@ -132,6 +185,7 @@ def build_demo(
     try:
         with FileLock(str(data_dir / ".demo_build.lock"), timeout=LOCK_TIMEOUT_S):
             if not force and _up_to_date(paths, wanted):
+                _refresh_examples(paths)  # cheap: the database stays as it is
                 return paths
             _build(paths, seed, wanted)
     except Timeout as exc:
@@ -151,12 +205,24 @@ def _up_to_date(paths: DemoBenchmarkPaths, wanted: dict) -> bool:
         return False
 
 
+def _refresh_examples(paths: DemoBenchmarkPaths) -> None:
+    """Write the examples file beside the database unless it already says the same."""
+    text = examples_text(load_examples())
+    try:
+        if paths.examples_file.read_text(encoding="utf-8") == text:
+            return
+    except OSError:
+        pass
+    _write_atomic(paths.examples_file, text)
+
+
 def _build(paths: DemoBenchmarkPaths, seed: int, wanted: dict) -> None:
     stamp = paths.data_dir / FINGERPRINT_NAME
     stamp.unlink(missing_ok=True)  # a build that dies half-way is never mistaken for a complete one
     for stale in paths.data_dir.rglob(".*.tmp"):  # left by a crashed builder; we hold the lock
         stale.unlink()
     questions = load_questions()
+    examples = load_examples()  # a bad examples file fails before the slow part
     _write_database(paths.database, synth.generate(seed))
     for table in TABLES:
         _write_atomic(paths.description_dir / f"{table.name}.csv", _description_csv(table))
@@ -173,6 +239,7 @@ def _build(paths: DemoBenchmarkPaths, seed: int, wanted: dict) -> None:
         for i, q in enumerate(questions)
     ]
     _write_atomic(paths.dev_json, json.dumps(dev, indent=2))
+    _write_atomic(paths.examples_file, examples_text(examples))
     _write_atomic(stamp, json.dumps(wanted, indent=2))
 
 
