@@ -5,12 +5,18 @@
     GET    /v1/databases          registered databases the key may use, with tables and columns
     POST   /v1/databases          register one (admin key)            DELETE /v1/databases/NAME
     GET    /v1/traces/{trace_id}  the reasoning trace of an answer
+    POST   /v1/queries/{query_id}/feedback  {accepted}: the asker marks an answer right or wrong
     GET    /healthz  /readyz  /docs  /  (the web page)
 
 Every refusal is ``{"error": {"code", "message"}}`` with a 4xx status (5xx: the server's own
 failure), never a stack trace or a filesystem path. A request goes through, in order: body
 size, JSON, fields, key, the key's database allow-list, the database, the key's rate and
 in-flight limits, the query cache, and then the pipeline under the request deadline.
+
+Each answer carries ``query_id``, its line in the query log. Feedback on it (only from the key
+that asked) is kept there: accepted answers become the database's own solved examples, which
+the pipeline shows the model (``StateStore.accepted_examples``); a rejected answer leaves the
+cache, and its SQL is not cached under that key again until a newer answer with it is accepted.
 
 ``build_api(backend, settings, ring)`` takes any :class:`Backend`: ``LocalBackend`` (a
 ``QueryEngine`` in this process) or the Serve deployment handle (``serve/app.py``).
@@ -40,9 +46,11 @@ from pipelines.contracts import DatabaseRef
 from serve.errors import ApiError
 from serve.keys import ApiKey, KeyLimiter, KeyRing, presented_key
 from serve.settings import ServeSettings
-from serve.store import LogEntry, RegisteredDatabase, StateStore
+from serve.store import LogEntry, RegisteredDatabase, StateStore, normalise
 from serve.types import (
     DatabaseInfo,
+    Feedback,
+    FeedbackRequest,
     QueryAnswer,
     QueryJob,
     QueryRequest,
@@ -55,6 +63,7 @@ log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent / "static"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
+QUERY_ID = re.compile(r"^[1-9][0-9]{0,17}$")
 DEADLINE_GRACE_S = 5.0  # the pipeline deployment stops itself at the deadline; this is a backstop
 
 
@@ -89,11 +98,6 @@ class LocalBackend:
 
 
 # --- small pieces ---------------------------------------------------------------------------
-
-
-def normalise(question: str) -> str:
-    """The question as the cache sees it: case, spacing and trailing punctuation ignored."""
-    return re.sub(r"\s+", " ", question).strip().casefold().rstrip("?.! ")
 
 
 def fingerprint(path: str) -> str:
@@ -316,6 +320,9 @@ def build_api(backend: Backend, settings: ServeSettings, ring: KeyRing) -> FastA
         if hit is None:
             return None
         answer = QueryAnswer.model_validate(hit["answer"])
+        if store.was_rejected(key_of_cache, answer.sql):  # put back by a request in flight
+            store.drop_cached(key_of_cache)
+            return None
         return answer.model_copy(
             update={
                 "cached": True,
@@ -337,14 +344,24 @@ def build_api(backend: Backend, settings: ServeSettings, ring: KeyRing) -> FastA
         result_hash: str | None,
         key_of_cache: str | None,
         started: float,
-    ) -> None:
-        if key_of_cache is not None and not answer.cached and not answer.degraded:
+    ) -> int:
+        """Cache a fresh answer (unless degraded or rejected before) and log it (cached ones
+        too); the log id."""
+        if (
+            key_of_cache is not None
+            and not answer.cached
+            and not answer.degraded
+            and not store.was_rejected(key_of_cache, answer.sql)
+        ):
             store.put_cached(
                 key_of_cache,
-                {"answer": answer.model_dump(mode="json"), "result_hash": result_hash},
+                {
+                    "answer": answer.model_dump(mode="json", exclude={"query_id"}),
+                    "result_hash": result_hash,
+                },
                 ttl_s=settings.cache.ttl_s,
             )
-        store.log_query(
+        return store.log_query(
             LogEntry(
                 key_id=key.id,
                 database=job.database,
@@ -357,6 +374,7 @@ def build_api(backend: Backend, settings: ServeSettings, ring: KeyRing) -> FastA
                 cached=answer.cached,
                 degraded=answer.degraded,
                 trace_id=answer.trace_id or None,
+                cache_key=key_of_cache,
             )
         )
 
@@ -383,8 +401,8 @@ def build_api(backend: Backend, settings: ServeSettings, ring: KeyRing) -> FastA
             hit = cached(key_of_cache, started)
             if hit is not None:
                 answer, result_hash = hit
-                record(key, job, answer, result_hash, None, started)
-                return answer
+                query_id = record(key, job, answer, result_hash, key_of_cache, started)
+                return answer.model_copy(update={"query_id": query_id})
             try:
                 outcome = await asyncio.wait_for(
                     backend.answer(job), limits.deadline_s + DEADLINE_GRACE_S
@@ -397,8 +415,10 @@ def build_api(backend: Backend, settings: ServeSettings, ring: KeyRing) -> FastA
                 error = outcome["error"]
                 raise ApiError(error["status"], error["code"], error["message"])
             answer = QueryAnswer.model_validate(outcome["answer"]["answer"])
-            record(key, job, answer, outcome["answer"]["result_hash"], key_of_cache, started)
-            return answer
+            query_id = record(
+                key, job, answer, outcome["answer"]["result_hash"], key_of_cache, started
+            )
+            return answer.model_copy(update={"query_id": query_id})
 
     @app.post(
         "/v1/query/stream",
@@ -417,7 +437,8 @@ def build_api(backend: Backend, settings: ServeSettings, ring: KeyRing) -> FastA
                 hit = cached(key_of_cache, started)
                 if hit is not None:
                     answer, result_hash = hit
-                    record(key, job, answer, result_hash, None, started)
+                    query_id = record(key, job, answer, result_hash, key_of_cache, started)
+                    answer = answer.model_copy(update={"query_id": query_id})
                     yield _sse("answer", answer.model_dump(mode="json"))
                     return
                 try:
@@ -427,7 +448,9 @@ def build_api(backend: Backend, settings: ServeSettings, ring: KeyRing) -> FastA
                             result_hash = event.pop("result_hash", None)
                             if kind == "answer":
                                 answer = QueryAnswer.model_validate(event)
-                                record(key, job, answer, result_hash, key_of_cache, started)
+                                event["query_id"] = record(
+                                    key, job, answer, result_hash, key_of_cache, started
+                                )
                             yield _sse(kind, event)
                 except TimeoutError:
                     yield _sse(
@@ -521,6 +544,33 @@ def build_api(backend: Backend, settings: ServeSettings, ring: KeyRing) -> FastA
         if found is None or not key.allows(found[0]):
             raise ApiError(404, "unknown_trace", "no trace with that id")
         return Response(found[1], media_type="application/json")
+
+    @app.post(
+        "/v1/queries/{query_id}/feedback",
+        response_model=Feedback,
+        summary="Mark an answer of this key accepted or rejected",
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": FeedbackRequest.model_json_schema()}},
+            }
+        },
+    )
+    async def feedback(query_id: str, request: Request) -> Feedback:
+        raw = await body_json(request)
+        key = caller(request)
+        try:
+            body = FeedbackRequest.model_validate(raw)
+        except ValidationError as exc:
+            raise _invalid_error(exc.errors()) from None
+        # Another key's answer reads as a missing one: an id says nothing about who asked what.
+        entry = store.logged_query(int(query_id)) if QUERY_ID.fullmatch(query_id) else None
+        if entry is None or entry.key_id != key.id or not key.allows(entry.database):
+            raise ApiError(404, "unknown_query", "no answer of this key with that id")
+        store.set_feedback(int(query_id), body.accepted)
+        if not body.accepted and entry.cache_key is not None:
+            store.drop_cached(entry.cache_key)
+        return Feedback(query_id=int(query_id), accepted=body.accepted)
 
     @app.get("/healthz", summary="The server is up")
     async def healthz() -> dict[str, str]:

@@ -1,6 +1,8 @@
 """The pipeline side of the endpoint: one question in, one explained answer out.
 
     QueryJob ──► build_pipeline(profile's config, client, sandbox)   (as ``scale-analytics ask``)
+                 + own examples: the files beside the database and the answers its askers
+                   accepted (``StateStore.accepted_examples``, by the registered name)
              ──► Prediction + ReasoningTrace ──► rows cut to max_rows, confidence
              ──► ResponseAgent: explanation and assumptions
              ──► trace stored (``GET /v1/traces/{id}``) ──► EngineAnswer
@@ -164,6 +166,7 @@ class QueryEngine:
         self._pipelines: dict[str, Any] = {}
         self._retrievers: tuple[Any, Any] | None = None
         self.store = StateStore(settings.state_dir)
+        self._own_examples: Any | None = None
         self.explainer = ResponseAgent(
             self.client,
             role=settings.explain.role,
@@ -186,8 +189,24 @@ class QueryEngine:
                 cell_retriever=cells,
                 example_retriever=examples,
                 sinks=(),
+                own_examples=self.own_examples(),
             )
         return self._pipelines[profile]
+
+    def own_examples(self) -> Any:
+        """The asking database's solved examples: its example file and its accepted answers.
+
+        In the endpoint a ``DatabaseRef``'s ``db_id`` is the registered name
+        (``serve.api.database_ref``), which is what the query log records.
+        """
+        if self._own_examples is None:
+            from pipelines.indexing.own_examples import OwnExampleRetriever
+
+            store = self.store
+            self._own_examples = OwnExampleRetriever(
+                extra=lambda db: store.accepted_examples(db.db_id)
+            )
+        return self._own_examples
 
     def prepare(self, db: Any, name: str) -> str:
         """Build the L0 indexes ``db`` needs (when missing or stale): the retrieval line."""

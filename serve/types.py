@@ -53,6 +53,9 @@ class QueryAnswer(Frozen):
     database: str = ""
     profile: str = ""
     usage: QueryUsage = QueryUsage()
+    query_id: int | None = Field(
+        default=None, description="the answer's query log id: POST /v1/queries/{id}/feedback"
+    )
 
 
 class QueryJob(Frozen):
@@ -99,3 +102,14 @@ class RegisterRequest(Frozen):
     name: str = Field(description="letters, digits, _ and -, up to 64")
     path: str = Field(description="a SQLite (.sqlite/.sqlite3/.db) or DuckDB (.duckdb) file")
     description_dir: str | None = None
+
+
+class FeedbackRequest(Frozen):
+    accepted: bool = Field(strict=True, description="true: the answer is right; false: wrong")
+
+
+class Feedback(Frozen):
+    """The feedback now recorded for one answer."""
+
+    query_id: int
+    accepted: bool

@@ -122,6 +122,12 @@ def test_a_question_is_answered_over_http_then_cached(server):
     assert second["cached"] is True and second["usage"]["llm_calls"] == 0
     trace = httpx.get(f"{base}/v1/traces/{answer['trace_id']}", headers=headers(ANALYST))
     assert trace.status_code == 200 and trace.json()["question"] == QUESTION
+    accepted = httpx.post(
+        f"{base}/v1/queries/{answer['query_id']}/feedback",
+        json={"accepted": True},
+        headers=headers(ANALYST),
+    )
+    assert accepted.status_code == 200 and accepted.json()["accepted"] is True
 
 
 def test_the_stream_ends_with_the_answer(server):
