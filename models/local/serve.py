@@ -34,6 +34,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--poll", type=int, default=0)
     parser.add_argument("--n-batch", type=int, default=512)
+    parser.add_argument("--cache-reuse", type=int, default=0)
     return parser.parse_args(argv)
 
 
@@ -64,6 +65,7 @@ def _run_xllamacpp(args: argparse.Namespace, api_key: str, stop: threading.Event
     params.n_parallel = args.n_parallel
     params.n_ctx = args.n_parallel * args.ctx_per_slot
     params.n_batch = args.n_batch
+    params.n_cache_reuse = args.cache_reuse
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     params.cpuparams.poll = args.poll

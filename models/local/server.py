@@ -50,6 +50,10 @@ class LocalServerSettings(Frozen):
     # starve each other when cores are shared; null leaves the environment's (OpenMP's default
     # when unset). Compared with poll and n_batch by `benchmarks/bench_models.py --settings`.
     omp_wait_policy: Literal["passive", "active"] | None = "passive"
+    # llama.cpp's --cache-reuse: a prompt chunk of at least this many tokens found elsewhere in
+    # the slot's cache is shifted into place instead of evaluated again (0: only the common
+    # prefix is reused). Focused schemas share table blocks at different offsets.
+    cache_reuse: int = Field(default=0, ge=0)
     startup_timeout_s: float = Field(default=180.0, gt=0)
 
 
@@ -130,6 +134,8 @@ class LocalServer:
             str(cfg.poll),
             "--n-batch",
             str(cfg.n_batch),
+            "--cache-reuse",
+            str(cfg.cache_reuse),
         ]
         env = self.child_env()
         env[API_KEY_ENV] = self.api_key
