@@ -120,10 +120,41 @@ def comparison_table(outcomes: Sequence[RunOutcome]) -> Table:
     return table
 
 
+def _right(outcome: RunOutcome) -> dict[str, tuple[int, int]]:
+    """difficulty -> (questions right, questions) under BIRD semantics."""
+    return {
+        row["difficulty"]: (round((row["ex_bird"] or 0) * row["questions"]), row["questions"])
+        for row in outcome.ex_table
+    }
+
+
+def verdict(baseline: RunOutcome, other: RunOutcome) -> str:
+    """One line: ``other`` against ``baseline``, overall and per difficulty, and whether it
+    matches or beats it on every difficulty."""
+    mine, theirs = _right(other), _right(baseline)
+    parts = [
+        f"{d} {mine[d][0]}/{mine[d][1]} vs {theirs[d][0]}/{theirs[d][1]}"
+        for d in mine
+        if d in theirs
+    ]
+    every = all(mine[d][0] >= theirs[d][0] for d in mine if d in theirs)
+    return (
+        f"{other.label} against {baseline.label}: {'; '.join(parts)} — "
+        + ("at least as many right at every difficulty" if every else "[bold red]fewer right on ")
+        + (
+            ""
+            if every
+            else ", ".join(d for d in mine if d in theirs and mine[d][0] < theirs[d][0]) + "[/]"
+        )
+    )
+
+
 def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
     console.print(summary_table(outcomes))
     if len(outcomes) > 1:
         console.print(comparison_table(outcomes))
+        for other in outcomes[1:]:
+            console.print(verdict(outcomes[0], other))
     for o in outcomes:
         m = o.metrics
         largest_k = max(

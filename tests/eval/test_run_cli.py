@@ -85,3 +85,23 @@ def test_bad_overrides_are_reported_not_raised(capsys):
     assert eval_main(["scaling=single_pass,default"]) == 2
     assert "--multirun" in capsys.readouterr().err
     assert report_main([]) == 2
+
+
+def test_the_verdict_line_compares_right_answers_at_every_difficulty():
+    from eval.run import RunOutcome
+    from eval.run_cli import verdict
+
+    def outcome(label, rows):
+        table = tuple(
+            {"difficulty": d, "questions": n, "ex_bird": right / n, "ex_spider": right / n}
+            for d, right, n in rows
+        )
+        return RunOutcome.model_construct(label=label, ex_table=table)
+
+    single = outcome("single_pass", [("simple", 5, 6), ("moderate", 2, 4), ("all", 7, 10)])
+    better = outcome("adaptive", [("simple", 5, 6), ("moderate", 3, 4), ("all", 8, 10)])
+    worse = outcome("adaptive", [("simple", 4, 6), ("moderate", 4, 4), ("all", 8, 10)])
+    line = verdict(single, better)
+    assert "simple 5/6 vs 5/6" in line and "all 8/10 vs 7/10" in line
+    assert "at least as many right at every difficulty" in line
+    assert "fewer right on simple" in verdict(single, worse)
