@@ -85,25 +85,16 @@ def build_pipeline(
             model_name=model_name,
             focuser=focuser,
         )
+    extra: dict[str, Any] = {}
     if scaling.adaptive is not None:
         from pipelines.indexing.own_examples import OwnExampleRetriever
-        from pipelines.strategies.adaptive import AdaptivePipeline
+        from pipelines.strategies.adaptive import AdaptivePipeline as pipeline_class
 
-        return AdaptivePipeline(
-            client=client,
-            sandbox=sandbox,
-            scaling=scaling,
-            settings=settings,
-            cell_retriever=cell_retriever,
-            example_retriever=example_retriever,
-            sinks=sinks,
-            model_name=model_name,
-            focuser=focuser,
-            own_examples=own_examples or OwnExampleRetriever(),
-        )
-    from pipelines.strategies.orchestrator import Orchestrator
+        extra = {"focuser": focuser, "own_examples": own_examples or OwnExampleRetriever()}
+    else:
+        from pipelines.strategies.orchestrator import Orchestrator as pipeline_class
 
-    return Orchestrator(
+    return pipeline_class(
         client=client,
         sandbox=sandbox,
         scaling=scaling,
@@ -112,4 +103,5 @@ def build_pipeline(
         example_retriever=example_retriever,
         sinks=sinks,
         model_name=model_name,
+        **extra,
     )

@@ -36,6 +36,7 @@ import yaml
 
 from core.types import Frozen
 from pipelines.contracts import DatabaseRef, ExampleHit
+from pipelines.indexing.embedder import embed as embed_texts
 
 log = logging.getLogger(__name__)
 SUFFIXES = (".examples.yml", ".examples.yaml", ".examples.json")
@@ -100,12 +101,6 @@ def examples_beside(db: DatabaseRef) -> tuple[SolvedExample, ...]:
 Embed = Callable[[Sequence[str]], Any]
 
 
-def _sentence_embed(texts: Sequence[str]) -> Any:
-    from pipelines.indexing.embedder import embed
-
-    return embed(texts)
-
-
 class OwnExampleRetriever:
     """The solved examples of the asking database nearest to a question.
 
@@ -116,7 +111,7 @@ class OwnExampleRetriever:
     def __init__(
         self,
         extra: Callable[[DatabaseRef], Sequence[SolvedExample]] | None = None,
-        embed: Embed = _sentence_embed,
+        embed: Embed = embed_texts,
     ) -> None:
         self.extra = extra
         self.embed = embed

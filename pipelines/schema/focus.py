@@ -28,6 +28,7 @@ import numpy as np
 
 from core.types import Frozen
 from pipelines.contracts import CellHit, DatabaseRef, SchemaView
+from pipelines.indexing.embedder import embed as embed_texts
 from pipelines.schema.introspect import introspect
 from pipelines.schema.joins import JoinGraph, join_graph
 from pipelines.schema.linking import link_schema
@@ -36,13 +37,6 @@ from pipelines.settings import FocusSettings
 
 Embed = Callable[[Sequence[str]], Any]  # texts -> (n, d) L2-normalised vectors
 log = logging.getLogger(__name__)
-
-
-def sentence_embed(texts: Sequence[str]) -> Any:
-    """The L0 indexes' sentence embedder (all-MiniLM-L6-v2), loaded on first use."""
-    from pipelines.indexing.embedder import embed
-
-    return embed(texts)
 
 
 class FocusedSchema(Frozen):
@@ -59,14 +53,9 @@ class FocusedSchema(Frozen):
 class _Database:
     """What the focus reads of one database once."""
 
-    def __init__(
-        self, reference: ReferenceSchema, view: SchemaView, graph: JoinGraph, embed: Embed | None
-    ) -> None:
-        self.reference = reference
+    def __init__(self, view: SchemaView, graph: JoinGraph, embed: Embed | None) -> None:
         self.view = view
         self.graph = graph
-        self.sizes = reference.sizes()
-        self.whole = sum(self.sizes.values())
         self.owners: list[str] = []
         texts: list[str] = []
         for table in view.tables:
@@ -91,7 +80,7 @@ class _Database:
 class SchemaFocuser:
     """Per database, once: ``prepare``; per question: ``focus`` (no model call, no I/O)."""
 
-    def __init__(self, settings: FocusSettings, embed: Embed | None = sentence_embed) -> None:
+    def __init__(self, settings: FocusSettings, embed: Embed | None = embed_texts) -> None:
         self.settings = settings
         self.embed = embed if settings.similarity else None
         self._databases: dict[tuple[str, str], _Database] = {}
@@ -99,7 +88,7 @@ class SchemaFocuser:
     def wanted(self, reference: ReferenceSchema) -> bool:
         """Whether a schema this size is focused at all."""
         above = self.settings.above_tokens
-        return above is not None and sum(reference.sizes().values()) > above
+        return above is not None and reference.tokens > above
 
     async def prepare(self, db: DatabaseRef, reference: ReferenceSchema) -> None:
         """Read what the focus needs of ``db`` (a no-op for a schema shown whole)."""
@@ -109,11 +98,11 @@ class SchemaFocuser:
         view = await asyncio.to_thread(introspect, db, self.settings.sample_values)
         graph = join_graph(view)
         try:
-            found = await asyncio.to_thread(_Database, reference, view, graph, self.embed)
+            found = await asyncio.to_thread(_Database, view, graph, self.embed)
         except Exception as exc:  # noqa: BLE001 - similarity is optional: link without it
             log.warning("schema focus of %s without similarity: %s", db.db_id, exc)
             self.embed = None
-            found = await asyncio.to_thread(_Database, reference, view, graph, None)
+            found = await asyncio.to_thread(_Database, view, graph, None)
         self._databases[key] = found
 
     def focus(
@@ -129,9 +118,12 @@ class SchemaFocuser:
         if found is None:
             text = reference.text()
             tables = tuple(b.name for b in reference.tables)
-            size = sum(reference.sizes().values())
             return FocusedSchema(
-                text=text, tables=tables, focused=False, tokens=size, whole_tokens=size
+                text=text,
+                tables=tables,
+                focused=False,
+                tokens=reference.tokens,
+                whole_tokens=reference.tokens,
             )
         s = self.settings
         linked = link_schema(
@@ -142,16 +134,16 @@ class SchemaFocuser:
             min_gain=s.min_gain,
             max_tables=s.max_tables,
             similarity=found.similarity(self.embed, f"{question} {evidence}".strip()),
-            sizes=found.sizes,
-            budget=int(s.budget_ratio * found.whole),
+            sizes=reference.sizes,
+            budget=int(s.budget_ratio * reference.tokens),
             graph=found.graph,
         )
         return FocusedSchema(
             text=reference.text(linked.tables),
             tables=linked.tables,
             focused=not linked.whole,
-            tokens=sum(found.sizes.get(t, 0) for t in linked.tables),
-            whole_tokens=found.whole,
+            tokens=sum(reference.sizes.get(t, 0) for t in linked.tables),
+            whole_tokens=reference.tokens,
             bridges=linked.bridges,
         )
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from functools import cached_property
 
 from core.types import Frozen
 from pipelines.agents.errors import PipelineError
@@ -55,9 +56,15 @@ class ReferenceSchema(Frozen):
         wanted = {t.lower() for t in tables}
         return "\n\n".join(b.text for b in self.tables if b.name.lower() in wanted)
 
+    @cached_property
     def sizes(self) -> dict[str, int]:
         """Estimated tokens of each table's block (``pipelines.schema.token_size``)."""
         return {b.name: token_size(b.text) + 1 for b in self.tables}
+
+    @cached_property
+    def tokens(self) -> int:
+        """Estimated tokens of the whole prompt."""
+        return sum(self.sizes.values())
 
 
 def _quote(name: str) -> str:

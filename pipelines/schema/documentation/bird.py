@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from pipelines.contracts import DatabaseRef
-from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc, words
+from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc, one_line, words
 
 NAME = "bird_csv"
 log = logging.getLogger(__name__)
@@ -51,16 +51,12 @@ def _decode(raw: bytes) -> str:
     raise AssertionError("latin-1 decodes any byte string")
 
 
-def _clean(text: str | None) -> str:
-    return " ".join((text or "").split())
-
-
 def _describe(row: dict[str, str]) -> str:
     """One line: the description, the readable name when it adds something, the value notes."""
-    original = _clean(row.get("original_column_name"))
-    label = _clean(row.get("column_name"))
-    description = _clean(row.get("column_description"))
-    values = _clean(row.get("value_description"))
+    original = one_line(row.get("original_column_name"))
+    label = one_line(row.get("column_name"))
+    description = one_line(row.get("column_description"))
+    values = one_line(row.get("value_description"))
     text = description
     redundant = {original.lower(), original.lower().replace("_", " ")}
     if label and label.lower() not in redundant and label.lower() not in description.lower():
@@ -83,7 +79,7 @@ def read_description_csv(
         return {}
     out: dict[str, D] = {}
     for row in reader:
-        column = _clean(row.get("original_column_name"))
+        column = one_line(row.get("original_column_name"))
         text = describe(row)
         if column and text:
             out[column.lower()] = text
@@ -112,13 +108,13 @@ def load_descriptions(
 
 
 def _column_doc(row: dict[str, str]) -> ColumnDoc:
-    original = _clean(row.get("original_column_name"))
-    label = _clean(row.get("column_name"))
+    original = one_line(row.get("original_column_name"))
+    label = one_line(row.get("column_name"))
     if "".join(words(label)) == "".join(words(original)):
         label = ""  # BIRD often repeats the name with spaces: no readable name
     return ColumnDoc(
-        description=_clean(row.get("column_description")),
-        values=_clean(row.get("value_description")),
+        description=one_line(row.get("column_description")),
+        values=one_line(row.get("value_description")),
         label=label,
     )
 

@@ -18,7 +18,7 @@ import duckdb
 from pipelines.contracts import DatabaseRef
 from pipelines.sandbox import connect_readonly
 from pipelines.sandbox.errors import DatabaseUnavailable
-from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc
+from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc, one_line
 
 NAME = "comments"
 log = logging.getLogger(__name__)
@@ -37,10 +37,6 @@ def _name(schema: str, table: str) -> str:
     return (table if schema == "main" else f"{schema}.{table}").lower()
 
 
-def _clean(text: str | None) -> str:
-    return " ".join((text or "").split())
-
-
 def read(db: DatabaseRef) -> SchemaDocs:
     """Table and column comments of a DuckDB database (empty for SQLite or an unreadable file)."""
     if db.dialect != "duckdb":
@@ -54,12 +50,12 @@ def read(db: DatabaseRef) -> SchemaDocs:
         return SchemaDocs()
     docs: dict[str, TableDoc] = {}
     for schema, table, comment in tables:
-        if _clean(comment):
-            docs[_name(schema, table)] = TableDoc(description=_clean(comment))
+        if one_line(comment):
+            docs[_name(schema, table)] = TableDoc(description=one_line(comment))
     for schema, table, column, comment in columns:
-        if not _clean(comment):
+        if not one_line(comment):
             continue
         found = docs.get(_name(schema, table), TableDoc())
-        described = {**found.columns, column.lower(): ColumnDoc(description=_clean(comment))}
+        described = {**found.columns, column.lower(): ColumnDoc(description=one_line(comment))}
         docs[_name(schema, table)] = found.model_copy(update={"columns": described})
     return SchemaDocs(tables=docs, sources=(NAME,) if docs else ())

@@ -29,6 +29,11 @@ _EXAMPLES_ONLY = ("e.g.", "eg.", "for example")
 NOTE_CHARS = 240  # a description longer than this is cut at a sentence or word boundary
 
 
+def one_line(text: object) -> str:
+    """``text`` with its whitespace folded to single spaces ("" for None)."""
+    return " ".join(str(text).split()) if text is not None else ""
+
+
 def words(text: str) -> list[str]:
     """Lower-cased words and numbers of an identifier or a phrase (``claimStatus`` -> claim, status)."""
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.contracts import DatabaseRef
-from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc, words
+from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc, one_line, words
 
 NAME = "tables_json"
 FILE_NAMES = ("tables.json", "dev_tables.json", "train_tables.json", "test_tables.json")
@@ -58,7 +58,7 @@ def _entries(path: str, mtime: float) -> dict[str, dict[str, Any]]:
 def _text(item: Any) -> str:
     if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], int):
         item = item[1]
-    return " ".join(str(item).split()) if isinstance(item, str) else ""
+    return one_line(item) if isinstance(item, str) else ""
 
 
 def _name(item: Any) -> tuple[int, str]:

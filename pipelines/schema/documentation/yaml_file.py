@@ -39,7 +39,7 @@ from typing import Any
 import yaml
 
 from pipelines.contracts import DatabaseRef
-from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc
+from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc, one_line
 
 NAME = "yaml"
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def candidates(db: DatabaseRef) -> list[Path]:
 def _clean(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(_clean(v) for v in value if _clean(v))
-    return " ".join(str(value).split()) if value is not None else ""
+    return one_line(value)
 
 
 def _accepted_values(column: dict[str, Any]) -> str:

@@ -35,7 +35,8 @@ async def test_column_notes_follow_their_table_and_skip_what_the_name_says(
     assert singer.index("Column notes") < singer.index("2 example rows")
     assert "Column notes" not in concert and "2 example rows" in concert
     assert reference.text(["CONCERT"]) == concert
-    assert set(reference.sizes()) == {"singer", "concert"}
+    assert set(reference.sizes) == {"singer", "concert"}
+    assert reference.tokens == sum(reference.sizes.values())
 
 
 async def test_a_name_that_does_not_spell_its_meaning_gets_its_description(
