@@ -33,6 +33,7 @@ from core.types import Frozen
 from pipelines.contracts import CellHit, ColumnInfo, SchemaView, TableInfo
 from pipelines.schema.documentation.model import stem, words
 from pipelines.schema.joins import JoinGraph, join_graph
+from pipelines.schema.render import flatten
 
 # Words that name nothing in particular: a question's "id" or "name" points at every table.
 STOP_WORDS = frozenset(
@@ -71,12 +72,6 @@ def _content(text: str) -> set[str]:
     return {stem(w) for w in words(text) if w not in STOP_WORDS and not w.isdigit()}
 
 
-def _flatten(column: ColumnInfo) -> Iterable[ColumnInfo]:
-    yield column
-    for child in column.children:
-        yield from _flatten(child)
-
-
 def _phrases(column: ColumnInfo) -> set[str]:
     """Values a question might name: samples, and the items of a documented vocabulary."""
     found = {s.strip().lower() for s in column.samples if s and len(s.strip()) > 2}
@@ -106,7 +101,7 @@ def _explained(
     named(table.name, weights.table_name)
     credit(_content(table.description or ""), weights.description)
     for top in table.columns:
-        for column in _flatten(top):
+        for column in flatten(top):
             named(column.name.split(".")[-1], weights.column_name)
             credit(_content(column.description or ""), weights.description)
             for phrase in _phrases(column):

@@ -99,10 +99,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _flatten(column: ColumnInfo) -> Iterator[ColumnInfo]:
+def flatten(column: ColumnInfo) -> Iterator[ColumnInfo]:
+    """The column, then each of its nested sub-fields, depth first."""
     yield column
     for child in column.children:
-        yield from _flatten(child)
+        yield from flatten(child)
 
 
 def _cell(text: str) -> str:
@@ -122,7 +123,7 @@ def _light_table(table: TableInfo, fks: list[ForeignKey]) -> str:
         lines.append(_one_line(table.description))
     lines += ["| column | type | description | samples |", "|---|---|---|---|"]
     for top in table.columns:
-        for column in _flatten(top):
+        for column in flatten(top):
             name = column.name + (" (PK)" if column.primary_key else "")
             samples = ", ".join(column.samples)
             lines.append(
@@ -155,7 +156,7 @@ def _ddl_table(table: TableInfo, fks: list[ForeignKey]) -> str:
             f"  --   {child.name} {child.type}"
             + (f": {_comment(child)}" if _comment(child) else "")
             for top_child in column.children
-            for child in _flatten(top_child)
+            for child in flatten(top_child)
         ]
         entries.append((f"  {ident(column.name)} {column.type}".rstrip(), _comment(column), below))
     pks = [ident(c.name) for c in table.columns if c.primary_key]
