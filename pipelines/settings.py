@@ -63,6 +63,10 @@ class FocusSettings(Frozen):
     budget_ratio: float = Field(default=0.4, ge=0.0, le=1.0)  # then fill up to this share
     similarity: bool = True  # embedding similarity of question and documented columns
     sample_values: int = Field(default=3, ge=0)  # per column, for matching named values
+    # The order of the shown tables. "hubs_first": most joined-to tables first (then larger
+    # first), so consecutive questions' prompts share their longest prefix and the model
+    # server's KV cache serves it; "catalog": the database's own order.
+    order: Literal["hubs_first", "catalog"] = "hubs_first"
 
 
 class UnderstandingSettings(Frozen):

@@ -43,7 +43,7 @@ class FocusedSchema(Frozen):
     """The schema prompt one question's generators see."""
 
     text: str
-    tables: tuple[str, ...]  # shown, in catalog order
+    tables: tuple[str, ...]  # shown, in prompt order
     focused: bool  # False: the whole schema (small enough, or nothing pointed anywhere)
     tokens: int  # estimated tokens of ``text``
     whole_tokens: int  # of the whole reference prompt
@@ -53,9 +53,12 @@ class FocusedSchema(Frozen):
 class _Database:
     """What the focus reads of one database once."""
 
-    def __init__(self, view: SchemaView, graph: JoinGraph, embed: Embed | None) -> None:
+    def __init__(
+        self, view: SchemaView, graph: JoinGraph, embed: Embed | None, sizes: dict[str, int]
+    ) -> None:
         self.view = view
         self.graph = graph
+        self.hub_rank = hub_rank(view, graph, sizes)
         self.owners: list[str] = []
         texts: list[str] = []
         for table in view.tables:
@@ -98,11 +101,11 @@ class SchemaFocuser:
         view = await asyncio.to_thread(introspect, db, self.settings.sample_values)
         graph = join_graph(view)
         try:
-            found = await asyncio.to_thread(_Database, view, graph, self.embed)
+            found = await asyncio.to_thread(_Database, view, graph, self.embed, reference.sizes)
         except Exception as exc:  # noqa: BLE001 - similarity is optional: link without it
             log.warning("schema focus of %s without similarity: %s", db.db_id, exc)
             self.embed = None
-            found = await asyncio.to_thread(_Database, view, graph, None)
+            found = await asyncio.to_thread(_Database, view, graph, None, reference.sizes)
         self._databases[key] = found
 
     def focus(
@@ -138,14 +141,41 @@ class SchemaFocuser:
             budget=int(s.budget_ratio * reference.tokens),
             graph=found.graph,
         )
+        tables = linked.tables
+        if s.order == "hubs_first":
+            tables = tuple(sorted(tables, key=lambda t: found.hub_rank.get(t, len(found.hub_rank))))
         return FocusedSchema(
-            text=reference.text(linked.tables),
-            tables=linked.tables,
+            text=reference.text(tables),
+            tables=tables,
             focused=not linked.whole,
             tokens=sum(reference.sizes.get(t, 0) for t in linked.tables),
             whole_tokens=reference.tokens,
             bridges=linked.bridges,
         )
+
+
+def hub_rank(view: SchemaView, graph: JoinGraph, sizes: dict[str, int]) -> dict[str, int]:
+    """Each table's place in the hubs-first order: more distinct tables joined to it first,
+    then the larger prompt block, then catalog order.
+
+    >>> from pipelines.contracts import ColumnInfo, ForeignKey, TableInfo
+    >>> t = lambda n: TableInfo(name=n, columns=(ColumnInfo(name="id", type="INT"),))
+    >>> view = SchemaView(db_id="d", dialect="sqlite", tables=(t("a"), t("b"), t("c")))
+    >>> edges = (ForeignKey(table="a", column="id", ref_table="b", ref_column="id"),
+    ...          ForeignKey(table="c", column="id", ref_table="b", ref_column="id"))
+    >>> hub_rank(view, JoinGraph(edges=edges), {"a": 10, "b": 5, "c": 20})
+    {'b': 0, 'c': 1, 'a': 2}
+    """
+    neighbours: dict[str, set[str]] = {t.name: set() for t in view.tables}
+    for edge in graph.edges:
+        if edge.table != edge.ref_table:
+            neighbours.setdefault(edge.table, set()).add(edge.ref_table)
+            neighbours.setdefault(edge.ref_table, set()).add(edge.table)
+    catalog = [t.name for t in view.tables]
+    ranked = sorted(
+        catalog, key=lambda t: (-len(neighbours.get(t, ())), -sizes.get(t, 0), catalog.index(t))
+    )
+    return {t: i for i, t in enumerate(ranked)}
 
 
 def record_focus(run: Any, focused: FocusedSchema) -> None:

@@ -50,11 +50,13 @@ class ReferenceSchema(Frozen):
     tables: tuple[TableBlock, ...]
 
     def text(self, tables: Iterable[str] | None = None) -> str:
-        """The prompt text: every table, or only those named (case-insensitive), in catalog order."""
+        """The prompt text: every table in catalog order, or only those named (case-insensitive)
+        in the order named."""
         if tables is None:
             return "\n\n".join(b.text for b in self.tables)
-        wanted = {t.lower() for t in tables}
-        return "\n\n".join(b.text for b in self.tables if b.name.lower() in wanted)
+        blocks = {b.name.lower(): b.text for b in self.tables}
+        named = dict.fromkeys(t.lower() for t in tables)
+        return "\n\n".join(blocks[t] for t in named if t in blocks)
 
     @cached_property
     def sizes(self) -> dict[str, int]:

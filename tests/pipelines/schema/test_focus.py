@@ -51,3 +51,23 @@ async def test_similarity_points_at_tables_the_words_miss_and_its_failure_is_not
     without = SchemaFocuser(settings, embed=broken)
     await without.prepare(shop_db, reference)  # logs, links on words alone
     assert not without.focus(shop_db, reference, "Tell me about purchases").focused
+
+
+async def test_shown_tables_come_hubs_first_so_questions_share_a_prefix(shop_db):
+    reference = await _reference(shop_db)
+    question = "Which customers bought which product titles in their orders?"
+    shown = {}
+    for order in ("hubs_first", "catalog"):
+        focuser = SchemaFocuser(
+            FocusSettings(above_tokens=50, similarity=False, order=order), embed=None
+        )
+        await focuser.prepare(shop_db, reference)
+        shown[order] = focuser.focus(shop_db, reference, question)
+    hubs, catalog = shown["hubs_first"], shown["catalog"]
+    assert set(hubs.tables) == set(catalog.tables) >= {"customer", "orders", "product"}
+    catalog_order = [b.name for b in reference.tables]
+    assert list(catalog.tables) == sorted(catalog.tables, key=catalog_order.index)
+    # orders and order_line join two tables each; customer and product one
+    assert hubs.tables[0] in {"orders", "order_line"} and hubs.tables[-1] in {"customer", "product"}
+    assert hubs.text.startswith(reference.text([hubs.tables[0]]))
+    assert hubs.text == reference.text(hubs.tables) and hubs.tokens == catalog.tokens
