@@ -13,6 +13,9 @@ held-out half):
 - tables kept (mean), and the schema prompt's estimated tokens focused and whole (the reference
   schema the generators see, ``pipeline.single_pass`` settings: DDL, column notes, example rows),
   the focus (``pipeline.focus``) applied whatever the schema's size;
+- prefix shared: the share of a focused prompt that the previous question's focused prompt (in
+  the half's order, as a run asks them) starts with — what a llama.cpp slot serves from its KV
+  cache — with the tables hubs first and in catalog order (``pipeline.focus.order``);
 - with ``--misses``, each question that lost a gold table and what was kept.
 
 Cell-value hits come from the L0 cell index when it is built (``scale-analytics index``), as in
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 
@@ -74,6 +78,15 @@ async def main() -> None:
     # The focus as the pipelines build it, but applied to every schema (the threshold is a
     # pipeline decision; the recall of the linking step is measured on each).
     focuser = SchemaFocuser(settings.focus.model_copy(update={"above_tokens": 0}))
+    orders = ("hubs_first", "catalog")
+    by_order = {
+        order: SchemaFocuser(
+            settings.focus.model_copy(update={"above_tokens": 0, "order": order}),
+            embed=focuser.embed,
+        )
+        for order in orders
+    }
+    previous: dict[tuple[str, str], str] = {}
     references = {}
     rows: dict[str, list[tuple]] = {"even": [], "odd": []}
     for position, task in enumerate(bench.tasks):
@@ -85,7 +98,8 @@ async def main() -> None:
                 sample_rows=settings.single_pass.sample_rows,
                 column_notes=settings.single_pass.column_notes,
             )
-            await focuser.prepare(db, references[db.path])
+            for f in (focuser, *by_order.values()):
+                await f.prepare(db, references[db.path])
         hits = ()
         if cells is not None:
             try:
@@ -103,6 +117,12 @@ async def main() -> None:
         kept = {t.lower() for t in focused.tables}
         # benchmark.stride=2 with offset 0 / 1 selects these halves
         half = "even" if (bench_offset(cfg) + position * bench_stride(cfg)) % 2 == 0 else "odd"
+        shared = []
+        for order, f in by_order.items():
+            text = f.focus(db, references[db.path], task.question, task.evidence, hits).text
+            before = previous.get((half, order), "")
+            shared.append(len(os.path.commonprefix([text, before])) / max(1, len(text)))
+            previous[(half, order)] = text
         rows[half].append(
             (
                 gold_tables <= kept,
@@ -111,6 +131,7 @@ async def main() -> None:
                 len(focused.tables),
                 focused.tokens,
                 focused.whole_tokens,
+                *shared,
             )
         )
         if args.misses and not gold_tables <= kept:
@@ -121,6 +142,7 @@ async def main() -> None:
     print(f"{bench.name}: {len(bench.tasks)} questions, cells {'off' if cells is None else 'on'}")
     print(
         "split      questions  all gold tables  gold columns  tables kept  tokens focused / whole"
+        "  prefix shared: hubs first / catalog"
     )
     for name, got in (*rows.items(), ("all", rows["even"] + rows["odd"])):
         if not got:
@@ -130,7 +152,8 @@ async def main() -> None:
             f"{name:<10} {n:>9}  {sum(r[0] for r in got) / n:>15.3f}  "
             f"{sum(r[1] for r in got) / max(1, sum(r[2] for r in got)):>12.3f}  "
             f"{statistics.mean(r[3] for r in got):>11.1f}  "
-            f"{statistics.mean(r[4] for r in got):>8.0f} / {statistics.mean(r[5] for r in got):.0f}"
+            f"{statistics.mean(r[4] for r in got):>8.0f} / {statistics.mean(r[5] for r in got):<5.0f}"
+            f"  {statistics.mean(r[6] for r in got):>13.2f} / {statistics.mean(r[7] for r in got):.2f}"
         )
     print(guard.banner or "load ok")
 

@@ -155,7 +155,7 @@ class OpenAICompatBackend:
             return await self._send(body, request)
         slot = self._router.acquire("\x1e".join(m.content for m in request.messages))
         try:
-            return await self._send({**body, "id_slot": slot}, request)
+            return await self._send(body if slot is None else {**body, "id_slot": slot}, request)
         finally:
             self._router.release(slot)
 

@@ -5,6 +5,7 @@ JSON schema, grammar and context overflow run against the real llama.cpp server 
 0.5B model (``real_model``).
 """
 
+import asyncio
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -176,15 +177,25 @@ async def test_requests_above_max_n_are_split(scripted) -> None:
     assert [(r["n"], r["seed"]) for r in server.received] == [(3, 100), (2, 103)]
 
 
-async def test_slot_affinity_pins_a_shared_prefix_to_one_slot(scripted) -> None:
-    server = scripted()
+async def test_slot_affinity_pins_only_requests_sent_while_others_are_in_flight(scripted) -> None:
+    server = scripted(*[(200, _completion("SELECT 1"), 0.2)] * 5)
     backend = _backend(server.url, flavor="llama.cpp", slot_affinity=4)
     schema = "CREATE TABLE singer (id INTEGER, name TEXT, age INTEGER);\n" * 30
-    for question in ("How many singers?", "Oldest singer?"):
-        await backend.chat(_req(schema + question))
-    await backend.chat(_req("CREATE TABLE flight (id INTEGER);\n" * 60 + "How many flights?"))
-    slots = [r["id_slot"] for r in server.received]
-    assert slots[0] == slots[1] and slots[2] != slots[0]
+    other = "CREATE TABLE flight (id INTEGER);\n" * 60
+    # alone: the server picks the slot (its own prefix match and host-memory prompt cache)
+    await backend.chat(_req(schema + "Alone?"))
+    # at once: the first goes unpinned, the rest queue by shared prefix
+    questions = ("First?", "How many singers?", "Oldest singer?")
+    await asyncio.gather(
+        *(backend.chat(_req(schema + q)) for q in questions),
+        backend.chat(_req(other + "How many flights?")),
+    )
+    slot = {
+        r["messages"][0]["content"].rsplit("\n", 1)[-1]: r.get("id_slot") for r in server.received
+    }
+    assert slot["Alone?"] is None and slot["First?"] is None
+    assert slot["How many singers?"] == slot["Oldest singer?"] is not None
+    assert slot["How many flights?"] not in (None, slot["How many singers?"])
 
 
 async def test_llama_cpp_multi_choice_usage_is_recounted(scripted) -> None:
