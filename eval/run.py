@@ -8,9 +8,11 @@
                     one trace per answered question (sweep.mlflow_traces) ──► RunOutcome
 
 The run directory is named by a hash of the configuration's *content* (model, scaling,
-benchmark, pipeline, seed), so rerunning the same command resumes the same directory, and
-changing any of those starts a fresh one. Resource shapes (``sweep``), paths and the experiment
-are not part of the hash: resuming on a bigger machine continues the same run. Nor is the
+benchmark, pipeline, seed, and the judge when one is on), so rerunning the same command resumes
+the same directory, and changing any of those starts a fresh one. Resource shapes (``sweep``),
+paths, the experiment and prices (``prices``, each slot's ``price``) are not part of the hash:
+resuming on a bigger machine continues the same run, and a question keeps the cost it was
+answered at. Nor is the
 subset (``benchmark.limit/stride/offset``): predictions are per question, so a run grows —
 ``benchmark.limit=12`` first, the whole subset later, the first 12 never recomputed — and its
 metrics, exports and report always cover exactly the questions of this invocation.
@@ -49,17 +51,29 @@ from pipelines.trace import ReasoningTrace, derive_metrics, read_traces
 
 log = logging.getLogger(__name__)
 
-_NOT_IDENTITY = ("paths", "sweep", "experiment", "log_level", "serve")
+_NOT_IDENTITY = ("paths", "sweep", "experiment", "log_level", "serve", "prices")
 # Beside those sections, keys that are not part of a run's identity: they may change when it
 # resumes, so MLflow gets them as tags, not as (immutable) params.
 _MUTABLE_PARAMS = (
     *(f"benchmark.{key}" for key in SUBSET_FIELDS),
     "model.response_cache",
 )
+_SLOT_PRICE = re.compile(r"model\.slots\.[^.]+\.price\.")
 
 
-def _mutable(key: str) -> bool:
-    return key in _MUTABLE_PARAMS or key.split(".", 1)[0] in _NOT_IDENTITY
+def _not_identity(cfg: DictConfig) -> tuple[str, ...]:
+    # A judge adds its verdicts to every row, so a run with one is another run; without one the
+    # eval section computes nothing and leaves the hash as it is.
+    judged = OmegaConf.select(cfg, "eval.judge") is not None
+    return _NOT_IDENTITY if judged else (*_NOT_IDENTITY, "eval")
+
+
+def _mutable(key: str, not_identity: tuple[str, ...]) -> bool:
+    return (
+        key in _MUTABLE_PARAMS
+        or key.split(".", 1)[0] in not_identity
+        or _SLOT_PRICE.match(key) is not None
+    )
 
 
 Services = Callable[
@@ -82,13 +96,16 @@ class RunOutcome(Frozen):
 
 def config_identity(cfg: DictConfig) -> str:
     """Hash of what the configuration computes (not where or with how many actors)."""
+    excluded = _not_identity(cfg)
     content = {
-        k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in _NOT_IDENTITY
+        k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in excluded
     }  # type: ignore[union-attr]
     content.get("pipeline", {}).pop("trace", None)  # where traces go is not what is computed
     for key in SUBSET_FIELDS:
         content.get("benchmark", {}).pop(key, None)
     content.get("model", {}).pop("response_cache", None)  # same requests, same distribution
+    for slot in content.get("model", {}).get("slots", {}).values():
+        slot.pop("price", None)  # what a call costs, not what it computes
     canonical = json.dumps(content, sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
@@ -146,13 +163,14 @@ def run_configuration(
         retrieval_expected=bool(retrieval.needed),
     )
     flat = flatten(OmegaConf.to_container(cfg, resolve=True))  # type: ignore[arg-type]
+    not_identity = _not_identity(cfg)
     tracked = log_run(
         RunLog(
             tracking_uri=str(cfg.experiment.tracking_uri),
             experiment=str(cfg.experiment.name),
             run_name=label,
             run_key=identity,
-            params={k: v for k, v in flat.items() if not _mutable(k)},
+            params={k: v for k, v in flat.items() if not _mutable(k, not_identity)},
             metrics=metrics,
             tags={
                 "benchmark": str(cfg.benchmark.name),
@@ -160,7 +178,7 @@ def run_configuration(
                 # tags, not params: an index built later changes them when the run resumes
                 "retrieval": retrieval.label,
                 "retrieval.status": retrieval.summary(),
-                **{k: str(v) for k, v in flat.items() if _mutable(k)},
+                **{k: str(v) for k, v in flat.items() if _mutable(k, not_identity)},
             },
             artifacts={
                 "predictions": (str(store.predictions_path), *map(str, exports)),

@@ -44,7 +44,8 @@ class QuestionRecord(Frozen):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # at the slots' prices when the question was answered
+    busy_s: float = 0.0  # seconds the model slots were busy with the question's calls
     latency_s: float = 0.0
     degraded: bool = False
     degradation_reasons: tuple[str, ...] = ()
@@ -101,6 +102,7 @@ RECORD_SCHEMA = pa.schema(
         ("prompt_tokens", pa.int64()),
         ("completion_tokens", pa.int64()),
         ("cost_usd", pa.float64()),
+        ("busy_s", pa.float64()),
         ("latency_s", pa.float64()),
         ("degraded", pa.bool_()),
         ("degradation_reasons", pa.list_(pa.string())),

@@ -120,6 +120,7 @@ def _record(
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
         cost_usd=usage.cost_usd,
+        busy_s=usage.busy_s,
         latency_s=latency_s,
         degraded=prediction.degraded,
         degradation_reasons=prediction.degradation_reasons,

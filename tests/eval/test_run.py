@@ -201,6 +201,15 @@ def test_the_run_directory_follows_what_is_computed_not_the_resources(tiny_spide
     assert config_identity(configure(tiny_spider, tmp_path, "scaling=single_pass")) != base
 
 
+def test_prices_are_not_part_of_a_runs_identity_and_a_judge_is(tiny_spider, tmp_path):
+    base = config_identity(configure(tiny_spider, tmp_path))
+    repriced = configure(tiny_spider, tmp_path, "prices.cpu_hour=9", "prices.reference=gpt-4o-mini")
+    assert repriced.model.slots.default.price.per_hour == pytest.approx(9 * 2)  # 2 threads
+    assert config_identity(repriced) == base
+    assert config_identity(configure(tiny_spider, tmp_path, "eval.judge_preview_rows=9")) == base
+    assert config_identity(configure(tiny_spider, tmp_path, "eval.judge=default")) != base
+
+
 def test_a_run_grows_with_its_subset_without_recomputing(local_ray, tiny_spider, tmp_path):
     small = configure(tiny_spider, tmp_path, "benchmark.limit=3")
     first = run_configuration(
