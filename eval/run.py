@@ -33,7 +33,9 @@ import polars as pl
 from mlflow.exceptions import MlflowException
 from omegaconf import DictConfig, OmegaConf
 
+from core.config import section
 from core.types import Frozen
+from eval.costs import reference_costs, slot_prices
 from eval.exports import export_predictions
 from eval.loaders import LoadedBenchmark
 from eval.loaders.common import SUBSET_FIELDS
@@ -45,6 +47,8 @@ from eval.sweep.services import sweep_services
 from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory
 from eval.tracking import RunLog, TrackedRun, flatten, log_run, log_traces
+from models.budget import PriceList
+from models.config import ModelSettings
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.ensure import RetrievalStatus, ensure_indexes
 from pipelines.trace import ReasoningTrace, derive_metrics, read_traces
@@ -92,6 +96,8 @@ class RunOutcome(Frozen):
     tracked: TrackedRun
     retrieval: str = ""  # the retrieval status line, e.g. "retrieval: off (examples: ...)"
     retrieval_expected: bool = False  # the configured pipeline retrieves (not single pass)
+    pricing: str = ""  # the slots' prices, e.g. "default $0.0892/h"
+    reference: str | None = None  # the hosted list price the run's tokens are also priced at
 
 
 def config_identity(cfg: DictConfig) -> str:
@@ -131,6 +137,8 @@ def run_configuration(
     The L0 indexes of the databases of ``benchmark.tasks`` (the subset this invocation runs) are
     built first when missing or stale (``ensure``); what is off is said in the report and MLflow.
     """
+    pricing = slot_prices(section(cfg, "model", ModelSettings))
+    reference = section(cfg, "prices", PriceList).reference_price()
     retrieval = ensure(cfg, [task.db for task in benchmark.tasks])
     sweep = SweepSettings.from_cfg(cfg)
     identity = config_identity(cfg)
@@ -151,6 +159,8 @@ def run_configuration(
     frame = store.compact().filter(pl.col("task_id").is_in(in_scope))
     traces = _latest_traces(trace_dir, frame)
     metrics = run_metrics(frame, skipped=len(benchmark.skipped)) | _trace_metrics(traces)
+    if reference is not None:
+        metrics |= reference_costs(metrics, reference[1])
     if result.answered:
         metrics["questions_per_minute"] = 60 * result.answered / result.elapsed_s
     exports = export_predictions(frame, benchmark, run_dir / "exports")
@@ -161,6 +171,8 @@ def run_configuration(
         skipped=len(benchmark.skipped),
         retrieval=retrieval.summary(),
         retrieval_expected=bool(retrieval.needed),
+        pricing=pricing,
+        reference=reference,
     )
     flat = flatten(OmegaConf.to_container(cfg, resolve=True))  # type: ignore[arg-type]
     not_identity = _not_identity(cfg)
@@ -206,6 +218,8 @@ def run_configuration(
         tracked=tracked,
         retrieval=retrieval.summary(),
         retrieval_expected=bool(retrieval.needed),
+        pricing=pricing,
+        reference=reference[0] if reference else None,
     )
 
 

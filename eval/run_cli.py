@@ -21,6 +21,7 @@ from rich.table import Table
 
 from core.cli_errors import fail, user_errors
 from core.config import load_config
+from eval.costs import cost_lines, per_correct, usd
 from eval.errors import EvalError
 from eval.experiments import Configuration, expand, report_overrides
 from eval.loaders import LoadedBenchmark, load_benchmark
@@ -100,6 +101,8 @@ def comparison_table(outcomes: Sequence[RunOutcome]) -> Table:
         "s/question",
         "p95 s",
         "calls/question",
+        "$/question",
+        "$/correct",
         "answered by the first wave",
     )
     for column in columns:
@@ -115,6 +118,8 @@ def comparison_table(outcomes: Sequence[RunOutcome]) -> Table:
             f"{m.get('latency_mean_s', 0):.1f}",
             f"{m.get('latency_p95_s', 0):.1f}",
             f"{m.get('calls_per_question', 0):.1f}",
+            usd(m.get("cost_usd_per_question")),
+            per_correct(m),
             "–" if first is None else f"{first:.0%}",
         )
     return table
@@ -174,6 +179,8 @@ def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
         )
         for line in retrieval_summary(o):
             console.print(f"  {line}", highlight=False)
+        for line in cost_lines(m, o.pricing, o.reference):
+            console.print(f"  cost: {escape(line)}", highlight=False)
         console.print(f"  run dir {o.run_dir}\n  report  {o.report}")
         console.print(
             f"  MLflow  {o.tracked.tracking_uri}  run {o.tracked.run_id}  artifacts {o.tracked.artifact_uri}"

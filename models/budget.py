@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from core.types import Frozen, Usage
 from models.errors import BudgetExceeded
@@ -65,23 +65,17 @@ class PriceList(Frozen):
     hosted: dict[str, Price]
     reference: str | None
 
+    @model_validator(mode="after")
+    def _known_reference(self) -> PriceList:
+        if self.reference is not None and self.reference not in self.hosted:
+            raise ValueError(
+                f"reference {self.reference!r} is not a hosted price; they are {sorted(self.hosted)}"
+            )
+        return self
+
     def reference_price(self) -> tuple[str, Price] | None:
-        """``(name, price)`` of the reference; UnknownPrice when ``hosted`` has no such name."""
-        if self.reference is None:
-            return None
-        return self.reference, self.hosted_price(self.reference)
-
-    def hosted_price(self, name: str) -> Price:
-        try:
-            return self.hosted[name]
-        except KeyError:
-            raise UnknownPrice(
-                f"no hosted price named {name!r}; conf/prices/default.yaml lists {sorted(self.hosted)}"
-            ) from None
-
-
-class UnknownPrice(ValueError):
-    """A reference price that the price list does not hold."""
+        """``(name, list price)`` of the reference, or None."""
+        return None if self.reference is None else (self.reference, self.hosted[self.reference])
 
 
 class BusyTime:
