@@ -53,6 +53,12 @@ def _scored(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def question_verdicts(frame: pl.DataFrame, semantics: str = "ex_bird") -> dict[str, bool]:
+    """Task id -> verdict of each question EX counts (for paired comparisons of runs)."""
+    scored = _scored(frame)
+    return dict(zip(scored.get_column("task_id").to_list(), scored.get_column(semantics).to_list()))
+
+
 def pool_counts(frame: pl.DataFrame, semantics: str = "ex_bird") -> list[tuple[int, int]]:
     """``(n, c)`` per scored question: candidates judged, and how many were correct."""
     field = "correct_bird" if semantics == "ex_bird" else "correct_spider"

@@ -9,7 +9,9 @@ The experiment is the composed config's, chosen as in ``eval`` (``experiment=NAM
 the ones its runs used.
 Reads the experiment's finished MLflow runs (latest per configuration), prices each one's tokens
 at ``prices.reference`` (a hosted model's list price, ``conf/prices/default.yaml``; null: none)
-beside its configured cost, prints the table and writes
+beside its configured cost, puts a paired bootstrap interval on each configuration's EX
+difference from the baseline (over the questions both answered, from their stored predictions:
+``eval.compare``), prints the table and writes
 ``<paths.runs>/<experiment.name>/report/{ablation.md,ablation.csv,cost_vs_accuracy.png}``.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import polars as pl
 from mlflow.exceptions import MlflowException
 from omegaconf import OmegaConf
 from rich.console import Console
@@ -25,6 +28,7 @@ from rich.table import Table
 
 from core.cli_errors import fail, user_errors
 from core.config import load_config, section
+from eval.compare import interval_label, paired_intervals, stored_verdicts
 from eval.costs import with_reference_costs
 from eval.errors import EvalError
 from eval.report import ablation_table, write_experiment_report
@@ -54,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         baseline = OmegaConf.select(cfg, "experiment.baseline") or "full"
-        table = ablation_table(with_reference_costs(runs, reference), baseline=baseline)
+        table = with_intervals(
+            ablation_table(with_reference_costs(runs, reference), baseline=baseline), runs, baseline
+        )
         files = write_experiment_report(
             table, Path(cfg.paths.runs) / experiment / "report", experiment
         )
@@ -73,6 +79,26 @@ def main(argv: list[str] | None = None) -> int:
     for path in files:
         console.print(f"wrote {path}")
     return 0
+
+
+def with_intervals(table: pl.DataFrame, runs: pl.DataFrame, baseline: str) -> pl.DataFrame:
+    """``table`` with each configuration's paired EX difference from ``baseline`` and its 95 %
+    interval (``+0.057 [−0.030, +0.140] n=108``), where both runs' predictions are here."""
+    latest = runs.unique(subset="run_name", keep="first", maintain_order=True)
+    verdicts = {
+        name: found
+        for name, run_dir in zip(latest.get_column("run_name"), latest.get_column("run_dir"))
+        if (found := stored_verdicts(run_dir)) is not None
+    }
+    intervals = paired_intervals(verdicts, baseline)
+    if not intervals:
+        return table
+    shown = {name: f"{ci} n={ci.n}" for name, ci in intervals.items()}
+    return table.with_columns(
+        pl.col("configuration")
+        .replace_strict(shown, default=None, return_dtype=pl.String)
+        .alias(interval_label(baseline))
+    )
 
 
 def _cell(column: str, value: object) -> str:

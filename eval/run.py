@@ -39,7 +39,7 @@ from eval.costs import reference_costs, slot_prices
 from eval.exports import export_predictions
 from eval.loaders import LoadedBenchmark
 from eval.loaders.common import SUBSET_FIELDS
-from eval.report import ex_by_difficulty, run_metrics, write_run_report
+from eval.report import ex_by_difficulty, question_verdicts, run_metrics, write_run_report
 from eval.sweep.config import SweepSettings
 from eval.sweep.driver import SweepResult, run_sweep
 from eval.sweep.grading import Executor
@@ -98,6 +98,7 @@ class RunOutcome(Frozen):
     retrieval_expected: bool = False  # the configured pipeline retrieves (not single pass)
     pricing: str = ""  # the slots' prices, e.g. "default $0.0892/h"
     reference: str | None = None  # the hosted list price the run's tokens are also priced at
+    verdicts: dict[str, bool] = {}  # task id -> EX (BIRD) of each scored question, for pairing
 
 
 def config_identity(cfg: DictConfig) -> str:
@@ -220,6 +221,7 @@ def run_configuration(
         retrieval_expected=bool(retrieval.needed),
         pricing=pricing,
         reference=reference[0] if reference else None,
+        verdicts=question_verdicts(frame),
     )
 
 
