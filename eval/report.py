@@ -32,6 +32,7 @@ import polars as pl  # noqa: E402
 
 from eval.breakdown import breakdown_metrics, family_accuracy, losses, step_costs, step_shares  # noqa: E402
 from eval.costs import cost_lines, reference_costs  # noqa: E402
+from eval.judge import judge_lines, judge_metrics  # noqa: E402
 from eval.metrics import pass_at_k, r_ves  # noqa: E402
 from models.budget import Price  # noqa: E402
 
@@ -138,6 +139,7 @@ def run_metrics(frame: pl.DataFrame, skipped: int = 0) -> dict[str, float]:
             metrics[name] = float(part.get_column("ex_bird").cast(pl.Float64).mean())
     metrics.update(retrieval_shares(frame))
     metrics.update(breakdown_metrics(frame))
+    metrics.update(judge_metrics(frame))
     return metrics
 
 
@@ -341,6 +343,7 @@ def write_run_report(
         "",
         *(f"- {line}" for line in cost_lines(metrics, pricing, reference and reference[0])),
         "",
+        *_judge_section(metrics),
         *_breakdown_lines(frame),
         "## Metrics",
         "",
@@ -354,6 +357,13 @@ def write_run_report(
     report = out_dir / "report.md"
     report.write_text("\n".join(lines), encoding="utf-8")
     return [report, *plots]
+
+
+def _judge_section(metrics: dict[str, float]) -> list[str]:
+    lines = judge_lines(metrics)
+    if not lines:
+        return []
+    return ["## Answer correctness (LLM judge)", "", *(f"- {line}" for line in lines), ""]
 
 
 def _breakdown_lines(frame: pl.DataFrame) -> list[str]:
@@ -411,6 +421,10 @@ ABLATION_COLUMNS = (
     "pass_at_pool",
     "answered_by/first_wave",
     "answered_by/likelihood",
+    "judge_correct",
+    "judge_score_mean",
+    "judge_agreement_ex",
+    "judge_kappa_ex",
     "degraded_rate",
     "questions_scored",
     "retrieval_cells_share",

@@ -2,7 +2,8 @@
 
     cfg ──► run dir (runs/<experiment>/<label>-<config hash>)   resumes whatever is there
         ──► ensure_indexes (L0 indexes of the databases this invocation runs, built when missing)
-        ──► run_sweep (Ray Data over the benchmark's tasks)    ──► predictions.parquet
+        ──► run_sweep (Ray Data over the benchmark's tasks; with eval.judge, each answer judged)
+                                                               ──► predictions.parquet
         ──► exports/ (JSONL, official BIRD / Spider files), report/ (report.md + plots)
         ──► MLflow: params = flattened config, metrics, artifacts,
                     one trace per answered question (sweep.mlflow_traces) ──► RunOutcome
@@ -37,9 +38,11 @@ from core.config import section
 from core.types import Frozen
 from eval.costs import reference_costs, slot_prices
 from eval.exports import export_predictions
+from eval.judge import ConfiguredJudge
 from eval.loaders import LoadedBenchmark
 from eval.loaders.common import SUBSET_FIELDS
 from eval.report import ex_by_difficulty, question_verdicts, run_metrics, write_run_report
+from eval.settings import EvalSettings
 from eval.sweep.config import SweepSettings
 from eval.sweep.driver import SweepResult, run_sweep
 from eval.sweep.grading import Executor
@@ -140,6 +143,12 @@ def run_configuration(
     """
     pricing = slot_prices(section(cfg, "model", ModelSettings))
     reference = section(cfg, "prices", PriceList).reference_price()
+    evaluation = section(cfg, "eval", EvalSettings)
+    judge = (
+        ConfiguredJudge(OmegaConf.to_container(cfg.model, resolve=True), evaluation)  # type: ignore[arg-type]
+        if evaluation.judge is not None
+        else None
+    )
     retrieval = ensure(cfg, [task.db for task in benchmark.tasks])
     sweep = SweepSettings.from_cfg(cfg)
     identity = config_identity(cfg)
@@ -155,6 +164,7 @@ def run_configuration(
             sandbox=sandbox,
             config=sweep,
             label=label,
+            judge=judge,
         )
     in_scope = [task.task_id for task in benchmark.tasks]
     frame = store.compact().filter(pl.col("task_id").is_in(in_scope))

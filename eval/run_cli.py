@@ -26,6 +26,7 @@ from eval.compare import paired_intervals
 from eval.costs import cost_lines, per_correct, usd
 from eval.errors import EvalError
 from eval.experiments import Configuration, expand, report_overrides
+from eval.judge import judge_lines
 from eval.loaders import LoadedBenchmark, load_benchmark
 from eval.metrics.bootstrap import paired_difference
 from eval.report import NO_RETRIEVAL, retrieval_lines
@@ -195,6 +196,8 @@ def print_summary(
             console.print(f"  {line}", highlight=False)
         for line in cost_lines(m, o.pricing, o.reference):
             console.print(f"  cost: {escape(line)}", highlight=False)
+        for line in judge_lines(m):
+            console.print(f"  judge: {escape(line)}", highlight=False)
         console.print(f"  run dir {o.run_dir}\n  report  {o.report}")
         console.print(
             f"  MLflow  {o.tracked.tracking_uri}  run {o.tracked.run_id}  artifacts {o.tracked.artifact_uri}"
