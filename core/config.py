@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import math
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -37,6 +38,9 @@ REPO_ROOT = CONF_DIR.parent
 
 if not OmegaConf.has_resolver("repo_root"):
     OmegaConf.register_new_resolver("repo_root", lambda: str(REPO_ROOT))
+if not OmegaConf.has_resolver("mul"):
+    # A slot's hourly price from the price list: ${mul:${prices.gpu_hour},${..tensor_parallel_size}}
+    OmegaConf.register_new_resolver("mul", lambda *factors: math.prod(factors))
 
 # ConfigStore node ("group/name") -> the model ("module:Class") whose defaults it holds. Composing
 # the config needs every layer's models; like core.cli's handlers they are named by path and
@@ -51,6 +55,7 @@ BASES: dict[str, str] = {
     "benchmark/base": "eval.loaders.common:BenchmarkSpec",
     "model/base": "models.config:ModelSettings",
     "serve/base": "serve.settings:ServeSettings",
+    "eval/base": "eval.settings:EvalSettings",
 }
 
 M = TypeVar("M", bound=BaseModel)

@@ -25,6 +25,9 @@ class Usage(Frozen):
     cost_usd: float = 0.0
     # Of prompt_tokens, those the server took from its prefix (KV) cache instead of evaluating.
     cached_prompt_tokens: int = 0
+    # Seconds the model slots were busy with these calls (models.budget.BusyTime): what an hourly
+    # price (a self-hosted slot's CPU- or GPU-hours) is charged for.
+    busy_s: float = 0.0
 
     @property
     def total_tokens(self) -> int:
@@ -37,4 +40,5 @@ class Usage(Frozen):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
+            busy_s=self.busy_s + other.busy_s,
         )

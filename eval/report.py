@@ -31,7 +31,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
 from eval.breakdown import breakdown_metrics, family_accuracy, losses, step_costs, step_shares  # noqa: E402
+from eval.costs import cost_lines, reference_costs  # noqa: E402
+from eval.judge import judge_lines, judge_metrics  # noqa: E402
 from eval.metrics import pass_at_k, r_ves  # noqa: E402
+from models.budget import Price  # noqa: E402
 
 SEMANTICS = ("ex_bird", "ex_spider")
 DIFFICULTY_ORDER = ("simple", "moderate", "challenging", "easy", "medium", "hard", "extra")
@@ -49,6 +52,12 @@ def _scored(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.filter(pl.col("ex_bird").is_not_null() | ungraded).with_columns(
         *(pl.when(ungraded).then(False).otherwise(pl.col(s)).alias(s) for s in SEMANTICS)
     )
+
+
+def question_verdicts(frame: pl.DataFrame, semantics: str = "ex_bird") -> dict[str, bool]:
+    """Task id -> verdict of each question EX counts (for paired comparisons of runs)."""
+    scored = _scored(frame)
+    return dict(zip(scored.get_column("task_id").to_list(), scored.get_column(semantics).to_list()))
 
 
 def pool_counts(frame: pl.DataFrame, semantics: str = "ex_bird") -> list[tuple[int, int]]:
@@ -130,6 +139,7 @@ def run_metrics(frame: pl.DataFrame, skipped: int = 0) -> dict[str, float]:
             metrics[name] = float(part.get_column("ex_bird").cast(pl.Float64).mean())
     metrics.update(retrieval_shares(frame))
     metrics.update(breakdown_metrics(frame))
+    metrics.update(judge_metrics(frame))
     return metrics
 
 
@@ -172,12 +182,14 @@ def retrieval_lines(
 
 
 def _spend(frame: pl.DataFrame, correct: int) -> dict[str, float]:
+    """Per question and per correct answer (absent when none is right): the totals over ``correct``."""
     totals = frame.select(
         pl.col("calls").sum(),
         pl.col("prompt_tokens").sum(),
         pl.col("completion_tokens").sum(),
         (pl.col("prompt_tokens") + pl.col("completion_tokens")).sum().alias("tokens"),
         pl.col("cost_usd").sum(),
+        *([pl.col("busy_s").sum()] if "busy_s" in frame.columns else []),
     ).row(0, named=True)
     spend = {f"{name}_per_question": total / frame.height for name, total in totals.items()}
     if correct:
@@ -272,14 +284,20 @@ def write_run_report(
     skipped: int = 0,
     retrieval: str = "",
     retrieval_expected: bool = True,
+    pricing: str = "",
+    reference: tuple[str, Price] | None = None,
 ) -> list[Path]:
     """``report.md`` and its three plots for one run; returns the files written.
 
     ``retrieval``: the run's retrieval status line (``pipelines.indexing.ensure``); with
     ``retrieval_expected``, a run where no question used retrieval says so in bold.
+    ``pricing`` names the configured prices; ``reference`` is a hosted model's list price the
+    run's tokens are also priced at (``eval.costs``).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     metrics = run_metrics(frame, skipped)
+    if reference is not None:
+        metrics |= reference_costs(metrics, reference[1])
     table = ex_by_difficulty(frame)
     by_difficulty = (
         _scored(frame)
@@ -321,6 +339,11 @@ def write_run_report(
             for line in retrieval_lines(metrics, retrieval, retrieval_expected)
         ),
         "",
+        "## Cost",
+        "",
+        *(f"- {line}" for line in cost_lines(metrics, pricing, reference and reference[0])),
+        "",
+        *_judge_section(metrics),
         *_breakdown_lines(frame),
         "## Metrics",
         "",
@@ -334,6 +357,13 @@ def write_run_report(
     report = out_dir / "report.md"
     report.write_text("\n".join(lines), encoding="utf-8")
     return [report, *plots]
+
+
+def _judge_section(metrics: dict[str, float]) -> list[str]:
+    lines = judge_lines(metrics)
+    if not lines:
+        return []
+    return ["## Answer correctness (LLM judge)", "", *(f"- {line}" for line in lines), ""]
 
 
 def _breakdown_lines(frame: pl.DataFrame) -> list[str]:
@@ -383,12 +413,18 @@ ABLATION_COLUMNS = (
     "prompt_tokens_per_question",
     "completion_tokens_per_question",
     "cost_usd_per_question",
+    "cost_usd_per_correct",
+    "busy_s_per_question",
     "latency_mean_s",
     "latency_p50_s",
     "latency_p95_s",
     "pass_at_pool",
     "answered_by/first_wave",
     "answered_by/likelihood",
+    "judge_correct",
+    "judge_score_mean",
+    "judge_agreement_ex",
+    "judge_kappa_ex",
     "degraded_rate",
     "questions_scored",
     "retrieval_cells_share",
@@ -409,7 +445,8 @@ def ablation_table(runs: pl.DataFrame, baseline: str = "full") -> pl.DataFrame:
         (c for c in runs.columns if c.startswith("pass_at_") and c[8:].isdigit()),
         key=lambda c: int(c[8:]),
     )
-    columns = [c for c in ABLATION_COLUMNS if c in runs.columns] + pass_columns[-1:]
+    priced = [c for c in runs.columns if c.startswith("cost_usd_per_") and "@" in c]
+    columns = [c for c in ABLATION_COLUMNS if c in runs.columns] + priced + pass_columns[-1:]
     table = runs.select(pl.col("run_name").alias("configuration"), *columns)
     if "ex_bird" in table.columns and baseline in table.get_column("configuration").to_list():
         reference = table.filter(pl.col("configuration") == baseline).get_column("ex_bird")[0]

@@ -2,12 +2,17 @@
 
     scale-analytics report experiment=ablation           # runs of `eval experiment=ablation`
     scale-analytics report experiment=ablation experiment.tracking_uri=http://127.0.0.1:5000
+    scale-analytics report experiment=demo prices.reference=claude-sonnet-4   # another list price
 
 The experiment is the composed config's, chosen as in ``eval`` (``experiment=NAME``, or
 ``experiment.name=NAME``; one of them is required), so its ``tracking_uri`` and ``baseline`` are
 the ones its runs used.
-Reads the experiment's finished MLflow runs (latest per configuration), prints the table and
-writes ``<paths.runs>/<experiment.name>/report/{ablation.md,ablation.csv,cost_vs_accuracy.png}``.
+Reads the experiment's finished MLflow runs (latest per configuration), prices each one's tokens
+at ``prices.reference`` (a hosted model's list price, ``conf/prices/default.yaml``; null: none)
+beside its configured cost, puts a paired bootstrap interval on each configuration's EX
+difference from the baseline (over the questions both answered, from their stored predictions:
+``eval.compare``), prints the table and writes
+``<paths.runs>/<experiment.name>/report/{ablation.md,ablation.csv,cost_vs_accuracy.png}``.
 """
 
 from __future__ import annotations
@@ -15,16 +20,20 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import polars as pl
 from mlflow.exceptions import MlflowException
 from omegaconf import OmegaConf
 from rich.console import Console
 from rich.table import Table
 
 from core.cli_errors import fail, user_errors
-from core.config import load_config
+from core.config import load_config, section
+from eval.compare import interval_label, paired_intervals, stored_verdicts
+from eval.costs import with_reference_costs
 from eval.errors import EvalError
 from eval.report import ablation_table, write_experiment_report
 from eval.tracking import experiment_runs
+from models.budget import PriceList
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         if not any(o.lstrip("+~").startswith("experiment") for o in argv):
             raise EvalError("which experiment? experiment=NAME, e.g. experiment=ablation")
         experiment = str(cfg.experiment.name)
+        reference = section(cfg, "prices", PriceList).reference_price()
         runs = experiment_runs(str(cfg.experiment.tracking_uri), experiment)
         if runs.is_empty():
             print(
@@ -48,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         baseline = OmegaConf.select(cfg, "experiment.baseline") or "full"
-        table = ablation_table(runs, baseline=baseline)
+        table = with_intervals(
+            ablation_table(with_reference_costs(runs, reference), baseline=baseline), runs, baseline
+        )
         files = write_experiment_report(
             table, Path(cfg.paths.runs) / experiment / "report", experiment
         )
@@ -61,11 +73,37 @@ def main(argv: list[str] | None = None) -> int:
     shown = Table(title=f"{experiment}: {table.height} configurations")
     for column in table.columns:
         shown.add_column(column, justify="left" if column == "configuration" else "right")
-    for row in table.iter_rows():
-        shown.add_row(
-            *(f"{v:.3f}" if isinstance(v, float) else "–" if v is None else str(v) for v in row)
-        )
+    for row in table.iter_rows(named=True):
+        shown.add_row(*(_cell(column, value) for column, value in row.items()))
     console.print(shown)
     for path in files:
         console.print(f"wrote {path}")
     return 0
+
+
+def with_intervals(table: pl.DataFrame, runs: pl.DataFrame, baseline: str) -> pl.DataFrame:
+    """``table`` with each configuration's paired EX difference from ``baseline`` and its 95 %
+    interval (``+0.057 [−0.030, +0.140] n=108``), where both runs' predictions are here."""
+    latest = runs.unique(subset="run_name", keep="first", maintain_order=True)
+    verdicts = {
+        name: found
+        for name, run_dir in zip(latest.get_column("run_name"), latest.get_column("run_dir"))
+        if (found := stored_verdicts(run_dir)) is not None
+    }
+    intervals = paired_intervals(verdicts, baseline)
+    if not intervals:
+        return table
+    shown = {name: f"{ci} n={ci.n}" for name, ci in intervals.items()}
+    return table.with_columns(
+        pl.col("configuration")
+        .replace_strict(shown, default=None, return_dtype=pl.String)
+        .alias(interval_label(baseline))
+    )
+
+
+def _cell(column: str, value: object) -> str:
+    if value is None:  # a cost per correct answer of a run with none correct has no value
+        return "n/a" if "per_correct" in column else "–"
+    if isinstance(value, float):
+        return f"{value:.3g}" if column.startswith("cost_usd") else f"{value:.3f}"
+    return str(value)

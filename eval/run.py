@@ -2,15 +2,18 @@
 
     cfg ──► run dir (runs/<experiment>/<label>-<config hash>)   resumes whatever is there
         ──► ensure_indexes (L0 indexes of the databases this invocation runs, built when missing)
-        ──► run_sweep (Ray Data over the benchmark's tasks)    ──► predictions.parquet
+        ──► run_sweep (Ray Data over the benchmark's tasks; with eval.judge, each answer judged)
+                                                               ──► predictions.parquet
         ──► exports/ (JSONL, official BIRD / Spider files), report/ (report.md + plots)
         ──► MLflow: params = flattened config, metrics, artifacts,
                     one trace per answered question (sweep.mlflow_traces) ──► RunOutcome
 
 The run directory is named by a hash of the configuration's *content* (model, scaling,
-benchmark, pipeline, seed), so rerunning the same command resumes the same directory, and
-changing any of those starts a fresh one. Resource shapes (``sweep``), paths and the experiment
-are not part of the hash: resuming on a bigger machine continues the same run. Nor is the
+benchmark, pipeline, seed, and the judge when one is on), so rerunning the same command resumes
+the same directory, and changing any of those starts a fresh one. Resource shapes (``sweep``),
+paths, the experiment and prices (``prices``, each slot's ``price``) are not part of the hash:
+resuming on a bigger machine continues the same run, and a question keeps the cost it was
+answered at. Nor is the
 subset (``benchmark.limit/stride/offset``): predictions are per question, so a run grows —
 ``benchmark.limit=12`` first, the whole subset later, the first 12 never recomputed — and its
 metrics, exports and report always cover exactly the questions of this invocation.
@@ -31,11 +34,15 @@ import polars as pl
 from mlflow.exceptions import MlflowException
 from omegaconf import DictConfig, OmegaConf
 
+from core.config import section
 from core.types import Frozen
+from eval.costs import reference_costs, slot_prices
 from eval.exports import export_predictions
+from eval.judge import ConfiguredJudge
 from eval.loaders import LoadedBenchmark
 from eval.loaders.common import SUBSET_FIELDS
-from eval.report import ex_by_difficulty, run_metrics, write_run_report
+from eval.report import ex_by_difficulty, question_verdicts, run_metrics, write_run_report
+from eval.settings import EvalSettings
 from eval.sweep.config import SweepSettings
 from eval.sweep.driver import SweepResult, run_sweep
 from eval.sweep.grading import Executor
@@ -43,23 +50,37 @@ from eval.sweep.services import sweep_services
 from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory
 from eval.tracking import RunLog, TrackedRun, flatten, log_run, log_traces
+from models.budget import PriceList
+from models.config import ModelSettings
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.ensure import RetrievalStatus, ensure_indexes
 from pipelines.trace import ReasoningTrace, derive_metrics, read_traces
 
 log = logging.getLogger(__name__)
 
-_NOT_IDENTITY = ("paths", "sweep", "experiment", "log_level", "serve")
+_NOT_IDENTITY = ("paths", "sweep", "experiment", "log_level", "serve", "prices")
 # Beside those sections, keys that are not part of a run's identity: they may change when it
 # resumes, so MLflow gets them as tags, not as (immutable) params.
 _MUTABLE_PARAMS = (
     *(f"benchmark.{key}" for key in SUBSET_FIELDS),
     "model.response_cache",
 )
+_SLOT_PRICE = re.compile(r"model\.slots\.[^.]+\.price\.")
 
 
-def _mutable(key: str) -> bool:
-    return key in _MUTABLE_PARAMS or key.split(".", 1)[0] in _NOT_IDENTITY
+def _not_identity(cfg: DictConfig) -> tuple[str, ...]:
+    # A judge adds its verdicts to every row, so a run with one is another run; without one the
+    # eval section computes nothing and leaves the hash as it is.
+    judged = OmegaConf.select(cfg, "eval.judge") is not None
+    return _NOT_IDENTITY if judged else (*_NOT_IDENTITY, "eval")
+
+
+def _mutable(key: str, not_identity: tuple[str, ...]) -> bool:
+    return (
+        key in _MUTABLE_PARAMS
+        or key.split(".", 1)[0] in not_identity
+        or _SLOT_PRICE.match(key) is not None
+    )
 
 
 Services = Callable[
@@ -78,17 +99,23 @@ class RunOutcome(Frozen):
     tracked: TrackedRun
     retrieval: str = ""  # the retrieval status line, e.g. "retrieval: off (examples: ...)"
     retrieval_expected: bool = False  # the configured pipeline retrieves (not single pass)
+    pricing: str = ""  # the slots' prices, e.g. "default $0.0892/h"
+    reference: str | None = None  # the hosted list price the run's tokens are also priced at
+    verdicts: dict[str, bool] = {}  # task id -> EX (BIRD) of each scored question, for pairing
 
 
 def config_identity(cfg: DictConfig) -> str:
     """Hash of what the configuration computes (not where or with how many actors)."""
+    excluded = _not_identity(cfg)
     content = {
-        k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in _NOT_IDENTITY
+        k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in excluded
     }  # type: ignore[union-attr]
     content.get("pipeline", {}).pop("trace", None)  # where traces go is not what is computed
     for key in SUBSET_FIELDS:
         content.get("benchmark", {}).pop(key, None)
     content.get("model", {}).pop("response_cache", None)  # same requests, same distribution
+    for slot in content.get("model", {}).get("slots", {}).values():
+        slot.pop("price", None)  # what a call costs, not what it computes
     canonical = json.dumps(content, sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
@@ -114,6 +141,14 @@ def run_configuration(
     The L0 indexes of the databases of ``benchmark.tasks`` (the subset this invocation runs) are
     built first when missing or stale (``ensure``); what is off is said in the report and MLflow.
     """
+    pricing = slot_prices(section(cfg, "model", ModelSettings))
+    reference = section(cfg, "prices", PriceList).reference_price()
+    evaluation = section(cfg, "eval", EvalSettings)
+    judge = (
+        ConfiguredJudge(OmegaConf.to_container(cfg.model, resolve=True), evaluation)  # type: ignore[arg-type]
+        if evaluation.judge is not None
+        else None
+    )
     retrieval = ensure(cfg, [task.db for task in benchmark.tasks])
     sweep = SweepSettings.from_cfg(cfg)
     identity = config_identity(cfg)
@@ -129,11 +164,14 @@ def run_configuration(
             sandbox=sandbox,
             config=sweep,
             label=label,
+            judge=judge,
         )
     in_scope = [task.task_id for task in benchmark.tasks]
     frame = store.compact().filter(pl.col("task_id").is_in(in_scope))
     traces = _latest_traces(trace_dir, frame)
     metrics = run_metrics(frame, skipped=len(benchmark.skipped)) | _trace_metrics(traces)
+    if reference is not None:
+        metrics |= reference_costs(metrics, reference[1])
     if result.answered:
         metrics["questions_per_minute"] = 60 * result.answered / result.elapsed_s
     exports = export_predictions(frame, benchmark, run_dir / "exports")
@@ -144,15 +182,18 @@ def run_configuration(
         skipped=len(benchmark.skipped),
         retrieval=retrieval.summary(),
         retrieval_expected=bool(retrieval.needed),
+        pricing=pricing,
+        reference=reference,
     )
     flat = flatten(OmegaConf.to_container(cfg, resolve=True))  # type: ignore[arg-type]
+    not_identity = _not_identity(cfg)
     tracked = log_run(
         RunLog(
             tracking_uri=str(cfg.experiment.tracking_uri),
             experiment=str(cfg.experiment.name),
             run_name=label,
             run_key=identity,
-            params={k: v for k, v in flat.items() if not _mutable(k)},
+            params={k: v for k, v in flat.items() if not _mutable(k, not_identity)},
             metrics=metrics,
             tags={
                 "benchmark": str(cfg.benchmark.name),
@@ -160,7 +201,7 @@ def run_configuration(
                 # tags, not params: an index built later changes them when the run resumes
                 "retrieval": retrieval.label,
                 "retrieval.status": retrieval.summary(),
-                **{k: str(v) for k, v in flat.items() if _mutable(k)},
+                **{k: str(v) for k, v in flat.items() if _mutable(k, not_identity)},
             },
             artifacts={
                 "predictions": (str(store.predictions_path), *map(str, exports)),
@@ -188,6 +229,9 @@ def run_configuration(
         tracked=tracked,
         retrieval=retrieval.summary(),
         retrieval_expected=bool(retrieval.needed),
+        pricing=pricing,
+        reference=reference[0] if reference else None,
+        verdicts=question_verdicts(frame),
     )
 
 

@@ -15,15 +15,20 @@ import sys
 from collections.abc import Sequence
 
 from hydra.errors import HydraException
+from omegaconf import OmegaConf
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from core.cli_errors import fail, user_errors
 from core.config import load_config
+from eval.compare import paired_intervals
+from eval.costs import cost_lines, per_correct, usd
 from eval.errors import EvalError
 from eval.experiments import Configuration, expand, report_overrides
+from eval.judge import judge_lines
 from eval.loaders import LoadedBenchmark, load_benchmark
+from eval.metrics.bootstrap import paired_difference
 from eval.report import NO_RETRIEVAL, retrieval_lines
 from eval.run import RunOutcome, run_configuration
 from eval.sweep.config import SweepSettings
@@ -89,17 +94,22 @@ def retrieval_summary(outcome: RunOutcome) -> list[str]:
     return [f"[bold red]{line}[/]" if line == NO_RETRIEVAL else escape(line) for line in lines]
 
 
-def comparison_table(outcomes: Sequence[RunOutcome]) -> Table:
-    """The configurations side by side on the same questions: what the compute buys, and its price."""
+def comparison_table(outcomes: Sequence[RunOutcome], baseline: str) -> Table:
+    """The configurations side by side on the same questions: what the compute buys, and its
+    price; ΔEX against ``baseline`` with its paired bootstrap 95 % interval."""
     table = Table(title="Side by side")
+    intervals = paired_intervals({o.label: o.verdicts for o in outcomes}, baseline)
     columns = (
         "configuration",
         "questions",
         "EX (BIRD)",
+        f"ΔEX vs {baseline} [95% CI]",
         "EX (Spider)",
         "s/question",
         "p95 s",
         "calls/question",
+        "$/question",
+        "$/correct",
         "answered by the first wave",
     )
     for column in columns:
@@ -111,10 +121,13 @@ def comparison_table(outcomes: Sequence[RunOutcome]) -> Table:
             o.label,
             f"{m.get('questions_scored', 0):.0f}",
             _fmt(m.get("ex_bird")),
+            "baseline" if o.label == baseline else str(intervals.get(o.label, "–")),
             _fmt(m.get("ex_spider")),
             f"{m.get('latency_mean_s', 0):.1f}",
             f"{m.get('latency_p95_s', 0):.1f}",
             f"{m.get('calls_per_question', 0):.1f}",
+            usd(m.get("cost_usd_per_question")),
+            per_correct(m),
             "–" if first is None else f"{first:.0%}",
         )
     return table
@@ -138,6 +151,7 @@ def verdict(baseline: RunOutcome, other: RunOutcome) -> str:
         if d in theirs
     ]
     every = all(mine[d][0] >= theirs[d][0] for d in mine if d in theirs)
+    ci = paired_difference(other.verdicts, baseline.verdicts)
     return (
         f"{other.label} against {baseline.label}: {'; '.join(parts)} — "
         + ("at least as many right at every difficulty" if every else "[bold red]fewer right on ")
@@ -146,13 +160,19 @@ def verdict(baseline: RunOutcome, other: RunOutcome) -> str:
             if every
             else ", ".join(d for d in mine if d in theirs and mine[d][0] < theirs[d][0]) + "[/]"
         )
+        + (f"; ΔEX {ci} (paired bootstrap, 95%)" if ci is not None else "")
     )
 
 
-def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
+def print_summary(
+    outcomes: Sequence[RunOutcome], console: Console, baseline: str | None = None
+) -> None:
+    """The tables, then a few lines per configuration; ``baseline`` (the experiment's, when it
+    names one of them; else the first) is what the others' ΔEX is measured against."""
     console.print(summary_table(outcomes))
     if len(outcomes) > 1:
-        console.print(comparison_table(outcomes))
+        labels = [o.label for o in outcomes]
+        console.print(comparison_table(outcomes, baseline if baseline in labels else labels[0]))
         for other in outcomes[1:]:
             console.print(verdict(outcomes[0], other))
     for o in outcomes:
@@ -174,6 +194,10 @@ def print_summary(outcomes: Sequence[RunOutcome], console: Console) -> None:
         )
         for line in retrieval_summary(o):
             console.print(f"  {line}", highlight=False)
+        for line in cost_lines(m, o.pricing, o.reference):
+            console.print(f"  cost: {escape(line)}", highlight=False)
+        for line in judge_lines(m):
+            console.print(f"  judge: {escape(line)}", highlight=False)
         console.print(f"  run dir {o.run_dir}\n  report  {o.report}")
         console.print(
             f"  MLflow  {o.tracked.tracking_uri}  run {o.tracked.run_id}  artifacts {o.tracked.artifact_uri}"
@@ -209,7 +233,11 @@ def main(argv: list[str] | None = None, prog: str = "scale-analytics eval") -> i
         *user_errors(),
     ) as exc:  # bad input: one line on stderr
         return fail(prog, exc)
-    print_summary(outcomes, console)
+    print_summary(
+        outcomes,
+        console,
+        OmegaConf.select(load_config(configurations[0].overrides), "experiment.baseline"),
+    )
     if len(outcomes) > 1:
         command = shlex.join(["scale-analytics", "report", *report_overrides(overrides)])
         console.print(f"Ablation table and plot: {escape(command)}", highlight=False)

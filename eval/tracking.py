@@ -148,7 +148,8 @@ def log_run(log: RunLog) -> TrackedRun:
 
 
 def experiment_runs(tracking_uri: str, experiment: str) -> pl.DataFrame:
-    """Finished runs of ``experiment``, newest first: run_name, run_id, and one column per metric."""
+    """Finished runs of ``experiment``, newest first: run_name, run_id, run_dir (where its
+    predictions are, when the run was made here) and one column per metric."""
     client = _client(tracking_uri)
     found = client.get_experiment_by_name(experiment)
     if found is None:
@@ -160,11 +161,18 @@ def experiment_runs(tracking_uri: str, experiment: str) -> pl.DataFrame:
         max_results=10_000,
     )
     rows = [
-        {"run_name": run.info.run_name, "run_id": run.info.run_id, **run.data.metrics}
+        {
+            "run_name": run.info.run_name,
+            "run_id": run.info.run_id,
+            "run_dir": run.data.tags.get("run_dir"),
+            **run.data.metrics,
+        }
         for run in runs
     ]
     if not rows:
-        return pl.DataFrame(schema={"run_name": pl.String, "run_id": pl.String})
+        return pl.DataFrame(
+            schema={"run_name": pl.String, "run_id": pl.String, "run_dir": pl.String}
+        )
     return pl.DataFrame(rows, infer_schema_length=None)
 
 

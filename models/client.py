@@ -5,6 +5,11 @@ await client.chat(request, role="generator", budget=task_budget)
   with: budget reservation ─► per-call timeout ─► retries with exponential backoff on
   transient errors ─► JSON-schema check ─► cost from the slot's price ─► budget charge
 
+A call's busy seconds are its reply's latency, ending when the reply arrives (a cached or
+replayed reply keeps its recorded latency, so it is priced like its recorded tokens: as the
+configuration costs). Within a task (one budget) overlapping calls on a slot count once
+(``models.budget.BusyTime``); a call without a budget counts its own latency.
+
 client = build_client(load_config(["model=qwen2.5-coder-1.5b"]).model)
 resp = await client.chat(ChatRequest(messages=(ChatMessage(role="user", content="hi"),)),
                          role="generator")
@@ -16,6 +21,7 @@ import asyncio
 import json
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Self
@@ -108,11 +114,18 @@ class ModelClient:
         finally:
             if reservation is not None:
                 budget.release(reservation)
+        arrived = time.monotonic()
+        busy_s = (
+            budget.busy.add(slot.name, arrived - response.latency_s, arrived)
+            if budget is not None
+            else response.latency_s
+        )
         usage = response.usage.model_copy(
             update={
+                "busy_s": busy_s,
                 "cost_usd": slot.price.cost(
-                    response.usage.prompt_tokens, response.usage.completion_tokens
-                )
+                    response.usage.prompt_tokens, response.usage.completion_tokens, busy_s
+                ),
             }
         )
         response = response.model_copy(update={"usage": usage})

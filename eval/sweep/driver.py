@@ -31,7 +31,7 @@ from eval.sweep.grading import Executor
 from eval.sweep.progress import SweepProgress
 from eval.sweep.records import QuestionRecord
 from eval.sweep.store import RunStore
-from eval.sweep.worker import PipelineFactory, SweepWorker, WorkerSettings
+from eval.sweep.worker import JudgeFactory, PipelineFactory, SweepWorker, WorkerSettings
 from pipelines.contracts import Task
 
 
@@ -53,8 +53,11 @@ def run_sweep(
     config: SweepSettings,
     label: str = "eval",
     on_record: Callable[[QuestionRecord], None] | None = None,
+    judge: JudgeFactory | None = None,
 ) -> SweepResult:
     """Answer every task not yet in ``store``; Ray must be initialised (see ``ray_session``).
+
+    ``judge`` builds, in each worker, the Answer Correctness judge of every answer (None: off).
 
     ``on_record`` sees each record after it is buffered (tests use it to interrupt a sweep).
     Ctrl-C flushes what finished and raises :class:`SweepInterrupted`; a failure Ray gives up
@@ -71,7 +74,7 @@ def run_sweep(
     resumed = len(tasks) - len(pending)
     answered = 0
     if pending:
-        rows = _dataset(pending, factory, sandbox, config).iter_rows()
+        rows = _dataset(pending, factory, sandbox, config, judge).iter_rows()
         previous = done.filter(~pl.col("task_id").is_in(list(redo)))
         progress = SweepProgress(len(tasks), label, previous=previous, enabled=config.progress)
         try:
@@ -114,6 +117,7 @@ def _dataset(
     factory: PipelineFactory,
     sandbox: Executor,
     config: SweepSettings,
+    judge: JudgeFactory | None,
 ) -> ray.data.Dataset:
     items = [{"position": position, "task": task.model_dump_json()} for position, task in pending]
     settings = WorkerSettings(
@@ -129,7 +133,12 @@ def _dataset(
                 size=min(config.workers, len(items)),
                 max_concurrent_calls_per_actor=config.in_flight,
             ),
-            fn_constructor_kwargs={"factory": factory, "sandbox": sandbox, "settings": settings},
+            fn_constructor_kwargs={
+                "factory": factory,
+                "sandbox": sandbox,
+                "settings": settings,
+                "judge": judge,
+            },
             num_cpus=config.worker_num_cpus,
             num_gpus=config.worker_num_gpus or None,
             max_restarts=config.max_restarts,

@@ -3,8 +3,9 @@
     Task ──► pipeline ──► Prediction ──► grade against gold ──► QuestionRecord ──► Parquet row
 
 A record carries the chosen SQL and its verdicts under both EX semantics, the candidate pool
-(result hash and per-candidate correctness, for pass@k), spend, latency and degradation.
-Verdicts are ``None`` when the task has no gold SQL.
+(result hash and per-candidate correctness, for pass@k), spend, latency and degradation, and the
+Answer Correctness judge's verdict when one is on (``eval/judge.py``). Verdicts are ``None`` when
+the task has no gold SQL; the judge's are ``None`` when it is off or gave none (``judge_error``).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ class QuestionRecord(Frozen):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # at the slots' prices when the question was answered
+    busy_s: float = 0.0  # seconds the model slots were busy with the question's calls
     latency_s: float = 0.0
     degraded: bool = False
     degradation_reasons: tuple[str, ...] = ()
@@ -55,6 +57,10 @@ class QuestionRecord(Frozen):
     answered_by: str = ""  # the pipeline step whose pool gave the answer (Prediction.answered_by)
     steps: tuple[StepCost, ...] = ()  # every step the pipeline ran on this question, with its cost
     retrieval: tuple[str, ...] = ()  # L0 retrievers that served the question ("cells", "examples")
+    judge_correct: bool | None = None  # the judge's verdict: the result answers the question
+    judge_score: int | None = None  # its rubric score, 0-50
+    judge_error: str | None = None  # why a judged question has no verdict
+    judge_cost_usd: float = 0.0  # the judge's call, apart from the pipeline's cost
 
 
 _CANDIDATE = pa.struct(
@@ -101,6 +107,7 @@ RECORD_SCHEMA = pa.schema(
         ("prompt_tokens", pa.int64()),
         ("completion_tokens", pa.int64()),
         ("cost_usd", pa.float64()),
+        ("busy_s", pa.float64()),
         ("latency_s", pa.float64()),
         ("degraded", pa.bool_()),
         ("degradation_reasons", pa.list_(pa.string())),
@@ -111,6 +118,10 @@ RECORD_SCHEMA = pa.schema(
         ("answered_by", pa.string()),
         ("steps", pa.list_(_STEP)),
         ("retrieval", pa.list_(pa.string())),
+        ("judge_correct", pa.bool_()),
+        ("judge_score", pa.int64()),
+        ("judge_error", pa.string()),
+        ("judge_cost_usd", pa.float64()),
     ]
 )
 

@@ -2,7 +2,8 @@
 
     {"position", "task"} rows ──► SweepWorker (one per actor) ──► {"record": QuestionRecord JSON}
                                     │ pipeline.answer(task)   (model actors shared by all workers)
-                                    └ Grader.grade(...)       (sandbox actors shared by all workers)
+                                    │ Grader.grade(...)       (sandbox actors shared by all workers)
+                                    └ judge.judge(...)        (with eval.judge: eval/judge.py)
 
 Ray Data runs an async ``__call__`` on one event loop per actor and, with
 ``max_concurrent_calls_per_actor=in_flight``, keeps that many questions in flight per worker.
@@ -21,9 +22,10 @@ from typing import Any, Protocol
 from pydantic import Field
 
 from core.types import Frozen
+from eval.judge import JudgeVerdict
 from eval.sweep.grading import Executor, Grade, Grader
 from eval.sweep.records import QuestionRecord
-from pipelines.contracts import Prediction, Task
+from pipelines.contracts import ExecutionResult, Prediction, Task
 
 
 class Pipeline(Protocol):
@@ -33,6 +35,13 @@ class Pipeline(Protocol):
 
 
 PipelineFactory = Callable[[], Pipeline]
+
+
+class Judge(Protocol):
+    async def judge(self, task: Task, sql: str, result: ExecutionResult | None) -> JudgeVerdict: ...
+
+
+JudgeFactory = Callable[[], Judge]
 
 
 class WorkerSettings(Frozen):
@@ -52,12 +61,19 @@ class SweepWorker:
     """
 
     def __init__(
-        self, factory: PipelineFactory, sandbox: Executor, settings: WorkerSettings
+        self,
+        factory: PipelineFactory,
+        sandbox: Executor,
+        settings: WorkerSettings,
+        judge: JudgeFactory | None = None,
     ) -> None:
         self._factory = factory
+        self._sandbox = sandbox
         self._grader = Grader(sandbox, settings.ves_iterations)
         self._timeout_s = settings.question_timeout_s
         self._pipeline: Pipeline | None = None
+        self._judge_factory = judge
+        self._judge: Judge | None = None
         self._node_id = _current_node_id()
 
     async def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
@@ -86,7 +102,33 @@ class SweepWorker:
             grade = await asyncio.wait_for(self._grader.grade(task, prediction), self._timeout_s)
         except Exception as exc:  # noqa: BLE001 - an unreachable sandbox leaves the verdict unknown
             grade, grading_error = Grade(), f"{type(exc).__name__}: {exc}"
-        return _record(position, task, prediction, grade, latency_s, grading_error, self._node_id)
+        verdict = await self._judged(task, prediction) if self._judge_factory else None
+        record = _record(position, task, prediction, grade, latency_s, grading_error, self._node_id)
+        if verdict is None:
+            return record
+        return record.model_copy(
+            update={
+                "judge_correct": verdict.correct,
+                "judge_score": verdict.score,
+                "judge_error": verdict.error,
+                "judge_cost_usd": verdict.usage.cost_usd,
+            }
+        )
+
+    async def _judged(self, task: Task, prediction: Prediction) -> JudgeVerdict:
+        """The judge's verdict on the answer, seeing the result the pipeline chose it by."""
+        assert self._judge_factory is not None
+        try:
+            if self._judge is None:
+                self._judge = self._judge_factory()
+            result = prediction.exec_result
+            if prediction.sql and result is None:
+                result = await self._sandbox.execute(prediction.sql, task.db)
+            return await asyncio.wait_for(
+                self._judge.judge(task, prediction.sql, result), self._timeout_s
+            )
+        except Exception as exc:  # noqa: BLE001 - a failed judgement is no verdict, not a lost answer
+            return JudgeVerdict(error=f"{type(exc).__name__}: {exc}")
 
 
 def _failed(task: Task, reason: str, message: str) -> Prediction:
@@ -120,6 +162,7 @@ def _record(
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
         cost_usd=usage.cost_usd,
+        busy_s=usage.busy_s,
         latency_s=latency_s,
         degraded=prediction.degraded,
         degradation_reasons=prediction.degradation_reasons,

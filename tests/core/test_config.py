@@ -14,7 +14,9 @@ from pydantic import BaseModel, Field, ValidationError
 from core.config import BASES, CONF_DIR, load_config, model_defaults, section
 from eval.experiments import expand
 from eval.loaders.common import BenchmarkSpec
+from eval.settings import EvalSettings
 from eval.sweep.config import SweepSettings
+from models.budget import PriceList
 from models.config import ModelSettings
 from pipelines.contracts import AdaptiveScaling, ScalingSettings
 from pipelines.settings import PipelineSettings
@@ -26,6 +28,8 @@ SECTIONS: dict[str, type[BaseModel]] = {
     "sweep": SweepSettings,
     "benchmark": BenchmarkSpec,
     "model": ModelSettings,
+    "prices": PriceList,
+    "eval": EvalSettings,
 }
 GROUPS = sorted({node.split("/")[0] for node in BASES})
 

@@ -68,3 +68,47 @@ def tiny_bird(tmp_path: Path) -> Path:
     (root / "mini_dev_sqlite.json").write_text(json.dumps(records))
     _database(root / "dev_databases" / "music" / "music.sqlite")
     return root
+
+
+class ScriptedJudgeModel:
+    """A fake chat backend for the Answer Correctness judge: ``reply(prompt)`` gives the text."""
+
+    model = "fake-judge"
+
+    def __init__(self, reply) -> None:
+        self.reply = reply
+        self.prompts: list[str] = []
+
+    async def chat(self, request):
+        from core.types import Usage
+        from models.types import ChatResponse
+
+        prompt = "\n".join(m.content for m in request.messages)
+        self.prompts.append(prompt)
+        return ChatResponse(
+            texts=(self.reply(prompt),),
+            usage=Usage(calls=1, prompt_tokens=1000, completion_tokens=50),
+            latency_s=2.0,
+            model=self.model,
+        )
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.fixture
+def judge_client():
+    """``judge_client(reply, price)`` -> (ModelClient with a ``judge`` role, its fake backend)."""
+    from models.budget import Price
+    from models.client import ModelClient, RetryPolicy, Slot
+
+    def make(reply, price=None):
+        backend = ScriptedJudgeModel(reply)
+        client = ModelClient(
+            {"default": Slot("default", backend, price=price or Price())},
+            {"judge": "default"},
+            RetryPolicy(max_attempts=1, backoff_s=0, max_backoff_s=0),
+        )
+        return client, backend
+
+    return make

@@ -7,6 +7,7 @@ import time
 from contextlib import contextmanager
 
 import mlflow
+import polars as pl
 import pytest
 import ray.cloudpickle
 from mlflow.tracking import MlflowClient
@@ -199,6 +200,36 @@ def test_the_run_directory_follows_what_is_computed_not_the_resources(tiny_spide
     base = config_identity(configure(tiny_spider, tmp_path))
     assert config_identity(configure(tiny_spider, tmp_path, "++sweep.workers=8")) == base
     assert config_identity(configure(tiny_spider, tmp_path, "scaling=single_pass")) != base
+
+
+def test_prices_are_not_part_of_a_runs_identity_and_a_judge_is(tiny_spider, tmp_path):
+    base = config_identity(configure(tiny_spider, tmp_path))
+    repriced = configure(tiny_spider, tmp_path, "prices.cpu_hour=9", "prices.reference=gpt-4o-mini")
+    assert repriced.model.slots.default.price.per_hour == pytest.approx(9 * 2)  # 2 threads
+    assert config_identity(repriced) == base
+    assert config_identity(configure(tiny_spider, tmp_path, "eval.judge_preview_rows=9")) == base
+    assert config_identity(configure(tiny_spider, tmp_path, "eval.judge=default")) != base
+
+
+def test_a_judged_run_records_each_verdict_or_why_there_is_none(local_ray, tiny_spider, tmp_path):
+    cfg = configure(
+        tiny_spider,
+        tmp_path,
+        "model=replay",
+        f"model.slots.default.cassette={tmp_path / 'empty.jsonl'}",
+        "model.slots.default.record=false",
+        "eval.judge=default",
+    )
+    outcome = run_configuration(
+        cfg, "judged", load_benchmark(cfg.benchmark), services=scripted_services
+    )
+    frame = pl.read_parquet(f"{outcome.run_dir}/predictions.parquet").sort("position")
+    # the judge in each worker asked the replay model's empty cassette: no verdict, and why
+    assert frame.get_column("judge_correct").to_list() == [None] * 6
+    assert all("CassetteMiss" in e for e in frame.get_column("judge_error").to_list())
+    assert (outcome.metrics["judge_verdicts"], outcome.metrics["judge_no_verdict"]) == (0, 6)
+    assert "## Answer correctness (LLM judge)" in open(outcome.report).read()
+    assert outcome.reference == "gpt-4.1-mini" and "ref_cost_usd_per_question" in outcome.metrics
 
 
 def test_a_run_grows_with_its_subset_without_recomputing(local_ray, tiny_spider, tmp_path):

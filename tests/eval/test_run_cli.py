@@ -105,3 +105,41 @@ def test_the_verdict_line_compares_right_answers_at_every_difficulty():
     assert "simple 5/6 vs 5/6" in line and "all 8/10 vs 7/10" in line
     assert "at least as many right at every difficulty" in line
     assert "fewer right on simple" in verdict(single, worse)
+
+
+def test_the_summary_puts_a_paired_interval_on_ex_and_prices_each_correct_answer():
+    from rich.console import Console
+
+    from eval.run import RunOutcome
+    from eval.run_cli import print_summary
+    from eval.tracking import TrackedRun
+
+    def outcome(label, right, metrics):
+        verdicts = {f"q{i}": i < right for i in range(40)}
+        table = ({"difficulty": "all", "questions": 40, "ex_bird": right / 40, "ex_spider": 0.0},)
+        return RunOutcome.model_construct(
+            label=label,
+            run_dir="runs/x",
+            report="runs/x/report/report.md",
+            ex_table=table,
+            verdicts=verdicts,
+            metrics={"questions_scored": 40, "ex_bird": right / 40, **metrics},
+            tracked=TrackedRun(run_id="r", experiment_id="e", tracking_uri="u", artifact_uri="a"),
+            pricing="default $0.0892/h",
+            reference="gpt-4.1-mini",
+        )
+
+    single = outcome("single_pass", 10, {"cost_usd_per_question": 0.001})  # and none right
+    single = single.model_copy(update={"verdicts": dict.fromkeys(single.verdicts, False)})
+    adaptive = outcome(
+        "adaptive", 30, {"cost_usd_per_question": 0.003, "cost_usd_per_correct": 0.004}
+    )
+    console = Console(record=True, width=250)
+    print_summary([single, adaptive], console, baseline="adaptive")
+    text = console.export_text()
+    # single pass is right on none of the 30 questions adaptive gets right
+    assert "\N{MINUS SIGN}0.750 [\N{MINUS SIGN}" in text
+    assert "ΔEX vs adaptive [95% CI]" in text and "baseline" in text
+    assert "adaptive against single_pass" in text and "ΔEX +0.750 [+0.6" in text
+    assert "cost: $0.001/question, n/a (none correct)/correct at the configured prices" in text
+    assert "cost: $0.003/question, $0.004/correct at the configured prices" in text

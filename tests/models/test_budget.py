@@ -1,7 +1,7 @@
 import pytest
 
 from core.types import Usage
-from models.budget import Price, TokenBudget
+from models.budget import BusyTime, Price, TokenBudget
 from models.errors import BudgetExceeded
 
 
@@ -41,3 +41,21 @@ def test_unlimited_budget_and_invalid_limits() -> None:
     assert budget.charge(Usage(prompt_tokens=10**9)) and budget.describe() == "unlimited"
     with pytest.raises(ValueError):
         TokenBudget(max_tokens=0)
+
+
+def test_an_hourly_price_charges_busy_seconds() -> None:
+    price = Price(prompt_per_mtok=1.0, per_hour=36.0)
+    assert price.cost(1_000_000, 0, busy_s=100.0) == pytest.approx(1.0 + 1.0)
+    assert price.cost(1_000_000, 0) == pytest.approx(1.0)
+
+
+def test_busy_time_is_the_union_of_a_slots_intervals() -> None:
+    busy = BusyTime()
+    added = [
+        busy.add("default", 5.0, 8.0),
+        busy.add("default", 0.0, 2.0),  # before, apart
+        busy.add("default", 1.0, 6.0),  # bridges both: only the gap 2..5 is new
+        busy.add("default", 0.5, 7.5),  # inside what is counted
+        busy.add("cheap", 0.0, 8.0),  # another slot counts on its own
+    ]
+    assert added == pytest.approx([3.0, 2.0, 3.0, 0.0, 8.0])

@@ -120,6 +120,37 @@ async def test_cost_comes_from_the_slot_price() -> None:
     assert resp.usage.cost_usd == pytest.approx(100 * 1.0 + 20 * 2.0)
 
 
+class SleepingBackend:
+    """Replies after ``delay_s``, with that as the reply's latency (as a server's would be)."""
+
+    model = "fake"
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        await asyncio.sleep(self.delay_s)
+        return ChatResponse(
+            texts=("SELECT 1",), usage=Usage(calls=1), latency_s=self.delay_s, model=self.model
+        )
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_an_hourly_price_charges_the_tasks_busy_seconds_once() -> None:
+    client = _client(SleepingBackend(0.3), price=Price(per_hour=3600.0))  # $1 per busy second
+    budget = TokenBudget()
+    together = await asyncio.gather(
+        *(client.chat(_req(), role="generator", budget=budget) for _ in range(3))
+    )
+    # three calls of one task decoded together: the slot was busy ~0.3 s, not 0.9 s
+    assert sum(r.usage.busy_s for r in together) == pytest.approx(0.3, abs=0.1)
+    assert budget.spent.cost_usd == pytest.approx(budget.spent.busy_s) and budget.spent.busy_s > 0
+    alone = await client.chat(_req(), role="generator")  # no task: the call's own latency
+    assert alone.usage.busy_s == pytest.approx(0.3) and alone.usage.cost_usd == pytest.approx(0.3)
+
+
 async def test_budget_refuses_a_call_that_cannot_fit() -> None:
     backend = ScriptedBackend([])
     budget = TokenBudget(max_tokens=50)

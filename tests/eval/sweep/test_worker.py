@@ -1,7 +1,13 @@
+import json
 import time
 
+import pytest
+
+from eval.judge import AnswerJudge
+from eval.settings import EvalSettings
 from eval.sweep.records import QuestionRecord
 from eval.sweep.worker import SweepWorker, WorkerSettings
+from models.budget import Price
 
 
 def batch(tasks, start=0):
@@ -66,3 +72,38 @@ async def test_a_broken_sandbox_leaves_the_verdict_unknown(clinic_db, fakes):
     (record,) = await run(worker, fakes.make_tasks(clinic_db, 1))
     assert record.ex_bird is None and "sandbox actor gone" in record.grading_error
     assert record.sql  # the answer itself is kept
+
+
+async def test_each_answer_is_judged_once_graded_and_a_failing_judge_keeps_the_answer(
+    clinic_db, fakes, judge_client
+):
+    def reply(prompt):  # accepts an answer unless it returned the silver members
+        wrong = fakes.WRONG in prompt
+        return json.dumps({"reason": "", "score": 12 if wrong else 44, "correct": not wrong})
+
+    client, model = judge_client(reply, Price(prompt_per_mtok=1.0))
+    settings = WorkerSettings(question_timeout_s=5, ves_iterations=1)
+    tasks = fakes.make_tasks(clinic_db, 2)
+    judged = SweepWorker(
+        fakes.ScriptedPipeline(),
+        fakes.SQLiteExecutor(),
+        settings,
+        judge=lambda: AnswerJudge(client, EvalSettings(judge="default")),
+    )
+    right, wrong = await run(judged, tasks)
+    assert (right.ex_bird, right.judge_correct, right.judge_score) == (True, True, 44)
+    assert (wrong.ex_bird, wrong.judge_correct, wrong.judge_score) == (False, False, 12)
+    assert right.judge_cost_usd == pytest.approx(1000 / 1e6) and right.cost_usd == 0.001
+    assert "Ann" in model.prompts[0]  # the judge saw the answer's rows (executed for it)
+
+    def broken():
+        raise ConnectionError("judge model gone")
+
+    failing = SweepWorker(fakes.ScriptedPipeline(), fakes.SQLiteExecutor(), settings, judge=broken)
+    (record,) = await run(failing, tasks[:1])
+    assert record.ex_bird and record.sql and record.judge_correct is None
+    assert record.judge_error == "ConnectionError: judge model gone"
+    (unjudged,) = await run(
+        SweepWorker(fakes.ScriptedPipeline(), fakes.SQLiteExecutor(), settings), tasks[:1]
+    )
+    assert unjudged.judge_correct is None and unjudged.judge_error is None

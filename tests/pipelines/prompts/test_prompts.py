@@ -39,6 +39,7 @@ EXPECTED = {
         "others",
     },
     "explain_answer": {"question", "evidence", "dialect", "sql", "row_count", "columns", "rows"},
+    "answer_judge": {"question", "evidence", "dialect", "sql", "preview"},
     "reasoning_selector": {
         "schema",
         "question",
