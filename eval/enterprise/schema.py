@@ -155,7 +155,7 @@ USERS = Table(
     columns=(
         _key("user_id", "Key of the user, 'DEVU-' followed by a number."),
         _col("display_name", "VARCHAR", "Full name of the user.", not_null=True),
-        _col("email", "VARCHAR", "Work e-mail address.", not_null=True),
+        _col("email", "VARCHAR", "Work e-mail address of the user.", not_null=True),
         _enum("title", "Job title of the user.", v.USER_TITLES),
         _col(
             "team",
@@ -209,7 +209,7 @@ ACCOUNTS = Table(
     primary_key=("account_id",),
     columns=(
         _key("account_id", "Key of the account, 'ACC-' followed by a number."),
-        _col("display_name", "VARCHAR", "Company name.", not_null=True),
+        _col("display_name", "VARCHAR", "Name of the customer company.", not_null=True),
         _enum(
             "tier",
             "Commercial tier; it decides the SLA policy of the account's tickets.",
@@ -281,7 +281,7 @@ ENHANCEMENTS = Table(
     primary_key=("display_id",),
     columns=(
         _key("display_id", "Key of the enhancement, 'ENH-' followed by a number."),
-        _col("title", "VARCHAR", "Short description.", not_null=True),
+        _col("title", "VARCHAR", "Short description of the enhancement.", not_null=True),
         _ref("applies_to_part_id", "parts", "part_id", "Part the enhancement changes."),
         _enum("stage", "Roadmap stage.", v.ENHANCEMENT_STAGES),
         _col(
@@ -315,7 +315,7 @@ ISSUES = Table(
     primary_key=("display_id",),
     columns=(
         _key("display_id", "Key of the issue, 'ISS-' followed by a number."),
-        _col("title", "VARCHAR", "Short description.", not_null=True),
+        _col("title", "VARCHAR", "Short description of the issue.", not_null=True),
         _ref("applies_to_part_id", "parts", "part_id", "Part the issue is about."),
         _enum("issue_type", "Kind of work.", v.ISSUE_TYPES),
         _enum("priority", "Engineering priority.", v.PRIORITIES),
@@ -351,7 +351,7 @@ TICKETS = Table(
     primary_key=("display_id",),
     columns=(
         _key("display_id", "Key of the ticket, 'TKT-' followed by a number."),
-        _col("title", "VARCHAR", "Subject line.", not_null=True),
+        _col("title", "VARCHAR", "Subject line of the ticket.", not_null=True),
         _ref("rev_org_id", "rev_orgs", "rev_org_id", "Customer organisation that raised it."),
         _ref("applies_to_part_id", "parts", "part_id", "Part the ticket is about."),
         _enum("severity", "Impact on the customer.", v.SEVERITIES),
@@ -416,7 +416,7 @@ CONVERSATIONS = Table(
     primary_key=("display_id",),
     columns=(
         _key("display_id", "Key of the conversation, 'CONV-' followed by a number."),
-        _col("title", "VARCHAR", "Subject or first line.", not_null=True),
+        _col("title", "VARCHAR", "Subject or first line of the conversation.", not_null=True),
         _ref("rev_org_id", "rev_orgs", "rev_org_id", "Customer organisation of the conversation."),
         _enum("channel", "Where the conversation happens.", v.CONVERSATION_CHANNELS),
         _enum("stage", "Workflow stage.", v.CONVERSATION_STAGES),
