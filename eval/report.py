@@ -3,6 +3,9 @@
     predictions.parquet ──► run_metrics ──► {"ex_bird": …, "pass_at_8": …}  (logged to MLflow)
                        └─► write_run_report ──► report.md + ex_by_difficulty.png, pass_at_k.png,
                                                 cost_vs_accuracy.png
+
+EX is broken down by the benchmark's difficulty label (Spider hardness, BIRD's difficulty) and,
+where the benchmark rates its questions on SDS (eval/sds.py), by SDS bucket too.
     MLflow runs of an experiment ──► ablation_table (polars) ──► write_experiment_report
 
 EX is the share of *scored* questions answered correctly. A question whose gold SQL failed is
@@ -32,6 +35,7 @@ import polars as pl  # noqa: E402
 
 from eval.breakdown import breakdown_metrics, family_accuracy, losses, step_costs, step_shares  # noqa: E402
 from eval.metrics import pass_at_k, r_ves  # noqa: E402
+from eval.sds import SDS_BUCKETS, sds_bucket  # noqa: E402
 
 SEMANTICS = ("ex_bird", "ex_spider")
 DIFFICULTY_ORDER = ("simple", "moderate", "challenging", "easy", "medium", "hard", "extra")
@@ -90,6 +94,29 @@ def ex_by_difficulty(frame: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([by_difficulty, overall])
 
 
+_BUCKET_OF = {total: sds_bucket(total) for total in range(36)}
+
+
+def ex_by_sds(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per SDS bucket of the scored questions that carry an SDS total: questions, EX
+    under both semantics; empty when none does (a benchmark that does not rate its questions)."""
+    if "sds" not in frame.columns:
+        return pl.DataFrame()
+    rated = _scored(frame).filter(pl.col("sds").is_not_null())
+    if rated.is_empty():
+        return pl.DataFrame()
+    rank = {bucket: i for i, bucket in enumerate(SDS_BUCKETS)}
+    return (
+        rated.with_columns(pl.col("sds").replace_strict(_BUCKET_OF).alias("sds_bucket"))
+        .group_by("sds_bucket")
+        .agg(
+            pl.len().alias("questions"),
+            *(pl.col(s).cast(pl.Float64).mean().alias(s) for s in SEMANTICS),
+        )
+        .sort(pl.col("sds_bucket").replace_strict(rank))
+    )
+
+
 def run_metrics(frame: pl.DataFrame, skipped: int = 0) -> dict[str, float]:
     """Every figure of one run, under MLflow-safe names (``ex_bird/hard``, ``pass_at_4``)."""
     scored = _scored(frame)
@@ -108,6 +135,9 @@ def run_metrics(frame: pl.DataFrame, skipped: int = 0) -> dict[str, float]:
         for semantics in SEMANTICS:
             if row[semantics] is not None:
                 metrics[f"{semantics}{suffix}"] = row[semantics]
+    for row in ex_by_sds(frame).iter_rows(named=True):
+        for semantics in SEMANTICS:
+            metrics[f"{semantics}/sds_{row['sds_bucket']}"] = row[semantics]
     for semantics, prefix in (("ex_bird", "pass_at_"), ("ex_spider", "pass_at_spider_")):
         for k, value in pass_at_k_curve(frame, semantics).items():
             metrics[f"{prefix}{k}"] = value
@@ -314,6 +344,7 @@ def write_run_report(
         "",
         markdown_table(table),
         "",
+        *_sds_lines(frame),
         "## Retrieval",
         "",
         *(
@@ -334,6 +365,19 @@ def write_run_report(
     report = out_dir / "report.md"
     report.write_text("\n".join(lines), encoding="utf-8")
     return [report, *plots]
+
+
+def _sds_lines(frame: pl.DataFrame) -> list[str]:
+    """EX by SDS bucket, for a benchmark that rates its questions' analytical depth."""
+    table = ex_by_sds(frame)
+    if table.is_empty():
+        return []
+    return [
+        "## Execution accuracy by SDS bucket (analytical depth, 0-35)",
+        "",
+        markdown_table(table),
+        "",
+    ]
 
 
 def _breakdown_lines(frame: pl.DataFrame) -> list[str]:

@@ -35,7 +35,7 @@ from core.types import Frozen
 from eval.exports import export_predictions
 from eval.loaders import LoadedBenchmark
 from eval.loaders.common import SUBSET_FIELDS
-from eval.report import ex_by_difficulty, run_metrics, write_run_report
+from eval.report import ex_by_difficulty, ex_by_sds, run_metrics, write_run_report
 from eval.sweep.config import SweepSettings
 from eval.sweep.driver import SweepResult, run_sweep
 from eval.sweep.grading import Executor
@@ -74,6 +74,7 @@ class RunOutcome(Frozen):
     sweep: SweepResult
     metrics: dict[str, float]
     ex_table: tuple[dict[str, Any], ...]  # EX by difficulty, last row "all"
+    sds_table: tuple[dict[str, Any], ...] = ()  # EX by SDS bucket, for a benchmark that rates them
     report: str
     tracked: TrackedRun
     retrieval: str = ""  # the retrieval status line, e.g. "retrieval: off (examples: ...)"
@@ -184,6 +185,7 @@ def run_configuration(
         sweep=result,
         metrics=metrics,
         ex_table=tuple(ex_by_difficulty(frame).to_dicts()),
+        sds_table=tuple(ex_by_sds(frame).to_dicts()),
         report=str(report_files[0]),
         tracked=tracked,
         retrieval=retrieval.summary(),
