@@ -1,6 +1,6 @@
 """Build the enterprise work-item benchmark on disk: a DuckDB database and its question file.
 
-    paths = build_enterprise(Path(".cache/enterprise"))    # ~15 s the first time, then instant
+    paths = build_enterprise(Path(".cache/enterprise"))    # ~10 s the first time, then instant
     paths.database      # .cache/enterprise/dev_databases/workitems/workitems.duckdb
     paths.dev_json      # [{question_id, db_id, question, evidence, SQL, difficulty,
                         #   persona, sds, sds_total, constructs}]

@@ -6,7 +6,7 @@ structs, a ``surveys_aggregation`` record, and a ``sla_tracker`` object four lev
 (``sla_tracker.policy.targets.first_response.breached``).
 
     >>> [t.name for t in TABLES][:3]
-    ('users', 'parts', 'accounts')
+    ['users', 'parts', 'accounts']
     >>> TICKETS.ddl().splitlines()[0]
     'CREATE TABLE tickets ('
 """
