@@ -126,9 +126,9 @@ def _links(what: str, kinds: str) -> Column:
         LINKS_TYPE,
         f"Typed links from {what} to other work items, a list (possibly empty). type is the "
         f"relation from this item to the target ({kinds}); target_type says which table holds "
-        "the target (one of: 'ticket' = tickets, 'issue' = issues, 'enhancement' = "
-        "enhancements, 'conversation' = conversations) and display_id is its key there "
-        "(TKT-, ISS-, ENH- or CONV- followed by a number); linked_at is when the link was made. "
+        "the target, the table of that name in the plural (one of: "
+        f"{v.described(v.LINK_TARGET_TYPES)}), and display_id is its key there; linked_at is "
+        "when the link was made. "
         "Every link is also stored on the target with the inverse type. All link types: "
         f"{v.described(v.LINK_TYPES)}.",
         not_null=True,
@@ -319,7 +319,11 @@ ISSUES = Table(
         _ref("applies_to_part_id", "parts", "part_id", "Part the issue is about."),
         _enum("issue_type", "Kind of work.", v.ISSUE_TYPES),
         _enum("priority", "Engineering priority.", v.PRIORITIES),
-        _enum("stage", "Workflow stage.", v.ISSUE_STAGES),
+        _enum(
+            "stage",
+            f"Workflow stage; {' and '.join(v.ISSUE_CLOSED_STAGES)} are the closed stages.",
+            v.ISSUE_STAGES,
+        ),
         _col(
             "story_points",
             "INTEGER",
@@ -419,7 +423,11 @@ CONVERSATIONS = Table(
         _col("title", "VARCHAR", "Subject or first line of the conversation.", not_null=True),
         _ref("rev_org_id", "rev_orgs", "rev_org_id", "Customer organisation of the conversation."),
         _enum("channel", "Where the conversation happens.", v.CONVERSATION_CHANNELS),
-        _enum("stage", "Workflow stage.", v.CONVERSATION_STAGES),
+        _enum(
+            "stage",
+            f"Workflow stage; {' and '.join(v.CONVERSATION_CLOSED_STAGES)} are the closed stages.",
+            v.CONVERSATION_STAGES,
+        ),
         _enum("sentiment", "Customer sentiment over the conversation.", v.SENTIMENTS),
         _col(
             "message_count",

@@ -11,6 +11,7 @@ import math
 import random
 from datetime import datetime, timedelta
 
+from eval.enterprise import vocabulary
 from eval.enterprise.synth import catalog
 from eval.enterprise.synth.common import (
     LAST_MINUTE,
@@ -25,6 +26,7 @@ from eval.enterprise.synth.common import (
     weighted,
 )
 from eval.enterprise.synth.world import World
+from eval.enterprise.vocabulary import labels
 
 # Items created after this are owned by people still here (the others left before it).
 OWNERS_STILL_HERE_AFTER = datetime(2024, 9, 1)
@@ -51,7 +53,7 @@ ENHANCEMENT_STAGES_BY_AGE = {
     "middle": (25, 18, 20, 8, 20, 9),
     "young": (40, 25, 20, 5, 5, 5),
 }
-_ENHANCEMENT_STAGES = ("ideation", "prioritized", "in_development", "beta", "released", "deferred")
+_ENHANCEMENT_STAGES = labels(vocabulary.ENHANCEMENT_STAGES)
 
 
 def make_enhancements(rng: random.Random, world: World, count: int) -> list[Row]:
@@ -103,7 +105,7 @@ def make_enhancements(rng: random.Random, world: World, count: int) -> list[Row]
     return rows
 
 
-ISSUE_TYPES = ("bug", "task", "tech_debt", "security")
+ISSUE_TYPES = labels(vocabulary.ISSUE_TYPES)
 PRIORITY_WEIGHTS = {
     "bug": (3, 17, 45, 35),
     "task": (0, 15, 50, 35),
@@ -126,7 +128,7 @@ def _issue(rng: random.Random, world: World) -> Row:
     issue_type = weighted(rng, ISSUE_TYPES, (58, 27, 10, 5))
     part = world.work_parts.pick(rng)
     product = world.product_of[part["part_id"]]
-    priority = weighted(rng, ("p0", "p1", "p2", "p3"), PRIORITY_WEIGHTS[issue_type])
+    priority = weighted(rng, labels(vocabulary.PRIORITIES), PRIORITY_WEIGHTS[issue_type])
     created = moment(rng)
     days_to_close = DAYS_TO_CLOSE[priority] * math.exp(rng.gauss(0, 0.8))
     closes = created + timedelta(days=days_to_close)

@@ -15,6 +15,7 @@ import bisect
 import random
 from datetime import datetime, timedelta
 
+from eval.enterprise import vocabulary
 from eval.enterprise.synth import catalog
 from eval.enterprise.synth.common import (
     HISTORY_START,
@@ -42,7 +43,7 @@ SEVERITY_WEIGHTS = {
     "growth": (2, 12, 46, 40),
     "starter": (1, 8, 41, 50),
 }
-TICKET_CHANNELS = ("email", "portal", "chat", "slack", "phone", "api")
+TICKET_CHANNELS = labels(vocabulary.TICKET_CHANNELS)
 # Shared Slack channels are set up for the two largest tiers only.
 CHANNEL_WEIGHTS = {True: (30, 22, 20, 12, 10, 6), False: (36, 26, 26, 0, 6, 6)}
 # Median first response as a share of the SLA target: larger customers are answered faster.
@@ -344,7 +345,7 @@ def _ticket_tags(
         add_tag(ticket, "how-to", "signal", "ai")
 
 
-CONVERSATION_CHANNELS = ("chat", "email", "slack", "portal", "whatsapp")
+CONVERSATION_CHANNELS = labels(vocabulary.CONVERSATION_CHANNELS)
 BOT_RATE = {"chat": 0.45, "whatsapp": 0.4, "portal": 0.3, "email": 0.1, "slack": 0.05}
 FIRST_RESPONSE_MEDIAN = {"chat": 12, "whatsapp": 20, "portal": 60, "slack": 30, "email": 180}
 MINUTES_PER_MESSAGE = {"chat": 4, "whatsapp": 30, "portal": 120, "slack": 25, "email": 240}
@@ -402,7 +403,7 @@ def _converted(rng: random.Random, world: World, ticket: Row) -> Row:
         "tags": [dict(tag) for tag in ticket["tags"] if tag["type"] == "topic"],
         "links": [],
         "surveys_aggregation": None,
-        "_part_id": ticket["applies_to_part_id"],
+        "_part_id": ticket["applies_to_part_id"],  # not a column: what a related issue is about
     }
 
 
