@@ -105,3 +105,25 @@ def test_the_verdict_line_compares_right_answers_at_every_difficulty():
     assert "simple 5/6 vs 5/6" in line and "all 8/10 vs 7/10" in line
     assert "at least as many right at every difficulty" in line
     assert "fewer right on simple" in verdict(single, worse)
+
+
+def test_the_summary_shows_sds_buckets_between_the_difficulties_and_all():
+    from rich.console import Console
+
+    from eval.run import RunOutcome
+    from eval.run_cli import summary_table
+
+    def row(key, name, n):
+        return {key: name, "questions": n, "ex_bird": 0.5, "ex_spider": 0.5}
+
+    rated = RunOutcome.model_construct(
+        label="adaptive",
+        ex_table=(row("difficulty", "simple", 4), row("difficulty", "all", 4)),
+        sds_table=(row("sds_bucket", "0-12", 3), row("sds_bucket", "19-35", 1)),
+    )
+    console = Console(width=120, record=True)
+    console.print(summary_table([rated]))
+    labels = [
+        line.split("│")[2].strip() for line in console.export_text().splitlines() if "│" in line
+    ]
+    assert labels == ["simple", "SDS 0-12", "SDS 19-35", "all"]
