@@ -3,10 +3,10 @@
     predictions.parquet ──► run_metrics ──► {"ex_bird": …, "pass_at_8": …}  (logged to MLflow)
                        └─► write_run_report ──► report.md + ex_by_difficulty.png, pass_at_k.png,
                                                 cost_vs_accuracy.png
+    MLflow runs of an experiment ──► ablation_table (polars) ──► write_experiment_report
 
 EX is broken down by the benchmark's difficulty label (Spider hardness, BIRD's difficulty) and,
 where the benchmark rates its questions on SDS (eval/sds.py), by SDS bucket too.
-    MLflow runs of an experiment ──► ablation_table (polars) ──► write_experiment_report
 
 EX is the share of *scored* questions answered correctly. A question whose gold SQL failed is
 counted apart (``gold_errors``); one that could not be graded (the sandbox failed) stays in the
