@@ -6,7 +6,10 @@
 
 Exit code 0 when nothing failed, 1 otherwise (the table says which and why). A second table
 says, per database, how many of its columns and tables its own documentation describes and
-from which sources (pipelines/schema/documentation). The command sits in
+from which sources (pipelines/schema/documentation). For a benchmark that rates its questions on
+SDS (``benchmark=enterprise_demo``), a third counts the questions per SDS bucket and the SQL
+constructs their gold queries use (UNNEST, typed-link traversal, window, CTE, set operation;
+``eval/sql_constructs.py``). The command sits in
 the evaluation layer because the benchmark loader says which databases to index; the indexes
 themselves know only databases (``pipelines.indexing.build_all``).
 """
@@ -16,12 +19,16 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
 
 from core.config import load_config, section
 from eval.loaders import load_benchmark
+from eval.sds import SDS_BUCKETS, sds_bucket
+from eval.sql_constructs import CONSTRUCTS, sql_constructs
+from pipelines.contracts import Task
 from pipelines.indexing.reports import BuildReport
 from pipelines.indexing.runner import WORKER_ENV, build_all
 from pipelines.indexing.settings import IndexSettings
@@ -72,6 +79,26 @@ def _documentation_table(dbs: list) -> Table:
     return table
 
 
+def questions_table(tasks: Sequence[Task]) -> Table | None:
+    """Questions per SDS bucket and how many of them use each construct; None when no question
+    carries an SDS total."""
+    rated = [t for t in tasks if t.sds is not None]
+    if not rated:
+        return None
+    table = Table(title="Questions by SDS bucket, and the constructs their gold SQL uses")
+    table.add_column("SDS bucket")
+    for name in ("questions", *CONSTRUCTS):
+        table.add_column(name.replace("_", " "), justify="right")
+    used = {t.task_id: set(sql_constructs(t.gold_sql or "SELECT 1")) for t in rated}
+    for bucket in (*SDS_BUCKETS, "all"):
+        group = [t for t in rated if bucket == "all" or sds_bucket(t.sds or 0) == bucket]
+        counts = [sum(name in used[t.task_id] for t in group) for name in CONSTRUCTS]
+        table.add_row(
+            bucket, str(len(group)), *map(str, counts), end_section=bucket == SDS_BUCKETS[-1]
+        )
+    return table
+
+
 def main(argv: list[str]) -> int:
     for key, value in WORKER_ENV.items():
         os.environ.setdefault(key, value)
@@ -88,6 +115,9 @@ def main(argv: list[str]) -> int:
     reports = build_all(dbs, settings, progress=sys.stderr.isatty())
     Console().print(_table(reports))
     Console().print(_documentation_table(list({db.path: db for db in dbs}.values())))
+    questions = questions_table(bench.tasks)
+    if questions is not None:
+        Console().print(questions)
     totals = Counter(r.status for r in reports)
     console.print(", ".join(f"{n} {status}" for status, n in sorted(totals.items())))
     return 1 if totals["failed"] else 0

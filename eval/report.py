@@ -5,6 +5,9 @@
                                                 cost_vs_accuracy.png
     MLflow runs of an experiment ──► ablation_table (polars) ──► write_experiment_report
 
+EX is broken down by the benchmark's difficulty label (Spider hardness, BIRD's difficulty) and,
+where the benchmark rates its questions on SDS (eval/sds.py), by SDS bucket too.
+
 EX is the share of *scored* questions answered correctly. A question whose gold SQL failed is
 counted apart (``gold_errors``); one that could not be graded (the sandbox failed) stays in the
 denominator as wrong and is counted in ``grading_errors`` (``sweep.retry=errors`` answers it again).
@@ -34,6 +37,7 @@ from eval.breakdown import breakdown_metrics, family_accuracy, losses, step_cost
 from eval.costs import cost_lines, reference_costs  # noqa: E402
 from eval.judge import judge_lines, judge_metrics  # noqa: E402
 from eval.metrics import pass_at_k, r_ves  # noqa: E402
+from eval.sds import SDS_BUCKETS, sds_bucket  # noqa: E402
 from models.budget import Price  # noqa: E402
 
 SEMANTICS = ("ex_bird", "ex_spider")
@@ -99,6 +103,29 @@ def ex_by_difficulty(frame: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([by_difficulty, overall])
 
 
+_BUCKET_OF = {total: sds_bucket(total) for total in range(36)}
+
+
+def ex_by_sds(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per SDS bucket of the scored questions that carry an SDS total: questions, EX
+    under both semantics; empty when none does (a benchmark that does not rate its questions)."""
+    if "sds" not in frame.columns:
+        return pl.DataFrame()
+    rated = _scored(frame).filter(pl.col("sds").is_not_null())
+    if rated.is_empty():
+        return pl.DataFrame()
+    rank = {bucket: i for i, bucket in enumerate(SDS_BUCKETS)}
+    return (
+        rated.with_columns(pl.col("sds").replace_strict(_BUCKET_OF).alias("sds_bucket"))
+        .group_by("sds_bucket")
+        .agg(
+            pl.len().alias("questions"),
+            *(pl.col(s).cast(pl.Float64).mean().alias(s) for s in SEMANTICS),
+        )
+        .sort(pl.col("sds_bucket").replace_strict(rank))
+    )
+
+
 def run_metrics(frame: pl.DataFrame, skipped: int = 0) -> dict[str, float]:
     """Every figure of one run, under MLflow-safe names (``ex_bird/hard``, ``pass_at_4``)."""
     scored = _scored(frame)
@@ -117,6 +144,9 @@ def run_metrics(frame: pl.DataFrame, skipped: int = 0) -> dict[str, float]:
         for semantics in SEMANTICS:
             if row[semantics] is not None:
                 metrics[f"{semantics}{suffix}"] = row[semantics]
+    for row in ex_by_sds(frame).iter_rows(named=True):
+        for semantics in SEMANTICS:
+            metrics[f"{semantics}/sds_{row['sds_bucket']}"] = row[semantics]
     for semantics, prefix in (("ex_bird", "pass_at_"), ("ex_spider", "pass_at_spider_")):
         for k, value in pass_at_k_curve(frame, semantics).items():
             metrics[f"{prefix}{k}"] = value
@@ -332,6 +362,7 @@ def write_run_report(
         "",
         markdown_table(table),
         "",
+        *_sds_lines(frame),
         "## Retrieval",
         "",
         *(
@@ -364,6 +395,19 @@ def _judge_section(metrics: dict[str, float]) -> list[str]:
     if not lines:
         return []
     return ["## Answer correctness (LLM judge)", "", *(f"- {line}" for line in lines), ""]
+
+
+def _sds_lines(frame: pl.DataFrame) -> list[str]:
+    """EX by SDS bucket, for a benchmark that rates its questions' analytical depth."""
+    table = ex_by_sds(frame)
+    if table.is_empty():
+        return []
+    return [
+        "## Execution accuracy by SDS bucket (analytical depth, 0-35)",
+        "",
+        markdown_table(table),
+        "",
+    ]
 
 
 def _breakdown_lines(frame: pl.DataFrame) -> list[str]:

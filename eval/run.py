@@ -41,7 +41,13 @@ from eval.exports import export_predictions
 from eval.judge import ConfiguredJudge
 from eval.loaders import LoadedBenchmark
 from eval.loaders.common import SUBSET_FIELDS
-from eval.report import ex_by_difficulty, question_verdicts, run_metrics, write_run_report
+from eval.report import (
+    ex_by_difficulty,
+    ex_by_sds,
+    question_verdicts,
+    run_metrics,
+    write_run_report,
+)
 from eval.settings import EvalSettings
 from eval.sweep.config import SweepSettings
 from eval.sweep.driver import SweepResult, run_sweep
@@ -95,6 +101,7 @@ class RunOutcome(Frozen):
     sweep: SweepResult
     metrics: dict[str, float]
     ex_table: tuple[dict[str, Any], ...]  # EX by difficulty, last row "all"
+    sds_table: tuple[dict[str, Any], ...] = ()  # EX by SDS bucket, for a benchmark that rates them
     report: str
     tracked: TrackedRun
     retrieval: str = ""  # the retrieval status line, e.g. "retrieval: off (examples: ...)"
@@ -225,6 +232,7 @@ def run_configuration(
         sweep=result,
         metrics=metrics,
         ex_table=tuple(ex_by_difficulty(frame).to_dicts()),
+        sds_table=tuple(ex_by_sds(frame).to_dicts()),
         report=str(report_files[0]),
         tracked=tracked,
         retrieval=retrieval.summary(),

@@ -70,7 +70,13 @@ def summary_table(outcomes: Sequence[RunOutcome]) -> Table:
             column, justify="left" if column in ("configuration", "difficulty") else "right"
         )
     for outcome in outcomes:
-        for row in outcome.ex_table:
+        # difficulty rows, then SDS buckets where the benchmark rates them, then "all"
+        rows = [
+            *outcome.ex_table[:-1],
+            *({**r, "difficulty": f"SDS {r['sds_bucket']}"} for r in outcome.sds_table),
+            *outcome.ex_table[-1:],
+        ]
+        for row in rows:
             table.add_row(
                 outcome.label if row["difficulty"] == "all" else "",
                 row["difficulty"],

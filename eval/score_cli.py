@@ -10,11 +10,12 @@ any ``benchmark.*`` key: ``benchmark.split``, ``benchmark.data_dir``), before or
 predictions file: the first argument that is not ``key=value`` (``core.cli.split_overrides``).
 The flags are what no config holds: how to read the file, how to score it, where the report goes.
 
-Prints EX under BIRD (set) and Spider (bag, order if ORDER BY) semantics, overall and per
-difficulty, plus skipped questions and failing gold queries; ``--out`` gets the full report
-with one verdict per question. A predictions file must answer every question (a Spider file
-has one line per question; a database id it names must be the question's): a short, empty or
-shifted file is refused, and ``--partial`` scores only the questions it answers, saying so.
+Prints EX under BIRD (set) and Spider (bag, order if ORDER BY) semantics, overall, per
+difficulty and, for a benchmark that rates its questions on SDS (eval/sds.py), per SDS bucket,
+plus skipped questions and failing gold queries; ``--out`` gets the full report with one verdict
+per question. A predictions file must answer every question (a Spider file has one line per
+question; a database id it names must be the question's): a short, empty or shifted file is
+refused, and ``--partial`` scores only the questions it answers, saying so.
 ``--out`` is checked before scoring. Exit code 0 on success, 2 on bad input (one line on
 stderr), 1 when the report could not be written.
 """
@@ -146,7 +147,7 @@ def _print(console: Console, report: ScoreReport) -> None:
         table.add_column(column, justify="left" if column == "questions" else "right")
     if with_ves:
         table.add_column("R-VES", justify="right")
-    for group in (*report.by_difficulty, report.overall):
+    for group in (*report.by_difficulty, *report.by_sds, report.overall):
         row = [
             group.group,
             str(group.count),
@@ -155,9 +156,8 @@ def _print(console: Console, report: ScoreReport) -> None:
         ]
         if with_ves:
             row.append(f"{group.r_ves:.1f}")
-        table.add_row(
-            *row, end_section=group is report.by_difficulty[-1] if report.by_difficulty else False
-        )
+        ends = [groups[-1] for groups in (report.by_difficulty, report.by_sds) if groups]
+        table.add_row(*row, end_section=any(group is end for end in ends))
     console.print(table)
     if report.partial:
         console.print(

@@ -3,7 +3,8 @@
     LoadedBenchmark + {task_id | index: sql}
         ──► one job per task: run gold and prediction in a read-only Sandbox (process pool)
         ──► QuestionVerdict(ex_bird, ex_spider, error, gold_error, ves_reward)
-        ──► ScoreReport: overall and per-difficulty EX under both semantics (+ R-VES)
+        ──► ScoreReport: overall, per-difficulty and (where rated) per-SDS-bucket EX under both
+            semantics (+ R-VES)
 
 A question whose gold query fails is reported in ``gold_failures`` and left out of every
 EX denominator; a task with no prediction counts as wrong (``error="no prediction"``), unless
@@ -34,6 +35,7 @@ from core.types import Frozen
 from eval.loaders import LoadedBenchmark, task_index
 from eval.metrics import ex_bird, ex_spider, order_matters, r_ves, time_ratio, ves_reward
 from eval.prediction_files import resolve_key
+from eval.sds import SDS_BUCKETS, sds_bucket
 from pipelines.contracts import DatabaseRef, Difficulty, SkippedTask
 from pipelines.sandbox import Sandbox, SandboxError
 from pipelines.sandbox.sandbox import ENGINES
@@ -54,6 +56,7 @@ class QuestionVerdict(Frozen):
     index: int  # position in the benchmark's question file
     db_id: str
     difficulty: Difficulty | None
+    sds: int | None = None  # the question's SDS total, where its benchmark rates it
     sql: str | None  # the prediction; None when there was none
     ex_bird: bool
     ex_spider: bool
@@ -64,7 +67,7 @@ class QuestionVerdict(Frozen):
 
 
 class GroupScore(Frozen):
-    """EX of one group of questions (all, or one difficulty) whose gold query runs."""
+    """EX of one group of questions (all, one difficulty, one SDS bucket) whose gold query runs."""
 
     group: str
     count: int
@@ -80,6 +83,7 @@ class ScoreReport(Frozen):
     scored: int  # questions counted in EX: a task whose gold query ran
     overall: GroupScore
     by_difficulty: tuple[GroupScore, ...]
+    by_sds: tuple[GroupScore, ...] = ()  # per SDS bucket, for a benchmark that rates its questions
     gold_failures: tuple[QuestionVerdict, ...]
     missing_predictions: int
     ignored_predictions: int  # predictions for questions outside the loaded tasks
@@ -156,6 +160,7 @@ def score_predictions(
             index=task_index(task.task_id),
             db_id=task.db.db_id,
             difficulty=task.difficulty,
+            sds=task.sds,
             sql=job.pred_sql,
             **outcome.model_dump(exclude={"task_id"}),
         )
@@ -166,6 +171,10 @@ def score_predictions(
     for verdict in counted:
         groups[verdict.difficulty or UNLABELLED].append(verdict)
     order = {name: i for i, name in enumerate(DIFFICULTY_ORDER)}
+    buckets: dict[str, list[QuestionVerdict]] = defaultdict(list)
+    for verdict in counted:
+        if verdict.sds is not None:
+            buckets[sds_bucket(verdict.sds)].append(verdict)
     return ScoreReport(
         benchmark=benchmark.name,
         kind=benchmark.kind,
@@ -175,6 +184,11 @@ def score_predictions(
         by_difficulty=tuple(
             _group_score(name, groups[name], ves_iterations > 0)
             for name in sorted(groups, key=lambda g: order.get(g, len(order)))
+        ),
+        by_sds=tuple(
+            _group_score(f"SDS {name}", buckets[name], ves_iterations > 0)
+            for name in SDS_BUCKETS
+            if buckets[name]
         ),
         gold_failures=tuple(v for v in verdicts if v.gold_error is not None),
         missing_predictions=sum(job.pred_sql is None for job in jobs),

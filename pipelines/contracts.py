@@ -43,6 +43,8 @@ class Task(Frozen):
     evidence: str = ""
     gold_sql: str | None = None
     difficulty: Difficulty | None = None
+    # The question's analytical depth on the SDS rubric (0-35), where its benchmark rates it.
+    sds: int | None = Field(default=None, ge=0, le=35)
     benchmark: str = ""
 
 

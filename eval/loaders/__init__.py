@@ -1,4 +1,5 @@
-"""Benchmark loaders: Spider 1.0, BIRD / BIRD mini-dev, and the embedded demo.
+"""Benchmark loaders: Spider 1.0, BIRD / BIRD mini-dev, and the embedded demo and enterprise
+benchmarks.
 
     >>> from core.config import load_config
     >>> cfg = load_config(["benchmark=spider_dev", f"benchmark.data_dir={spider_dir}"])
@@ -21,12 +22,14 @@ from core.config import section
 from eval.loaders.bird import load_bird
 from eval.loaders.common import BenchmarkSpec, LoadedBenchmark, task_index
 from eval.loaders.demo import load_demo
+from eval.loaders.enterprise import load_enterprise
 from eval.loaders.spider import load_spider
 
 LOADERS: dict[str, Callable[[BenchmarkSpec], LoadedBenchmark]] = {
     "spider": load_spider,
     "bird": load_bird,
     "demo": load_demo,
+    "enterprise": load_enterprise,
 }
 
 

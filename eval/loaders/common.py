@@ -18,7 +18,7 @@ from core.types import Frozen
 from eval.errors import BenchmarkDataError
 from pipelines.contracts import DatabaseRef, Difficulty, SkippedTask, Task
 
-BenchmarkKind = Literal["spider", "bird", "demo"]
+BenchmarkKind = Literal["spider", "bird", "demo", "enterprise"]
 
 
 # The fields of BenchmarkSpec that pick which questions run, not how each is answered: a run
@@ -61,6 +61,7 @@ class Question(Frozen):
     gold_sql: str
     evidence: str = ""
     difficulty: Difficulty | None = None
+    sds: int | None = None  # SDS total, where the benchmark rates its questions (eval/sds.py)
 
 
 class LoadedBenchmark(Frozen):
@@ -136,6 +137,7 @@ def assemble(
                 evidence=q.evidence,
                 gold_sql=q.gold_sql,
                 difficulty=q.difficulty,
+                sds=q.sds,
                 benchmark=spec.prefix,
             )
         )

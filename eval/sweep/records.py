@@ -31,6 +31,7 @@ class QuestionRecord(Frozen):
     benchmark: str
     db_id: str
     difficulty: str | None = None
+    sds: int | None = None  # SDS total where the benchmark rates its questions (eval/sds.py)
     question: str
     gold_sql: str | None = None
     sql: str
@@ -92,6 +93,7 @@ RECORD_SCHEMA = pa.schema(
         ("benchmark", pa.string()),
         ("db_id", pa.string()),
         ("difficulty", pa.string()),
+        ("sds", pa.int64()),
         ("question", pa.string()),
         ("gold_sql", pa.string()),
         ("sql", pa.string()),

@@ -153,6 +153,7 @@ def _record(
         benchmark=task.benchmark,
         db_id=task.db.db_id,
         difficulty=task.difficulty,
+        sds=task.sds,
         question=task.question,
         gold_sql=task.gold_sql,
         sql=prediction.sql,

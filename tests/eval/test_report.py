@@ -8,6 +8,7 @@ from eval.report import (
     NO_RETRIEVAL,
     ablation_table,
     ex_by_difficulty,
+    ex_by_sds,
     pass_at_k_curve,
     run_metrics,
     write_experiment_report,
@@ -28,9 +29,11 @@ def rec(
     gold_error=None,
     latency=1.0,
     retrieval=(),
+    sds=None,
 ):
     return QuestionRecord(
         retrieval=retrieval,
+        sds=sds,
         task_id=f"t:{i}",
         position=i,
         benchmark="b",
@@ -89,6 +92,33 @@ def test_ex_counts_scored_questions_only_and_splits_by_difficulty(frame):
     assert table.get_column("questions").to_list() == [2, 2, 4]
     assert table.get_column("ex_bird").to_list() == [0.5, 0.5, 0.5]
     assert table.get_column("ex_spider").to_list() == [0.5, 0.0, 0.25]
+
+
+def test_ex_by_sds_bucket_only_where_questions_are_rated(frame, tmp_path):
+    assert ex_by_sds(frame).is_empty()  # no SDS ratings: no table, no metrics, no section
+    assert not any("sds" in name for name in run_metrics(frame))
+    rated = pl.from_arrow(
+        records_to_table(
+            [
+                rec(0, True, "simple", [True], sds=12),
+                rec(1, False, "simple", [False], sds=13),
+                rec(2, True, "moderate", [True], sds=18),
+                rec(3, True, "challenging", [True], sds=30),
+                rec(4, None, "simple", [True], gold_error="no such table", sds=5),
+            ]
+        )
+    )
+    table = ex_by_sds(rated)
+    assert table.get_column("sds_bucket").to_list() == ["0-12", "13-18", "19-35"]
+    assert table.get_column("questions").to_list() == [1, 2, 1]  # the gold failure is not scored
+    assert table.get_column("ex_bird").to_list() == [1.0, 0.5, 1.0]
+    m = run_metrics(rated)
+    assert (m["ex_bird/sds_0-12"], m["ex_bird/sds_13-18"], m["ex_spider/sds_19-35"]) == (1, 0.5, 1)
+    text = write_run_report(rated, tmp_path, "enterprise")[0].read_text()
+    assert "by SDS bucket" in text and "| 13-18 | 2 | 0.500 | 0.500 |" in text
+    assert (
+        "by SDS bucket" not in write_run_report(frame, tmp_path / "flat", "spider")[0].read_text()
+    )
 
 
 def test_pass_at_k_uses_each_pool_and_caps_k_at_its_size(frame):

@@ -143,3 +143,25 @@ def test_the_summary_puts_a_paired_interval_on_ex_and_prices_each_correct_answer
     assert "adaptive against single_pass" in text and "ΔEX +0.750 [+0.6" in text
     assert "cost: $0.001/question, n/a (none correct)/correct at the configured prices" in text
     assert "cost: $0.003/question, $0.004/correct at the configured prices" in text
+
+
+def test_the_summary_shows_sds_buckets_between_the_difficulties_and_all():
+    from rich.console import Console
+
+    from eval.run import RunOutcome
+    from eval.run_cli import summary_table
+
+    def row(key, name, n):
+        return {key: name, "questions": n, "ex_bird": 0.5, "ex_spider": 0.5}
+
+    rated = RunOutcome.model_construct(
+        label="adaptive",
+        ex_table=(row("difficulty", "simple", 4), row("difficulty", "all", 4)),
+        sds_table=(row("sds_bucket", "0-12", 3), row("sds_bucket", "19-35", 1)),
+    )
+    console = Console(width=120, record=True)
+    console.print(summary_table([rated]))
+    labels = [
+        line.split("│")[2].strip() for line in console.export_text().splitlines() if "│" in line
+    ]
+    assert labels == ["simple", "SDS 0-12", "SDS 19-35", "all"]

@@ -119,3 +119,22 @@ def test_gold_against_itself_is_perfect_on_a_spider_dev_slice():
     assert report.overall.ex_bird == report.overall.ex_spider == 1.0
     assert {g.group for g in report.by_difficulty} == {"easy", "medium", "hard", "extra"}
     assert len(report.skipped) == 62
+
+
+def test_questions_rated_on_sds_are_also_scored_per_bucket(bench):
+    assert score_predictions(bench, PREDICTIONS, workers=1).by_sds == ()
+    rated = bench.model_copy(
+        update={
+            "tasks": tuple(t.model_copy(update={"sds": 6 * i}) for i, t in enumerate(bench.tasks))
+        }
+    )
+    report = score_predictions(rated, PREDICTIONS, workers=1)
+    # totals 0, 6, 12 | 18 | 24 (and 30, whose gold fails: counted nowhere)
+    assert [(g.group, g.count) for g in report.by_sds] == [
+        ("SDS 0-12", 3),
+        ("SDS 13-18", 1),
+        ("SDS 19-35", 1),
+    ]
+    assert report.by_sds[0].ex_bird == pytest.approx(1.0)  # questions 0, 1, 2 are right
+    assert report.by_sds[2].ex_bird == 0.0  # question 4 has no prediction
+    assert [v.sds for v in report.verdicts] == [0, 6, 12, 18, 24, 30]

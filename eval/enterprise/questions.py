@@ -1,0 +1,127 @@
+"""The benchmark's question and example files: each question in a business role's voice, with
+gold DuckDB SQL, its SDS ratings (``eval/sds.py``), the constructs it needs and a difficulty.
+
+    questions.yaml
+        - persona: support lead
+          question: How many blocker tickets are still open?
+          sql: SELECT count(*) FROM tickets WHERE severity = 'blocker' AND stage NOT IN (...)
+          difficulty: simple
+          sds: {D1: 2, D2: 0, D3: 0, D4: 0, D5: 1, D6: 0, D7: 0}
+          sds_total: 3                 # checked against the sum
+          constructs: [enum_filter]
+    examples.yaml                      solved examples shown to pipelines, never test questions
+        - question: ...
+          sql: ...
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import yaml
+from pydantic import ValidationError, model_validator
+
+from core.types import Frozen
+from eval.demo.generator import normalize_question
+from eval.errors import EvalError
+from eval.sds import SdsScores
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+QUESTIONS_FILE = PACKAGE_DIR / "questions.yaml"
+EXAMPLES_FILE = PACKAGE_DIR / "examples.yaml"
+
+Persona = Literal[
+    "support lead",
+    "support engineer",
+    "product manager",
+    "engineering manager",
+    "account executive",
+    "customer success manager",
+    "executive",
+]
+# What a question needs; the first five are also read off the gold SQL (eval/sql_constructs.py).
+Construct = Literal[
+    "unnest",
+    "typed_link",
+    "window",
+    "cte",
+    "set_op",
+    "subquery",
+    "self_join",
+    "conditional_agg",
+    "nested_field",
+    "enum_filter",
+    "time_window",
+    "hierarchy",
+]
+
+
+class EnterpriseBenchmarkError(EvalError):
+    """The enterprise benchmark could not be built or one of its files is invalid."""
+
+
+class EnterpriseExample(Frozen):
+    """A solved example of ``examples.yaml``: shown to pipelines, never a test question."""
+
+    question: str
+    sql: str
+    evidence: str = ""
+
+
+class EnterpriseQuestion(EnterpriseExample):
+    """One question of ``questions.yaml``."""
+
+    persona: Persona
+    difficulty: Literal["simple", "moderate", "challenging"]
+    sds: SdsScores
+    sds_total: int
+    constructs: tuple[Construct, ...]
+
+    @model_validator(mode="after")
+    def _total_is_the_sum(self) -> EnterpriseQuestion:
+        if self.sds_total != self.sds.total:
+            raise ValueError(
+                f"sds_total {self.sds_total} is not the sum of its scores ({self.sds.total})"
+            )
+        return self
+
+
+_M = TypeVar("_M", bound=Frozen)
+
+
+def one_line(sql: str) -> str:
+    """SQL on one line (BIRD's files keep one query per line); spaces inside literals stay."""
+    return " ".join(line.strip() for line in sql.strip().splitlines() if line.strip())
+
+
+def load_questions(path: Path = QUESTIONS_FILE) -> tuple[EnterpriseQuestion, ...]:
+    """The questions; a malformed file raises ``EnterpriseBenchmarkError``."""
+    return _load(path, EnterpriseQuestion, "question")
+
+
+def load_examples(path: Path = EXAMPLES_FILE) -> tuple[EnterpriseExample, ...]:
+    """The solved examples; a malformed file, or one that holds a test question, raises."""
+    examples = _load(path, EnterpriseExample, "example")
+    tests = load_questions()
+    questions = {normalize_question(q.question) for q in tests}
+    gold = {one_line(q.sql) for q in tests}
+    for example in examples:
+        if normalize_question(example.question) in questions or one_line(example.sql) in gold:
+            raise EnterpriseBenchmarkError(
+                f"{path}: example is a test question: {example.question}"
+            )
+    return examples
+
+
+def _load(path: Path, model: type[_M], kind: str) -> tuple[_M, ...]:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise EnterpriseBenchmarkError(f"cannot read enterprise {kind}s {path}: {exc}") from exc
+    if not isinstance(raw, list) or not raw:
+        raise EnterpriseBenchmarkError(f"{path}: expected a non-empty list of {kind}s")
+    try:
+        return tuple(model.model_validate(item) for item in raw)
+    except ValidationError as exc:
+        raise EnterpriseBenchmarkError(f"{path}: invalid {kind}: {exc}") from exc
