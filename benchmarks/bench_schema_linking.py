@@ -77,15 +77,12 @@ async def main() -> None:
     executor = as_executor(Sandbox())
     # The focus as the pipelines build it, but applied to every schema (the threshold is a
     # pipeline decision; the recall of the linking step is measured on each).
-    focuser = SchemaFocuser(settings.focus.model_copy(update={"above_tokens": 0}))
-    orders = ("hubs_first", "catalog")
+    # One focuser per table order; the configured order's is the one whose recall is measured.
     by_order = {
-        order: SchemaFocuser(
-            settings.focus.model_copy(update={"above_tokens": 0, "order": order}),
-            embed=focuser.embed,
-        )
-        for order in orders
+        order: SchemaFocuser(settings.focus.model_copy(update={"above_tokens": 0, "order": order}))
+        for order in ("hubs_first", "catalog")
     }
+    focuser = by_order[settings.focus.order]
     previous: dict[tuple[str, str], str] = {}
     references = {}
     rows: dict[str, list[tuple]] = {"even": [], "odd": []}
@@ -98,7 +95,7 @@ async def main() -> None:
                 sample_rows=settings.single_pass.sample_rows,
                 column_notes=settings.single_pass.column_notes,
             )
-            for f in (focuser, *by_order.values()):
+            for f in by_order.values():
                 await f.prepare(db, references[db.path])
         hits = ()
         if cells is not None:
