@@ -117,7 +117,8 @@ class AdaptiveScaling(Frozen):
     the top bucket non-empty, error-free, holding ``stop_share`` of the executed answers and at
     least ``stop_min_votes``, and before the widening its SQL no harder than
     ``stop_max_hardness`` — answers; otherwise the enabled steps run in order, each followed
-    by the same check: fix (``fix_max`` distinct errored SQLs), widen (``widen`` requests),
+    by the same check: fix (``fix_max`` distinct errored SQLs), widen (``widen`` requests, where
+    ``widen_min_votes`` candidates agree),
     revise (critique + revision of a suspicious top bucket, off by default), tournament (top
     buckets whose margin is at most ``tournament_margin`` of the answers, off by default); a pool
     still split after them is decided by ``select``. Past ``escalate_within_s`` no step starts.
@@ -149,6 +150,12 @@ class AdaptiveScaling(Frozen):
     # first wave's, 0.48 of them right against 0.28 for more samples of the first wave's prompt on
     # the same questions (docs/benchmarks.md, *Value repair, and the cost-matched vote*).
     widen: tuple[WidenStep, ...] = (WidenStep(n=4, temperature=0.8, examples=False, cells=False),)
+    # A widening starts only where at least this many candidates already agree on one executed
+    # answer; a pool in which no two agree (every candidate errored or answered alone) goes
+    # straight to ``select``. On the claims benchmark such pools were never turned right by a
+    # widening, which took 20-60 s there and outvoted a right answer twice
+    # (docs/benchmarks.md, *Widening only where candidates agree*). 0: every split pool widens.
+    widen_min_votes: int = Field(default=0, ge=0)
     # Off: the local 1.5B critic's revisions lose more right majority answers than they fix
     # (docs/benchmarks.md, *Adaptive pipeline vs baselines*).
     revise: bool = False

@@ -8,7 +8,8 @@
              the stored values (pipelines/repair/values.py); bucketed by result
          ──► clear majority? ── yes ──► answer (answered_by = "first_wave")
          ──► fix: the most common errored SQLs ──► SQLFixer with the engine's message ──► check
-         ──► widen: more samples of a prompt variant (scaling.adaptive.widen) ──► check
+         ──► widen: more samples of a prompt variant (scaling.adaptive.widen), where at least
+             widen_min_votes candidates agree ──► check
          ──► revise: top bucket empty or all-NULL ──► CritiqueAgent ──► SQLRevisor on "edit" ──► check
          ──► tournament (off by default): top buckets within tournament_margin ──► ReasoningSelector,
              both orders
@@ -554,6 +555,12 @@ class AdaptivePipeline:
         if step == "fix":
             return bool(fixable(run, state))
         buckets = self.bucketer.bucket(run.pool)
+        if step == "widen":
+            largest = max((b.size for b in buckets if not b.error), default=0)
+            if largest < self.adaptive.widen_min_votes:
+                run.recorder.decide("adaptive.no_agreement", step, largest=largest)
+                return False
+            return True
         if step == "revise":
             return (
                 bool(buckets)

@@ -52,7 +52,7 @@ def test_every_section_of_every_profile_validates(overrides):
         section(cfg, path, model)  # a key the model lacks, or a bad value, raises
 
 
-@pytest.mark.parametrize("experiment", ["adaptive", "demo", "ablation"])
+@pytest.mark.parametrize("experiment", ["adaptive", "demo", "ablation", "claims", "enterprise"])
 def test_every_experiment_variant_composes_without_plus(experiment):
     for configuration in expand([f"experiment={experiment}"], load_config):
         cfg = load_config(configuration.overrides)

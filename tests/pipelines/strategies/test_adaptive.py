@@ -207,6 +207,31 @@ async def test_a_split_pool_widens_with_the_configured_variant(tiny_db, sandbox,
     assert {c.producer for c in prediction.candidates} >= {"first_wave/greedy", "widen/cells/T=1"}
 
 
+@pytest.mark.parametrize(
+    ("samples", "widens"),
+    [
+        ([OTHER, EMPTY, BROKEN, BROKEN], False),  # no two agree: the greedy answer stands
+        ([WRONG, OTHER, EMPTY, BROKEN], True),  # two agree on WRONG: worth widening
+    ],
+)
+async def test_a_pool_where_no_two_candidates_agree_is_not_widened(
+    tiny_db, sandbox, scripted, samples, widens
+):
+    def reply(request):
+        if request.n == 6:  # the widening
+            return [sql(RIGHT)] * request.n
+        return first_wave(WRONG, samples)(request)
+
+    client = scripted({"single_pass": reply})
+    cfg = scaling(widen=(WidenStep(n=6),), widen_min_votes=2, fix_max=0)
+    prediction, trace = await pipeline(client, sandbox, cfg).answer_with_trace(task(tiny_db))
+
+    assert ("widen" in [s.step for s in prediction.steps]) is widens
+    assert prediction.sql == (RIGHT if widens else WRONG)
+    skipped = [d for d in trace.decisions if d.label == "adaptive.no_agreement"]
+    assert [d.features["largest"] for d in skipped] == ([] if widens else [1])
+
+
 async def test_an_empty_top_bucket_is_critiqued_and_revised(tiny_db, sandbox, scripted):
     client = scripted(
         {
