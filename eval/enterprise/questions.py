@@ -17,13 +17,11 @@ gold DuckDB SQL, its SDS ratings (``eval/sds.py``), the constructs it needs and 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal
 
-import yaml
-from pydantic import ValidationError, model_validator
+from pydantic import model_validator
 
-from core.types import Frozen
-from eval.demo.generator import normalize_question
+from eval.embedded_benchmark import SolvedQuestion, load_entries, refuse_test_questions
 from eval.errors import EvalError
 from eval.sds import SdsScores
 
@@ -61,12 +59,8 @@ class EnterpriseBenchmarkError(EvalError):
     """The enterprise benchmark could not be built or one of its files is invalid."""
 
 
-class EnterpriseExample(Frozen):
+class EnterpriseExample(SolvedQuestion):
     """A solved example of ``examples.yaml``: shown to pipelines, never a test question."""
-
-    question: str
-    sql: str
-    evidence: str = ""
 
 
 class EnterpriseQuestion(EnterpriseExample):
@@ -87,41 +81,25 @@ class EnterpriseQuestion(EnterpriseExample):
         return self
 
 
-_M = TypeVar("_M", bound=Frozen)
-
-
-def one_line(sql: str) -> str:
-    """SQL on one line (BIRD's files keep one query per line); spaces inside literals stay."""
-    return " ".join(line.strip() for line in sql.strip().splitlines() if line.strip())
-
-
 def load_questions(path: Path = QUESTIONS_FILE) -> tuple[EnterpriseQuestion, ...]:
     """The questions; a malformed file raises ``EnterpriseBenchmarkError``."""
-    return _load(path, EnterpriseQuestion, "question")
+    return load_entries(
+        path,
+        EnterpriseQuestion,
+        benchmark="enterprise",
+        kind="question",
+        error=EnterpriseBenchmarkError,
+    )
 
 
 def load_examples(path: Path = EXAMPLES_FILE) -> tuple[EnterpriseExample, ...]:
     """The solved examples; a malformed file, or one that holds a test question, raises."""
-    examples = _load(path, EnterpriseExample, "example")
-    tests = load_questions()
-    questions = {normalize_question(q.question) for q in tests}
-    gold = {one_line(q.sql) for q in tests}
-    for example in examples:
-        if normalize_question(example.question) in questions or one_line(example.sql) in gold:
-            raise EnterpriseBenchmarkError(
-                f"{path}: example is a test question: {example.question}"
-            )
+    examples = load_entries(
+        path,
+        EnterpriseExample,
+        benchmark="enterprise",
+        kind="example",
+        error=EnterpriseBenchmarkError,
+    )
+    refuse_test_questions(examples, load_questions(), path, EnterpriseBenchmarkError)
     return examples
-
-
-def _load(path: Path, model: type[_M], kind: str) -> tuple[_M, ...]:
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise EnterpriseBenchmarkError(f"cannot read enterprise {kind}s {path}: {exc}") from exc
-    if not isinstance(raw, list) or not raw:
-        raise EnterpriseBenchmarkError(f"{path}: expected a non-empty list of {kind}s")
-    try:
-        return tuple(model.model_validate(item) for item in raw)
-    except ValidationError as exc:
-        raise EnterpriseBenchmarkError(f"{path}: invalid {kind}: {exc}") from exc

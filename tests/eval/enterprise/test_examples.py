@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from eval.demo.generator import normalize_question
+from eval.embedded_benchmark import normalize_question, one_line
 from eval.enterprise import (
     ENTERPRISE_DB_ID,
     EnterpriseBenchmarkError,
@@ -15,7 +15,6 @@ from eval.enterprise import (
     load_examples,
     load_questions,
 )
-from eval.enterprise.questions import one_line
 from pipelines.indexing.own_examples import examples_beside
 from pipelines.sandbox import Sandbox
 

@@ -17,8 +17,8 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from eval.embedded_benchmark import one_line
 from eval.enterprise import load_questions
-from eval.enterprise.questions import one_line
 from eval.sds import SDS_BUCKETS, sds_bucket
 from eval.sql_constructs import CONSTRUCTS, sql_constructs
 from pipelines.sandbox import Sandbox, canonical_rows
