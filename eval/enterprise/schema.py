@@ -78,24 +78,39 @@ def _vocab(vocabulary: v.Vocabulary) -> str:
     return f"One of: {v.described(vocabulary)}."
 
 
-def _key(name: str, comment: str) -> Column:
-    return Column(name=name, type="VARCHAR", comment=comment, not_null=True)
-
-
-def _ref(name: str, table: str, column: str, comment: str, *, not_null: bool = True) -> Column:
+# Columns are NOT NULL unless marked nullable; a nullable column's comment says when it is NULL.
+def _col(
+    name: str,
+    sql_type: str,
+    comment: str,
+    *,
+    nullable: bool = False,
+    references: tuple[str, str] | None = None,
+) -> Column:
     return Column(
-        name=name, type="VARCHAR", comment=comment, not_null=not_null, references=(table, column)
+        name=name, type=sql_type, comment=comment, not_null=not nullable, references=references
     )
+
+
+def _key(name: str, what: str, prefix: str) -> Column:
+    return _col(name, "VARCHAR", f"Key of the {what}, '{prefix}-' followed by a number.")
+
+
+def _ref(name: str, table: str, column: str, comment: str, *, nullable: bool = False) -> Column:
+    return _col(name, "VARCHAR", comment, nullable=nullable, references=(table, column))
 
 
 def _enum(name: str, comment: str, vocabulary: v.Vocabulary) -> Column:
-    return Column(
-        name=name, type="VARCHAR", comment=f"{comment} {_vocab(vocabulary)}", not_null=True
-    )
+    return _col(name, "VARCHAR", f"{comment} {_vocab(vocabulary)}")
 
 
-def _col(name: str, sql_type: str, comment: str, *, not_null: bool = False) -> Column:
-    return Column(name=name, type=sql_type, comment=comment, not_null=not_null)
+def _stage(stages: v.Vocabulary, closed: tuple[str, ...]) -> Column:
+    return _enum("stage", f"Workflow stage; {' and '.join(closed)} are the closed stages.", stages)
+
+
+def _flag(name: str, when: str) -> Column:
+    """A 0/1 INTEGER, said in its comment so that it is not read as a count."""
+    return _col(name, "INTEGER", f"Flag, not a count: 1 if {when}, else 0.")
 
 
 def _owned_by(what: str, roles: v.Vocabulary) -> Column:
@@ -105,7 +120,6 @@ def _owned_by(what: str, roles: v.Vocabulary) -> Column:
         f"Users who own {what}: a list of typed user references. user_id joins users.user_id; "
         "display_name is the user's name when assigned; role is the kind of ownership. "
         f"role is one of: {v.described(roles)}.",
-        not_null=True,
     )
 
 
@@ -116,7 +130,6 @@ def _tags(what: str) -> Column:
         f"Labels on {what}, a list (possibly empty), each label once. name is the label "
         f"(e.g. 'billing', 'churn-risk', 'release-2025.3'); type is one of: "
         f"{v.described(v.TAG_TYPES)}; source is one of: {v.described(v.TAG_SOURCES)}.",
-        not_null=True,
     )
 
 
@@ -131,7 +144,6 @@ def _links(what: str, kinds: str) -> Column:
         "when the link was made. "
         "Every link is also stored on the target with the inverse type. All link types: "
         f"{v.described(v.LINK_TYPES)}.",
-        not_null=True,
     )
 
 
@@ -144,6 +156,7 @@ def _surveys(what: str) -> Column:
         "answered (count, may be 0); csat_sum = sum of the 1-5 scores given; csat_average = "
         "csat_sum / responses (NULL when responses = 0); satisfied = answers scoring 4 or 5 "
         "(count); dissatisfied = answers scoring 1 or 2 (count).",
+        nullable=True,
     )
 
 
@@ -153,26 +166,25 @@ USERS = Table(
     "sales, customer success and executives. Customers are not users.",
     primary_key=("user_id",),
     columns=(
-        _key("user_id", "Key of the user, 'DEVU-' followed by a number."),
-        _col("display_name", "VARCHAR", "Full name of the user.", not_null=True),
-        _col("email", "VARCHAR", "Work e-mail address of the user.", not_null=True),
+        _key("user_id", "user", "DEVU"),
+        _col("display_name", "VARCHAR", "Full name of the user."),
+        _col("email", "VARCHAR", "Work e-mail address of the user."),
         _enum("title", "Job title of the user.", v.USER_TITLES),
         _col(
             "team",
             "VARCHAR",
             "Team the user belongs to, e.g. 'Support Tier 1', 'Analytics Studio Engineering', "
             "'Sales EMEA'.",
-            not_null=True,
         ),
         _ref(
             "manager_id",
             "users",
             "user_id",
             "user_id of the user's manager; NULL for the chief executive.",
-            not_null=False,
+            nullable=True,
         ),
         _enum("state", "Whether the user still works here.", v.USER_STATES),
-        _col("joined_date", "DATE", "Date the user joined the company.", not_null=True),
+        _col("joined_date", "DATE", "Date the user joined the company."),
     ),
 )
 
@@ -182,11 +194,12 @@ PARTS = Table(
     "capabilities contain features. Work items say which part they apply to.",
     primary_key=("part_id",),
     columns=(
-        _key(
+        _col(
             "part_id",
+            "VARCHAR",
             "Key of the part: 'PROD-', 'CAPL-' or 'FEAT-' followed by a number, by part_type.",
         ),
-        _col("name", "VARCHAR", "Name of the part, e.g. 'Analytics Studio'.", not_null=True),
+        _col("name", "VARCHAR", "Name of the part, e.g. 'Analytics Studio'."),
         _enum("part_type", "Level of the part in the tree.", v.PART_TYPES),
         _ref(
             "parent_part_id",
@@ -194,11 +207,11 @@ PARTS = Table(
             "part_id",
             "part_id of the part one level up (a feature's capability, a capability's "
             "product); NULL for products.",
-            not_null=False,
+            nullable=True,
         ),
         _enum("lifecycle", "Commercial lifecycle of the part.", v.PART_LIFECYCLES),
         _owned_by("the part (product managers and engineering managers)", v.ITEM_OWNER_ROLES),
-        _col("created_date", "DATE", "Date the part was added to the catalogue.", not_null=True),
+        _col("created_date", "DATE", "Date the part was added to the catalogue."),
     ),
 )
 
@@ -208,8 +221,8 @@ ACCOUNTS = Table(
     "each of which belongs to one account.",
     primary_key=("account_id",),
     columns=(
-        _key("account_id", "Key of the account, 'ACC-' followed by a number."),
-        _col("display_name", "VARCHAR", "Name of the customer company.", not_null=True),
+        _key("account_id", "account", "ACC"),
+        _col("display_name", "VARCHAR", "Name of the customer company."),
         _enum(
             "tier",
             "Commercial tier; it decides the SLA policy of the account's tickets.",
@@ -221,10 +234,9 @@ ACCOUNTS = Table(
             "arr_usd",
             "INTEGER",
             "Annual recurring revenue of the account's contract, in US dollars.",
-            not_null=True,
         ),
-        _col("customer_since", "DATE", "Date the first contract started.", not_null=True),
-        _col("renewal_date", "DATE", "Date the current contract renews.", not_null=True),
+        _col("customer_since", "DATE", "Date the first contract started."),
+        _col("renewal_date", "DATE", "Date the current contract renews."),
         _enum("health", "Customer success team's health rating.", v.ACCOUNT_HEALTH),
         _owned_by("the account (its seller and success manager)", v.ACCOUNT_OWNER_ROLES),
         _tags("the account"),
@@ -238,15 +250,10 @@ REV_ORGS = Table(
     "rev_orgs.account_id.",
     primary_key=("rev_org_id",),
     columns=(
-        _key("rev_org_id", "Key of the rev org, 'REV-' followed by a number."),
+        _key("rev_org_id", "rev org", "REV"),
         _ref("account_id", "accounts", "account_id", "Account the rev org belongs to."),
-        _col(
-            "display_name",
-            "VARCHAR",
-            "Name of the unit, e.g. 'Acme Corp - Finance'.",
-            not_null=True,
-        ),
-        _col("created_date", "DATE", "Date the rev org was set up.", not_null=True),
+        _col("display_name", "VARCHAR", "Name of the unit, e.g. 'Acme Corp - Finance'."),
+        _col("created_date", "DATE", "Date the rev org was set up."),
     ),
 )
 
@@ -256,21 +263,19 @@ SLA_POLICIES = Table(
     "severity. A ticket's sla_tracker.policy.name names its policy.",
     primary_key=("policy_name", "severity"),
     columns=(
-        _col("policy_name", "VARCHAR", "Name of the policy, e.g. 'Premier'.", not_null=True),
+        _col("policy_name", "VARCHAR", "Name of the policy, e.g. 'Premier'."),
         _enum("severity", "Ticket severity the targets apply to.", v.SEVERITIES),
         _enum("account_tier", "Account tier the policy covers.", v.ACCOUNT_TIERS),
         _col(
             "first_response_target_minutes",
             "INTEGER",
             "Minutes allowed from ticket creation to the first response.",
-            not_null=True,
         ),
         _col(
             "resolution_target_minutes",
             "INTEGER",
             "Minutes allowed from ticket creation to closing it, excluding time paused while "
             "waiting for the customer.",
-            not_null=True,
         ),
     ),
 )
@@ -280,8 +285,8 @@ ENHANCEMENTS = Table(
     comment="Product enhancements (feature requests and roadmap items) owned by product managers.",
     primary_key=("display_id",),
     columns=(
-        _key("display_id", "Key of the enhancement, 'ENH-' followed by a number."),
-        _col("title", "VARCHAR", "Short description of the enhancement.", not_null=True),
+        _key("display_id", "enhancement", "ENH"),
+        _col("title", "VARCHAR", "Short description of the enhancement."),
         _ref("applies_to_part_id", "parts", "part_id", "Part the enhancement changes."),
         _enum("stage", "Roadmap stage.", v.ENHANCEMENT_STAGES),
         _col(
@@ -289,16 +294,17 @@ ENHANCEMENTS = Table(
             "VARCHAR",
             "Release planned for it, 'YYYY.Q' (e.g. '2025.3' = third quarter of 2025); NULL while "
             "in ideation or deferred.",
+            nullable=True,
         ),
         _col(
-            "customer_votes",
-            "INTEGER",
-            "Number of customer votes on the public roadmap (a count).",
-            not_null=True,
+            "customer_votes", "INTEGER", "Number of customer votes on the public roadmap (a count)."
         ),
-        _col("created_at", "TIMESTAMP", "When the enhancement was created.", not_null=True),
+        _col("created_at", "TIMESTAMP", "When the enhancement was created."),
         _col(
-            "released_at", "TIMESTAMP", "When it became generally available; NULL unless released."
+            "released_at",
+            "TIMESTAMP",
+            "When it became generally available; NULL unless released.",
+            nullable=True,
         ),
         _owned_by("the enhancement", v.ITEM_OWNER_ROLES),
         _tags("the enhancement"),
@@ -314,28 +320,25 @@ ISSUES = Table(
     comment="Engineering work items: bugs, tasks, tech debt and security items.",
     primary_key=("display_id",),
     columns=(
-        _key("display_id", "Key of the issue, 'ISS-' followed by a number."),
-        _col("title", "VARCHAR", "Short description of the issue.", not_null=True),
+        _key("display_id", "issue", "ISS"),
+        _col("title", "VARCHAR", "Short description of the issue."),
         _ref("applies_to_part_id", "parts", "part_id", "Part the issue is about."),
         _enum("issue_type", "Kind of work.", v.ISSUE_TYPES),
         _enum("priority", "Engineering priority.", v.PRIORITIES),
-        _enum(
-            "stage",
-            f"Workflow stage; {' and '.join(v.ISSUE_CLOSED_STAGES)} are the closed stages.",
-            v.ISSUE_STAGES,
-        ),
+        _stage(v.ISSUE_STAGES, v.ISSUE_CLOSED_STAGES),
+        _col("story_points", "INTEGER", "Estimated effort in story points (1, 2, 3, 5, 8 or 13)."),
+        _col("created_at", "TIMESTAMP", "When the issue was created."),
         _col(
-            "story_points",
-            "INTEGER",
-            "Estimated effort in story points (1, 2, 3, 5, 8 or 13).",
-            not_null=True,
+            "target_close_date",
+            "DATE",
+            "Date the team committed to close it; NULL if none.",
+            nullable=True,
         ),
-        _col("created_at", "TIMESTAMP", "When the issue was created.", not_null=True),
-        _col("target_close_date", "DATE", "Date the team committed to close it; NULL if none."),
         _col(
             "closed_at",
             "TIMESTAMP",
             "When the issue reached 'completed' or 'wont_fix'; NULL while open.",
+            nullable=True,
         ),
         _owned_by("the issue (engineers)", v.ITEM_OWNER_ROLES),
         _tags("the issue"),
@@ -354,41 +357,37 @@ TICKETS = Table(
     "(rev_orgs, then accounts).",
     primary_key=("display_id",),
     columns=(
-        _key("display_id", "Key of the ticket, 'TKT-' followed by a number."),
-        _col("title", "VARCHAR", "Subject line of the ticket.", not_null=True),
+        _key("display_id", "ticket", "TKT"),
+        _col("title", "VARCHAR", "Subject line of the ticket."),
         _ref("rev_org_id", "rev_orgs", "rev_org_id", "Customer organisation that raised it."),
         _ref("applies_to_part_id", "parts", "part_id", "Part the ticket is about."),
         _enum("severity", "Impact on the customer.", v.SEVERITIES),
-        _enum(
-            "stage",
-            f"Workflow stage; {' and '.join(v.TICKET_CLOSED_STAGES)} are the closed stages.",
-            v.TICKET_STAGES,
-        ),
+        _stage(v.TICKET_STAGES, v.TICKET_CLOSED_STAGES),
         _enum("channel", "Where the ticket came in.", v.TICKET_CHANNELS),
         _enum(
             "sentiment",
             "Customer sentiment detected on the ticket's latest messages.",
             v.SENTIMENTS,
         ),
-        _col(
-            "is_escalated",
-            "INTEGER",
-            "Flag, not a count: 1 if the ticket was escalated to the escalation team, else 0.",
-            not_null=True,
-        ),
+        _flag("is_escalated", "the ticket was escalated to the escalation team"),
         _col(
             "reopen_count",
             "INTEGER",
             "Number of times the ticket was reopened after being resolved (a count, 0 if never).",
-            not_null=True,
         ),
-        _col("created_at", "TIMESTAMP", "When the ticket was created.", not_null=True),
+        _col("created_at", "TIMESTAMP", "When the ticket was created."),
         _col(
             "first_response_at",
             "TIMESTAMP",
             "When the support team first answered; NULL if nobody has yet.",
+            nullable=True,
         ),
-        _col("closed_at", "TIMESTAMP", "When the ticket reached a closed stage; NULL while open."),
+        _col(
+            "closed_at",
+            "TIMESTAMP",
+            "When the ticket reached a closed stage; NULL while open.",
+            nullable=True,
+        ),
         _owned_by("the ticket (support engineers)", v.ITEM_OWNER_ROLES),
         _tags("the ticket"),
         _links(
@@ -407,7 +406,6 @@ TICKETS = Table(
             "elapsed_minutes (minutes counted so far, or until the response / closing; NULL for "
             "a first response that has not happened) and breached (true if the elapsed time "
             "went past the target).",
-            not_null=True,
         ),
         _surveys("the ticket"),
     ),
@@ -419,37 +417,22 @@ CONVERSATIONS = Table(
     "converted into tickets.",
     primary_key=("display_id",),
     columns=(
-        _key("display_id", "Key of the conversation, 'CONV-' followed by a number."),
-        _col("title", "VARCHAR", "Subject or first line of the conversation.", not_null=True),
+        _key("display_id", "conversation", "CONV"),
+        _col("title", "VARCHAR", "Subject or first line of the conversation."),
         _ref("rev_org_id", "rev_orgs", "rev_org_id", "Customer organisation of the conversation."),
         _enum("channel", "Where the conversation happens.", v.CONVERSATION_CHANNELS),
-        _enum(
-            "stage",
-            f"Workflow stage; {' and '.join(v.CONVERSATION_CLOSED_STAGES)} are the closed stages.",
-            v.CONVERSATION_STAGES,
-        ),
+        _stage(v.CONVERSATION_STAGES, v.CONVERSATION_CLOSED_STAGES),
         _enum("sentiment", "Customer sentiment over the conversation.", v.SENTIMENTS),
-        _col(
-            "message_count",
-            "INTEGER",
-            "Number of messages exchanged (a count).",
-            not_null=True,
-        ),
+        _col("message_count", "INTEGER", "Number of messages exchanged (a count)."),
         _col(
             "first_response_minutes",
             "INTEGER",
             "Minutes until the first answer (by a person or the bot); NULL if none yet.",
+            nullable=True,
         ),
-        _col(
-            "bot_resolved",
-            "INTEGER",
-            "Flag, not a count: 1 if the AI agent answered it without a person, else 0.",
-            not_null=True,
-        ),
-        _col(
-            "started_at", "TIMESTAMP", "When the customer's first message arrived.", not_null=True
-        ),
-        _col("last_message_at", "TIMESTAMP", "When the latest message was sent.", not_null=True),
+        _flag("bot_resolved", "the AI agent answered it without a person"),
+        _col("started_at", "TIMESTAMP", "When the customer's first message arrived."),
+        _col("last_message_at", "TIMESTAMP", "When the latest message was sent."),
         _owned_by(
             "the conversation (support engineers; empty when the bot handled it)",
             v.ITEM_OWNER_ROLES,
