@@ -1,6 +1,6 @@
 """Real databases for the agentic mode: a small work-item DuckDB with a list of structs, a
 nested struct and enum-like columns documented by ``COMMENT ON``; a flat SQLite of the same
-data."""
+data; the enterprise schema built empty (its DDL and comments only, no rows)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.contracts import DatabaseRef
+from eval.enterprise.schema import TABLES as ENTERPRISE_TABLES
+from pipelines.contracts import DatabaseRef, SchemaView
+from pipelines.schema import introspect
 
 WORK_DDL = """
 CREATE TABLE users (user_id VARCHAR PRIMARY KEY, display_name VARCHAR, title VARCHAR);
@@ -88,3 +90,30 @@ def flat_sqlite(tmp_path: Path) -> DatabaseRef:
     with closing(sqlite3.connect(path)) as conn:
         conn.executescript(FLAT_DDL)
     return DatabaseRef(db_id="flat", path=str(path))
+
+
+@pytest.fixture
+def work_view(work_duckdb: DatabaseRef) -> SchemaView:
+    return introspect(work_duckdb, 0)
+
+
+@pytest.fixture
+def flat_view(flat_sqlite: DatabaseRef) -> SchemaView:
+    return introspect(flat_sqlite, 0)
+
+
+@pytest.fixture(scope="session")
+def enterprise_db(tmp_path_factory: pytest.TempPathFactory) -> DatabaseRef:
+    """The enterprise work-item schema with every COMMENT ON, and no rows."""
+    path = tmp_path_factory.mktemp("enterprise") / "workitems.duckdb"
+    with closing(duckdb.connect(str(path))) as conn:
+        for table in ENTERPRISE_TABLES:
+            conn.execute(table.ddl())
+            for statement in table.comments():
+                conn.execute(statement)
+    return DatabaseRef(db_id="workitems", path=str(path), dialect="duckdb")
+
+
+@pytest.fixture(scope="session")
+def enterprise_view(enterprise_db: DatabaseRef) -> SchemaView:
+    return introspect(enterprise_db, 0)
