@@ -1,6 +1,6 @@
-"""Real databases for the agentic mode: a small work-item DuckDB with a list of structs, a
+"""Real databases for the agentic checks: a small work-item DuckDB with a list of structs, a
 nested struct and enum-like columns documented by ``COMMENT ON``; a flat SQLite of the same
-data; the enterprise schema built empty (its DDL and comments only, no rows)."""
+data; the enterprise and claims schemas built empty (their DDL and comments only, no rows)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from eval.demo.schema import TABLES as CLAIMS_TABLES
 from eval.enterprise.schema import TABLES as ENTERPRISE_TABLES
+from pipelines.agentic import load_taxonomy
+from pipelines.agentic.checks import Blocker, CheckContext, parse
+from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.contracts import DatabaseRef, SchemaView
 from pipelines.schema import introspect
 
@@ -117,3 +121,49 @@ def enterprise_db(tmp_path_factory: pytest.TempPathFactory) -> DatabaseRef:
 @pytest.fixture(scope="session")
 def enterprise_view(enterprise_db: DatabaseRef) -> SchemaView:
     return introspect(enterprise_db, 0)
+
+
+@pytest.fixture(scope="session")
+def claims_view(tmp_path_factory: pytest.TempPathFactory) -> SchemaView:
+    """The claims demo's SQLite schema, no rows."""
+    path = tmp_path_factory.mktemp("claims") / "claims.sqlite"
+    with closing(sqlite3.connect(path)) as conn:
+        for table in CLAIMS_TABLES:
+            conn.execute(table.ddl())
+    return introspect(DatabaseRef(db_id="claims", path=str(path)), 0)
+
+
+def context_for(view: SchemaView) -> CheckContext:
+    return CheckContext(index=SchemaIndex.from_view(view), taxonomy=load_taxonomy())
+
+
+def findings_of(stage: Blocker, sql: str, context: CheckContext) -> list[tuple[str, str]]:
+    """(class, identifier) of each finding ``stage`` reports on ``sql``."""
+    return [(f.error_class, f.identifier) for f in stage.check(parse(sql, context.index), context)]
+
+
+def rows(db: DatabaseRef, sql: str) -> tuple[tuple[str, ...], list[tuple]]:
+    """Column names and sorted rows of ``sql`` on a read-only connection to ``db``."""
+    if db.dialect == "duckdb":
+        conn = duckdb.connect(db.path, read_only=True)
+    else:
+        conn = sqlite3.connect(f"file:{db.path}?mode=ro", uri=True)
+    with closing(conn):
+        cursor = conn.execute(sql)
+        names = tuple(d[0] for d in cursor.description)
+        return names, sorted(cursor.fetchall(), key=repr)
+
+
+@pytest.fixture
+def work_context(work_view: SchemaView) -> CheckContext:
+    return context_for(work_view)
+
+
+@pytest.fixture
+def flat_context(flat_view: SchemaView) -> CheckContext:
+    return context_for(flat_view)
+
+
+@pytest.fixture(scope="session")
+def enterprise_context(enterprise_view: SchemaView) -> CheckContext:
+    return context_for(enterprise_view)

@@ -9,8 +9,10 @@ from typing import get_args
 import pytest
 import yaml
 
-from pipelines.agentic import Classifier, TaxonomyError, load_taxonomy
+from pipelines.agentic import CheckerChain, Classifier, TaxonomyError, load_taxonomy
+from pipelines.agentic.checks import DEFAULT_STAGES
 from pipelines.agentic.taxonomy import TAXONOMY_FILE, Action, Phase
+from pipelines.contracts import SchemaView
 
 
 def write(path: Path, data: dict) -> Path:
@@ -33,6 +35,22 @@ def test_the_packaged_taxonomy_spans_every_phase_and_action():
         assert taxonomy[name].action == "expand_schema"
     assert taxonomy["unnest_missing"].phase == "nested_type"
     assert taxonomy["engine_failure"].action == "stop"
+
+
+def test_the_packaged_taxonomy_has_every_class_the_code_emits():
+    emitted = {name for stage in DEFAULT_STAGES for name in stage.emits}
+    assert emitted <= {c.name for c in load_taxonomy().classes}
+    assert emitted >= {
+        "table_not_found",
+        "column_not_found",
+        "unresolved_alias",
+        "ambiguous_column",
+        "missing_subfield",
+        "unnest_missing",
+        "enum_value_outside_vocabulary",
+        "like_on_enum",
+        "function_not_in_dialect",
+    }
 
 
 def test_directives_are_short_instructions():
@@ -90,8 +108,13 @@ def test_a_new_class_needs_no_code(tmp_path):
     assert (found.error_class, found.action) == ("too_many_columns", "repair_in_place")
 
 
-def test_a_taxonomy_without_a_class_the_code_emits_is_refused(tmp_path):
+def test_a_taxonomy_without_a_class_the_chain_emits_is_refused(tmp_path):
     data = packaged()
+    data["classes"] = [c for c in data["classes"] if c["name"] != "like_on_enum"]
+    taxonomy = load_taxonomy(write(tmp_path / "taxonomy.yaml", data))
+    view = SchemaView(db_id="x", dialect="sqlite", tables=())
+    with pytest.raises(TaxonomyError, match="like_on_enum"):
+        CheckerChain(view, taxonomy=taxonomy)
     data["classes"] = [c for c in data["classes"] if c["name"] != "empty_result"]
     with pytest.raises(TaxonomyError, match="empty_result"):
         Classifier(load_taxonomy(write(tmp_path / "smaller.yaml", data)))
