@@ -1,0 +1,33 @@
+"""The agentic mode's deterministic layer: an error taxonomy, a classifier of what executed
+candidates met, and the checker chain candidates pass before they run (docs/agentic.md).
+
+    taxonomy.yaml ──► Taxonomy ──► Classifier.classify_result(ExecutionResult) ──► Finding
+                              └──► CheckerChain(schema view).check(sql) ──► CheckResult
+
+No LLM and no database write: the orchestrator that calls the generator, executes, and routes
+findings by their action builds on these.
+"""
+
+from pipelines.agentic.chain import CheckerChain, CheckResult
+from pipelines.agentic.checks import DEFAULT_STAGES, Blocker, Rewrite, Rewriter, Stage
+from pipelines.agentic.classify import Classifier
+from pipelines.agentic.errors import TaxonomyError
+from pipelines.agentic.schema_index import SchemaIndex
+from pipelines.agentic.taxonomy import FailureClass, Finding, Taxonomy, load_taxonomy
+
+__all__ = [
+    "DEFAULT_STAGES",
+    "Blocker",
+    "CheckResult",
+    "CheckerChain",
+    "Classifier",
+    "FailureClass",
+    "Finding",
+    "Rewrite",
+    "Rewriter",
+    "SchemaIndex",
+    "Stage",
+    "Taxonomy",
+    "TaxonomyError",
+    "load_taxonomy",
+]

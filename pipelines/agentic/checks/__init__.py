@@ -1,0 +1,56 @@
+"""The checker chain's stages, one rule per module; the chain runs them in this order, the
+rewriters first, then the blockers, cheapest first (``pipelines/agentic/chain.py``).
+
+    rewriters   casing.IdentifierCasing        names spelled as the schema spells them
+                dialect.DialectFunctions       other dialects' functions in the target's
+    blockers    unknown_functions.UnknownFunctions   functions the engine lacks (no schema)
+                unknown_names.UnknownNames     tables, qualifiers, columns that do not resolve
+                nested_paths.NestedPaths       fields read off lists, sub-fields that do not exist
+                enum_values.EnumValues         values outside a column's documented vocabulary
+                like_on_enum.LikeOnEnum        LIKE on a column with a documented vocabulary
+"""
+
+from pipelines.agentic.checks.base import (
+    Blocker,
+    CheckContext,
+    ParsedSQL,
+    Rewrite,
+    Rewriter,
+    Stage,
+    parse,
+)
+from pipelines.agentic.checks.casing import IdentifierCasing
+from pipelines.agentic.checks.dialect import DialectFunctions
+from pipelines.agentic.checks.enum_values import EnumValues
+from pipelines.agentic.checks.like_on_enum import LikeOnEnum
+from pipelines.agentic.checks.nested_paths import NestedPaths
+from pipelines.agentic.checks.unknown_functions import UnknownFunctions
+from pipelines.agentic.checks.unknown_names import UnknownNames
+
+DEFAULT_STAGES: tuple[Stage, ...] = (
+    IdentifierCasing(),
+    DialectFunctions(),
+    UnknownFunctions(),
+    UnknownNames(),
+    NestedPaths(),
+    EnumValues(),
+    LikeOnEnum(),
+)
+
+__all__ = [
+    "DEFAULT_STAGES",
+    "Blocker",
+    "CheckContext",
+    "DialectFunctions",
+    "EnumValues",
+    "IdentifierCasing",
+    "LikeOnEnum",
+    "NestedPaths",
+    "ParsedSQL",
+    "Rewrite",
+    "Rewriter",
+    "Stage",
+    "UnknownFunctions",
+    "UnknownNames",
+    "parse",
+]
