@@ -89,10 +89,10 @@ def catalog(db: DatabaseRef, settings: CatalogSettings = DEFAULT_SETTINGS) -> Ca
 def entity_schema(
     db: DatabaseRef, names: Sequence[str], settings: CatalogSettings = DEFAULT_SETTINGS
 ) -> EntitySchemas:
-    """The entities ``names`` asks for (a partition's table name finds its entity), in full;
-    ``.text()`` for a prompt. Raises ``UnknownEntity`` listing each unknown name with the
-    closest entity names."""
-    return schemas_of(schema_graph(db, settings), names)
+    """The entities ``names`` asks for (a partition's table name finds its entity; a single
+    string is one name, as a tool call may pass it), in full; ``.text()`` for a prompt. Raises
+    ``UnknownEntity`` listing each unknown name with the closest entity names."""
+    return schemas_of(schema_graph(db, settings), [names] if isinstance(names, str) else names)
 
 
 __all__ = [

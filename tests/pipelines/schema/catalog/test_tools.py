@@ -16,6 +16,7 @@ from core.config import load_config
 from eval.enterprise import build_enterprise
 from eval.enterprise.vocabulary import LINK_TYPES, SEVERITIES, labels
 from pipelines.contracts import DatabaseRef
+from pipelines.sandbox.errors import DatabaseUnavailable
 from pipelines.schema import introspect, join_graph, view_token_size
 from pipelines.schema.catalog import (
     UnknownEntity,
@@ -122,6 +123,16 @@ def test_an_unknown_entity_is_a_typed_error_with_close_names(workitems):
     assert isinstance(raised.value, UnknownSchemaObject)
     assert raised.value.suggestions == {"tiket": ("tickets",), "zzz": ()}
     assert "'tiket': did you mean tickets?" in str(raised.value)
+
+
+def test_one_name_may_come_as_a_string(workitems):
+    assert [e.name for e in entity_schema(workitems, "rev_orgs").entities] == ["rev_orgs"]
+
+
+def test_a_missing_database_is_unavailable(tmp_path):
+    with pytest.raises(DatabaseUnavailable):
+        catalog(DatabaseRef(db_id="gone", path=str(tmp_path / "gone.duckdb"), dialect="duckdb"))
+    assert not (tmp_path / "gone.duckdb").exists()
 
 
 def _file_state(path: Path) -> tuple[str, int, list[str]]:
