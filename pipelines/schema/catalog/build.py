@@ -263,23 +263,24 @@ def build_graph(db: DatabaseRef, settings: CatalogSettings) -> SchemaGraph:
     file is missing or not a database."""
     view = introspect(db, settings.sample_values)
     groups = partition_groups(view.tables)
-    entity_of = {t.name: name for name, members in groups for t in members}
-    newest = {name: members[-1] for name, members in groups}
+    entity_of = {t.name: group.name for group in groups for t in group.tables}
+    newest = {group.name: group.newest for group in groups}
     try:
         with closing(connect_readonly(db)) as conn:
             reader = _Reader(conn, engine_for(db), settings, view)
             entities = []
-            for name, members in groups:
-                documented = next((t.description for t in reversed(members) if t.description), "")
-                rows = [t.row_count for t in members]
+            for group in groups:
+                described = (t.description for t in reversed(group.tables) if t.description)
+                documented = next(described, "")
+                rows = [t.row_count for t in group.tables]
                 entities.append(
                     Entity(
-                        name=name,
-                        tables=tuple(t.name for t in members),
+                        name=group.name,
+                        tables=tuple(t.name for t in group.tables),
                         description=documented,
                         documented=bool(documented),
                         rows=None if None in rows else sum(rows),
-                        columns=_columns(reader, newest[name]),
+                        columns=_columns(reader, group.newest),
                     )
                 )
             tables = {t.name: t for t in view.tables}

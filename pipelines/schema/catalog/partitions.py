@@ -13,7 +13,7 @@ does a lone ``stats_2024``.
     ...     return TableInfo(name=name, columns=tuple(ColumnInfo(name=c, type="INT") for c in cols))
     >>> groups = partition_groups([table("events_2023", "id", "kind"),
     ...     table("events_2024", "id", "kind"), table("t1", "a"), table("t2", "b")])
-    >>> [(name, [t.name for t in members]) for name, members in groups]
+    >>> [(g.name, [t.name for t in g.tables]) for g in groups]
     [('events', ['events_2023', 'events_2024']), ('t1', ['t1']), ('t2', ['t2'])]
 """
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from core.types import Frozen
 from pipelines.contracts import TableInfo
 
 # The shortest stem ending in a letter, an optional separator, then a date (2024, 2024_01,
@@ -31,6 +32,17 @@ SUFFIX = re.compile(
     r"(?P<suffix>\d{4}(?:[_\-]?(?:\d{2}|[qQ][1-4]))?(?:[_\-]?\d{2})?|\d+)$"
 )
 MIN_SHARED = 0.8  # shared column names / all column names of the pair
+
+
+class TableGroup(Frozen):
+    """One entity's tables: one table, or its partitions sorted by name (newest last)."""
+
+    name: str
+    tables: tuple[TableInfo, ...]
+
+    @property
+    def newest(self) -> TableInfo:
+        return self.tables[-1]
 
 
 def _stem(name: str) -> str | None:
@@ -47,14 +59,13 @@ def _alike(a: TableInfo, b: TableInfo) -> bool:
     return bool(ours | theirs) and len(ours & theirs) / len(ours | theirs) >= MIN_SHARED
 
 
-def partition_groups(tables: Sequence[TableInfo]) -> list[tuple[str, tuple[TableInfo, ...]]]:
-    """``(entity name, member tables)`` in catalog order of each group's first table; a group's
-    members are sorted by name, so the newest partition of a date-suffixed family is last."""
+def partition_groups(tables: Sequence[TableInfo]) -> list[TableGroup]:
+    """The entities of ``tables``, in catalog order of each one's first table."""
     by_stem: dict[str, list[TableInfo]] = {}
     for table in tables:
         if stem := _stem(table.name):
             by_stem.setdefault(stem, []).append(table)
-    grouped: dict[str, tuple[str, list[TableInfo]]] = {}  # table name -> (entity, members)
+    grouped: dict[str, TableGroup] = {}  # table name -> its group
     for stem, members in by_stem.items():
         newest = max(members, key=lambda t: t.name)
         alike = [t for t in members if _alike(t, newest)]
@@ -66,14 +77,12 @@ def partition_groups(tables: Sequence[TableInfo]) -> list[tuple[str, tuple[Table
         name = stem
         if bare is not None:  # the stem's own table, or another table of that name
             name = bare.name if bare in alike else f"{stem}_partitions"
-        group = (name, sorted(alike, key=lambda t: t.name))
+        group = TableGroup(name=name, tables=tuple(sorted(alike, key=lambda t: t.name)))
         for table in alike:
             grouped[table.name] = group
-    out: list[tuple[str, tuple[TableInfo, ...]]] = []
-    seen: set[str] = set()
+    out: list[TableGroup] = []
     for table in tables:
-        name, members = grouped.get(table.name, (table.name, [table]))
-        if name not in seen:
-            seen.add(name)
-            out.append((name, tuple(members)))
+        group = grouped.get(table.name, TableGroup(name=table.name, tables=(table,)))
+        if group.name not in {g.name for g in out}:
+            out.append(group)
     return out

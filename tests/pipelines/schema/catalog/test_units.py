@@ -49,7 +49,7 @@ def _table(name: str, *columns: str) -> TableInfo:
 
 
 def _groups(*tables: TableInfo) -> dict[str, list[str]]:
-    return {name: [t.name for t in members] for name, members in partition_groups(tables)}
+    return {g.name: [t.name for t in g.tables] for g in partition_groups(tables)}
 
 
 def test_date_and_number_suffixed_tables_with_the_same_columns_collapse():
