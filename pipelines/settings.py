@@ -69,6 +69,19 @@ class FocusSettings(Frozen):
     order: Literal["hubs_first", "catalog"] = "hubs_first"
 
 
+class CatalogSettings(Frozen):
+    """The schema catalog an orchestrator browses through tools (pipelines/schema/catalog):
+    ``catalog`` lists the entities with their most informative columns, ``entity_schema`` gives
+    the entities asked for in full."""
+
+    top_columns: int = Field(default=10, ge=1)  # per entity in the catalog, best scored first
+    catalog_values: int = Field(default=4, ge=0)  # of an enum-like column, shown in the catalog
+    sample_values: int = Field(default=3, ge=0)  # per column and sub-field in entity_schema
+    # A text column (or sub-field) with at most this many distinct values is enum-like: its
+    # values are its vocabulary; one with more is free text, names or keys.
+    max_vocabulary: int = Field(default=30, ge=1)
+
+
 class UnderstandingSettings(Frozen):
     """L1: the extractor and the two retrievers (k and thresholds from the source design)."""
 
@@ -160,6 +173,7 @@ class TraceSettings(Frozen):
 class PipelineSettings(Frozen):
     single_pass: SinglePassSettings = SinglePassSettings()
     focus: FocusSettings = FocusSettings()
+    catalog: CatalogSettings = CatalogSettings()
     agents: AgentSettings = AgentSettings()
     understanding: UnderstandingSettings = UnderstandingSettings()
     tournament: TournamentSettings = TournamentSettings()

@@ -6,6 +6,7 @@ introspect(db) ──► SchemaView ──► render_light / render_ddl ──�
 
 reference_schema(executor, db) ──► CREATE TABLE + value notes + example rows (the reference prompt)
 SchemaCache: one read per database, shared by the tasks on it
+catalog/: catalog(db), entity_schema(db, names) ──► the knowledge-graph tools an orchestrator calls
 """
 
 from pipelines.schema.cache import SchemaCache

@@ -43,7 +43,7 @@ def _element(sql_type: Any) -> Any:
     return sql_type
 
 
-def _leaf_query(table: TableInfo, path: str) -> tuple[str, str, Any]:
+def leaf_query(table: TableInfo, path: str) -> tuple[str, str, Any]:
     """``(FROM source, expression, type)`` that enumerates every value at a dotted column path.
 
     Lists are unnested in a subquery at each level, so a path through ``LIST of STRUCT``
@@ -79,7 +79,7 @@ def _sample(text: Any) -> str:
 def sample_values(conn: Any, table: TableInfo, path: str, n: int) -> tuple[str, ...]:
     if n <= 0:
         return ()
-    source, expr, _ = _leaf_query(table, path)
+    source, expr, _ = leaf_query(table, path)
     rows = conn.execute(
         f"SELECT DISTINCT x FROM (SELECT {expr} AS x FROM {source}) WHERE x IS NOT NULL LIMIT ?",
         (n,),
@@ -189,7 +189,7 @@ def distinct_text_values(
     conn: Any, table: TableInfo, column: str, *, limit: int, max_chars: int
 ) -> Iterator[str]:
     """Distinct values at a text leaf, most frequent first, at most ``limit``."""
-    source, expr, _ = _leaf_query(table, column)
+    source, expr, _ = leaf_query(table, column)
     cursor = conn.execute(
         f"SELECT x, COUNT(*) AS n FROM (SELECT CAST({expr} AS VARCHAR) AS x FROM {source}) "
         f"WHERE x IS NOT NULL AND length(x) BETWEEN 1 AND ? GROUP BY x ORDER BY n DESC, x LIMIT ?",

@@ -42,6 +42,15 @@ def table_names(conn: Any) -> list[str]:
     return [row[0] for row in rows]
 
 
+def leaf_query(table: TableInfo, path: str) -> tuple[str, str, str]:
+    """``(FROM source, expression, declared type)`` of a column, as duckdb.py's for a nested
+    path (SQLite columns are flat)."""
+    column = next((c for c in table.columns if c.name == path), None)
+    if column is None:
+        raise KeyError(f"{table.name} has no column {path!r}")
+    return quote(table.name), quote(path), column.type
+
+
 def sample_values(conn: Any, table: str, column: str, n: int) -> tuple[str, ...]:
     """Up to ``n`` distinct non-null, non-blob values, in storage order."""
     if n <= 0:

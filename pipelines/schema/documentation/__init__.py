@@ -35,8 +35,9 @@ from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc
 SOURCES = (yaml_file, comments, tables_json, bird)
 
 
-def _versions(db: DatabaseRef) -> tuple[float, ...]:
-    """Modification times of every file a source would read (0 where absent)."""
+def versions(db: DatabaseRef) -> tuple[float, ...]:
+    """Modification times of the database and of every file a source would read (0 where
+    absent): what a cache of anything read from them is keyed by."""
     paths = [Path(db.path), *yaml_file.candidates(db), *tables_json.candidates(db)]
     if db.description_dir:
         paths.append(Path(db.description_dir))
@@ -53,7 +54,7 @@ def _load(db: DatabaseRef, versions: tuple[float, ...]) -> SchemaDocs:
 
 def load_documentation(db: DatabaseRef) -> SchemaDocs:
     """Every source's documentation of ``db``, merged (see the module docstring)."""
-    return _load(db, _versions(db))
+    return _load(db, versions(db))
 
 
-__all__ = ["ColumnDoc", "SchemaDocs", "TableDoc", "SOURCES", "load_documentation"]
+__all__ = ["ColumnDoc", "SchemaDocs", "TableDoc", "SOURCES", "load_documentation", "versions"]
