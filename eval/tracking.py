@@ -16,6 +16,7 @@ hence SQLite by default.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -38,6 +39,9 @@ RUN_KEY_TAG = "scale_analytics.run_key"
 TASK_ID_TAG = "scale_analytics.task_id"  # on each MLflow trace: the question it traces
 TRACE_HASH_TAG = "scale_analytics.trace_hash"  # which ReasoningTrace it was written from
 _BATCH = 100  # MLflow's limit of params per log_batch call
+# A new SQLite backend announces its table creation and migrations at INFO on stderr: noise in
+# a run's output (make demo's first run printed two such lines between its progress bars).
+logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)
 _PARAM_VALUE_LIMIT = 6000
 
 

@@ -160,3 +160,9 @@ def test_traces_reach_the_run_once_and_a_changed_one_replaces_the_old(uri):
     assert sorted(found) == ["q:0", "q:1"]
     [root] = found["q:1"].data.spans
     assert root.attributes["scale_analytics.chosen_sql"] == "SELECT 2"
+
+
+def test_a_new_backend_is_created_without_info_lines_on_stderr(tmp_path, capfd):
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    log_run(RunLog(tracking_uri=uri, experiment="quiet", run_name="r", run_key="k"))
+    assert "INFO" not in capfd.readouterr().err
