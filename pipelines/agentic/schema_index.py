@@ -21,8 +21,8 @@ from sqlglot.errors import SqlglotError
 from sqlglot.schema import MappingSchema
 
 from core.types import Frozen
-from pipelines.agentic.vocabulary import vocabularies
 from pipelines.contracts import ColumnInfo, Dialect, SchemaView, TableInfo
+from pipelines.schema.documentation.vocabulary import vocabularies
 
 _LISTS = (exp.DataType.Type.ARRAY, exp.DataType.Type.LIST)
 

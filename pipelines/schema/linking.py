@@ -32,6 +32,7 @@ from pydantic import Field
 from core.types import Frozen
 from pipelines.contracts import CellHit, ColumnInfo, SchemaView, TableInfo
 from pipelines.schema.documentation.model import stem, words
+from pipelines.schema.documentation.vocabulary import value_note
 from pipelines.schema.joins import JoinGraph, join_graph
 from pipelines.schema.render import flatten
 
@@ -73,14 +74,13 @@ def _content(text: str) -> set[str]:
 
 
 def _phrases(column: ColumnInfo) -> set[str]:
-    """Values a question might name: samples, and the items of a documented vocabulary."""
+    """Values a question might name: samples, and the words of its value note, labels and their
+    meanings both (``values: M: male; F: female`` gives male, female)."""
     found = {s.strip().lower() for s in column.samples if s and len(s.strip()) > 2}
-    notes = (column.description or "").split("values:", 1)
-    if len(notes) == 2:
-        for item in re.split(r"[,;]|\bor\b|:", notes[1]):
-            item = item.strip(" .'\"").lower()
-            if 2 < len(item) <= 40 and not item.isdigit():
-                found.add(item)
+    for item in re.split(r"[,;]|\bor\b|:", value_note(column.description or "")):
+        item = item.strip(" .'\"").lower()
+        if 2 < len(item) <= 40 and not item.isdigit():
+            found.add(item)
     return found
 
 

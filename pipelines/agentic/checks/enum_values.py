@@ -9,7 +9,8 @@ labels — a query that runs and silently finds nothing.
 
 Labels compare as stored: exactly, or as ``lower()`` / ``upper()`` around the column makes them
 (``lower(stage) = 'queued'`` passes, ``lower(stage) = 'Queued'`` can match nothing).
-Vocabularies come from the schema's documentation (``pipelines/agentic/vocabulary.py``).
+Vocabularies are the labels the schema's documentation lists
+(``pipelines/schema/documentation/vocabulary.py``).
 """
 
 from __future__ import annotations

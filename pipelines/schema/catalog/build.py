@@ -5,7 +5,7 @@ read-only queries.
         ──► partition_groups: tables split by date or number suffix become one entity
         ──► per entity (its newest table): normalised types; a nested column's documentation
             shared among its sub-fields; each text column's distinct values (read-only, at most
-            max_vocabulary + 1) ──► its vocabulary
+            max_vocabulary + 1) and the labels its documentation names ──► its vocabulary
         ──► join keys: declared foreign keys; inferred ones (joins.py) kept where the
             referencing column's values occur in the key; sub-fields named like another table's
             key (``owned_by[].user_id`` ──► users.user_id), narrowed by a sibling field whose
@@ -30,8 +30,9 @@ from pipelines.schema.catalog.model import ColumnNode, Entity, JoinEdge, SchemaG
 from pipelines.schema.catalog.normal_types import list_depth, normalise_type
 from pipelines.schema.catalog.partitions import partition_groups
 from pipelines.schema.catalog.scoring import id_like, score
-from pipelines.schema.catalog.subfields import share
 from pipelines.schema.catalog.vocabulary import vocabulary
+from pipelines.schema.documentation.subfields import share
+from pipelines.schema.documentation.vocabulary import Labels, column_labels
 from pipelines.schema.introspect import DRIVER_ERRORS, engine_for, introspect
 from pipelines.schema.joins import GENERIC_KEY_NAMES, sole_primary_key
 from pipelines.schema.render import flatten
@@ -101,19 +102,20 @@ def _node(
     path: str,
     top: ColumnInfo,
     shared: dict[str, str],
+    named: dict[str, Labels],
 ) -> ColumnNode:
-    """A top-level column (``column is top``) or one of its sub-fields, with those below it."""
+    """A top-level column (``column is top``) or one of its sub-fields, with those below it;
+    ``shared``: the top column's description split among its sub-fields, ``named``: the labels
+    documented for each."""
     if column is top:
         description = shared.get("", "") if column.children else column.description or ""
-        documentation = column.description or ""
     else:
         description = column.description or shared.get(column.name[len(top.name) + 1 :], "")
-        documentation = f"{column.description or ''} {top.description or ''}"
     found = None
     if column.name in reader.text_leaves(table) and not column.children:
         key = sole_primary_key(table) is column or column.name in reader.foreign_keys[table.name]
         found = vocabulary(
-            documentation,
+            named.get(column.name, Labels()).candidates,
             reader.distinct(table, column.name),
             max_values=reader.settings.max_vocabulary,
             rows=table.row_count,
@@ -122,7 +124,7 @@ def _node(
     normal = normalise_type(column.type, reader.dialect)
     step = "[]" * list_depth(normal) + "."
     children = tuple(
-        _node(reader, table, child, path + step + child.name.rsplit(".", 1)[-1], top, shared)
+        _node(reader, table, child, path + step + child.name.rsplit(".", 1)[-1], top, shared, named)
         for child in column.children
     )
     return ColumnNode(
@@ -142,7 +144,7 @@ def _columns(reader: _Reader, table: TableInfo) -> tuple[ColumnNode, ...]:
     for top in table.columns:
         below = [c.name[len(top.name) + 1 :] for c in flatten(top)][1:]
         shared = share(top.description or "", below) if below else {}
-        out.append(_node(reader, table, top, top.name, top, shared))
+        out.append(_node(reader, table, top, top.name, top, shared, column_labels(top)))
     return tuple(out)
 
 

@@ -1,5 +1,5 @@
-"""The catalog's parts on their own: type normalisation, partition collapsing, sharing a nested
-column's documentation among its sub-fields, vocabularies, column scores."""
+"""The catalog's parts on their own: type normalisation, partition collapsing, vocabularies, column
+scores."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pipelines.schema.catalog.model import ColumnNode
 from pipelines.schema.catalog.normal_types import list_depth, normalise_type
 from pipelines.schema.catalog.partitions import partition_groups
 from pipelines.schema.catalog.scoring import score
-from pipelines.schema.catalog.subfields import clauses, share
-from pipelines.schema.catalog.vocabulary import Vocabulary, candidate_labels, vocabulary
+from pipelines.schema.catalog.vocabulary import Vocabulary, vocabulary
+from pipelines.schema.documentation.vocabulary import labels
 
 
 @pytest.mark.parametrize(
@@ -86,68 +86,23 @@ def test_the_stems_own_table_joins_its_partitions_or_keeps_its_name():
     assert other == {"orders": ["orders"], "orders_partitions": ["orders_1", "orders_2"]}
 
 
-def test_clauses_keep_a_vocabulary_and_its_meanings_together():
-    text = (
-        "SLA clocks. status is one of: 'running' = open; counting; 'paused' = waiting. "
-        "policy.name names the policy (e.g. 'Premier'; or 'Basic')."
-    )
-    assert clauses(text, ["status", "policy.name"]) == [
-        "SLA clocks.",
-        "status is one of: 'running' = open; counting; 'paused' = waiting.",
-        "policy.name names the policy (e.g. 'Premier'; or 'Basic').",
-    ]
-
-
-def test_a_clause_goes_to_its_subject_or_to_what_holds_every_field_it_names():
-    doc = (
-        "SLA clocks of the ticket. status is one of: 'running' = counting. policy.name names "
-        "the row whose targets apply. policy.targets.first_response and "
-        "policy.targets.resolution each hold target_minutes and breached."
-    )
-    paths = [
-        "status",
-        "policy",
-        "policy.name",
-        "policy.targets",
-        "policy.targets.first_response",
-        "policy.targets.first_response.breached",
-        "policy.targets.resolution",
-        "policy.targets.resolution.breached",
-    ]
-    shared = share(doc, paths)
-    assert shared[""] == "SLA clocks of the ticket."
-    assert shared["status"].startswith("status is one of")
-    assert shared["policy.name"].startswith("policy.name names")  # not policy, not targets
-    assert shared["policy.targets"].startswith("policy.targets.first_response and")
-    assert "policy" not in shared
-
-
-def test_documented_labels_come_from_quotes_and_value_notes():
-    assert candidate_labels("Tier. One of: 'gold' = top; \"silver\"; the customer's tier") == [
-        "gold",
-        "silver",
-    ]
-    assert candidate_labels("State; values: one of OH, PA, WV") == ["OH", "PA", "WV"]
-    assert candidate_labels("Sex; values: M: male; F: female") == ["M", "F"]
-
-
 def test_a_documented_vocabulary_keeps_the_documentation_order_and_says_if_complete():
     doc = "One of: 'blocker' = down; 'high' = broken; 'medium' = slow; 'low' = cosmetic."
-    found = vocabulary(doc, ["low", "high", "other"], max_values=30, rows=100)
+    found = vocabulary(labels(doc).candidates, ["low", "high", "other"], max_values=30, rows=100)
     assert found == Vocabulary(values=("high", "low"), source="documented", complete=False)
 
 
 def test_quoted_examples_are_not_a_vocabulary():
-    doc = "The label (e.g. 'billing')."
+    named = labels("The label (e.g. 'billing').").candidates
     seen = ["billing", "login", "sso", "api"]
-    assert vocabulary(doc, seen, max_values=30, rows=100).source == "observed"
-    assert vocabulary(doc, seen * 10, max_values=30, rows=100) is None  # too many values
+    assert vocabulary(named, seen, max_values=30, rows=100).source == "observed"
+    assert vocabulary(named, seen * 10, max_values=30, rows=100) is None  # too many values
 
 
 def test_keys_and_unrepeated_values_get_no_observed_vocabulary():
-    assert vocabulary("", ["a", "b"], max_values=30, rows=100, observable=False) is None
-    assert vocabulary("", ["a", "b", "c"], max_values=30, rows=4) is None
-    assert vocabulary("", ["a", "b"], max_values=30, rows=4).values == ("a", "b")
+    assert vocabulary((), ["a", "b"], max_values=30, rows=100, observable=False) is None
+    assert vocabulary((), ["a", "b", "c"], max_values=30, rows=4) is None
+    assert vocabulary((), ["a", "b"], max_values=30, rows=4).values == ("a", "b")
 
 
 def _column(name: str, type_: str, **fields) -> ColumnNode:

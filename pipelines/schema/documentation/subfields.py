@@ -9,19 +9,22 @@ about:
   and policy.targets.resolution each hold ...") goes to the deepest sub-field holding all of
   them (``policy.targets``);
 - any other clause naming sub-fields goes to the deepest sub-field holding every one it names;
-- a clause naming none stays with the column.
+- a clause naming none that lists values ("One of: 'primary' = ...") goes where the clause
+  before it went ("role is the kind of ownership. One of: ..." is about ``role``);
+- any other clause naming none stays with the column.
 
-A name is a sub-field's path below the column (``policy.name``) or its last part (``name``);
-the longest name is found first, so ``policy.name`` is not also read as ``policy``. Clauses end
-at ``.`` or ``;`` outside parentheses; a piece that starts with a quoted value (``'high' =
-...``), or the rest of a listed value's meaning, continues the clause listing the values.
+A name is a sub-field's path below the column (``policy.name``) or its last part (``name``),
+singular or plural ("All link types: ..." is about ``type``); the longest name is found first,
+so ``policy.name`` is not also read as ``policy``. Clauses end at ``.`` or ``;`` outside
+parentheses; a piece that starts with a quoted value (``'high' = ...``), or the rest of a listed
+value's meaning, continues the clause listing the values.
 
     >>> doc = ("Typed links, a list. type is the relation to the target; linked_at is when "
     ...        "the link was made. All types: 'blocks' = it blocks; 'relates_to' = related.")
     >>> for path, text in share(doc, ["type", "target_type", "linked_at"]).items():
     ...     print(f"{path!r}: {text}")
-    '': Typed links, a list. All types: 'blocks' = it blocks; 'relates_to' = related.
-    'type': type is the relation to the target.
+    '': Typed links, a list.
+    'type': type is the relation to the target. All types: 'blocks' = it blocks; 'relates_to' = related.
     'linked_at': linked_at is when the link was made.
 """
 
@@ -34,6 +37,15 @@ _ABBREVIATIONS = ("e.g", "i.e", "etc", "vs")
 # What may stand between two names of a clause's subject: "a and b", "a, b or c", "a / b".
 _LISTING = re.compile(r"['\"`][^'\"`]+['\"`]\s*[=:]")  # 'high' = ..., "M": male
 _SUBJECT_GAP = re.compile(r"^\s*(?:,|/|&)?\s*(?:and|or)?\s*$")
+
+
+def _name(name: str) -> str:
+    """A pattern of ``name`` as a word of its own, singular or plural (``type``, ``types``,
+    ``statuses``, ``categories``)."""
+    forms = [name + "es", name + "s", name]
+    if name.endswith("y"):
+        forms.insert(0, name[:-1] + "ies")
+    return rf"(?<![\w])(?:{'|'.join(map(re.escape, forms))})(?![\w])"
 
 
 def clauses(text: str, names: Sequence[str] = ()) -> list[str]:
@@ -56,7 +68,7 @@ def clauses(text: str, names: Sequence[str] = ()) -> list[str]:
         if not piece:
             continue
         previous = text[merged[-1][0] : merged[-1][1]] if merged else ""
-        named = any(re.match(rf"{re.escape(name)}(?![\w])", piece) for name in names)
+        named = any(re.match(_name(name), piece) for name in names)
         meaning = _LISTING.search(previous) and piece[0].islower() and not named
         if previous and (piece[0] in "'\"`" or meaning):
             merged[-1] = (merged[-1][0], end)
@@ -81,16 +93,17 @@ def _mentions(clause: str, names: list[tuple[str, set[str]]]) -> list[tuple[int,
     found = []
     work = clause
     for name, paths in names:
-        for match in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", work):
+        for match in re.finditer(_name(name), work):
             found.append((match.start(), match.end(), paths))
-            work = work[: match.start()] + " " * len(name) + work[match.end() :]
+            work = work[: match.start()] + " " * (match.end() - match.start()) + work[match.end() :]
     return sorted(found, key=lambda m: m[0])
 
 
-def _owner(clause: str, names: list[tuple[str, set[str]]]) -> str:
+def _owner(clause: str, names: list[tuple[str, set[str]]]) -> str | None:
+    """The sub-field ``clause`` is about (module docstring), None when it names none."""
     found = _mentions(clause, names)
     if not found:
-        return ""
+        return None
     subject: set[str] = set()
     if found[0][0] == 0:
         end = 0
@@ -111,6 +124,12 @@ def share(description: str, paths: Sequence[str]) -> dict[str, str]:
             by_name.setdefault(name, set()).add(path)
     names = sorted(by_name.items(), key=lambda item: -len(item[0]))
     out: dict[str, list[str]] = {}
+    owner = ""
     for clause in clauses(description, list(by_name)):
-        out.setdefault(_owner(clause, names), []).append(clause)
+        named = _owner(clause, names)
+        if named is not None:
+            owner = named
+        elif not _LISTING.search(clause):  # a list naming none goes on about the owner before
+            owner = ""
+        out.setdefault(owner, []).append(clause)
     return {path: " ".join(texts) for path, texts in out.items()}

@@ -1,4 +1,5 @@
-"""Documented vocabularies, read from real schema documentation: the enterprise schema's
+"""The labels documentation names: listed ones and candidates in a description, per sub-field of
+a nested column; and the vocabularies of real schema documentation: the enterprise schema's
 COMMENT ON text (top-level and nested sub-fields), the small work-item DuckDB, and a dbt
 ``accepted_values`` test in a YAML file beside a SQLite database."""
 
@@ -8,8 +9,60 @@ import re
 
 from eval.enterprise import vocabulary as v
 from eval.enterprise.schema import TABLES
-from pipelines.agentic.vocabulary import vocabularies
+from pipelines.contracts import ColumnInfo
 from pipelines.schema import introspect
+from pipelines.schema.documentation.vocabulary import (
+    Labels,
+    column_labels,
+    labels,
+    value_note,
+    vocabularies,
+)
+
+
+def test_candidates_are_quoted_words_and_value_note_items():
+    assert labels("Tier. One of: 'gold' = top; \"silver\"; the customer's tier").candidates == (
+        "gold",
+        "silver",
+    )
+    assert labels("State; values: one of OH, PA, WV").candidates == ("OH", "PA", "WV")
+    assert labels("Sex; values: M: male; F: female").candidates == ("M", "F")
+
+
+def test_listed_labels_are_a_list_with_meanings_or_accepted_values():
+    listing = "Stage. One of: 'open' = new; 'done' = closed (e.g. 'wontfix' = not done)."
+    assert labels(listing).listed == ("open", "done")  # the example ends the list
+    assert labels("State; values: one of OH, PA, WV").listed == ("OH", "PA", "WV")
+    for unlisted in ("Sex; values: M: male; F: female", "Short summary, e.g. 'Login fails'"):
+        assert labels(unlisted).listed == (), unlisted
+
+
+def test_the_value_note_is_what_follows_values():
+    assert value_note("State of residence; values: Two-letter code") == " Two-letter code"
+    assert value_note("State of residence") == ""
+
+
+def _struct(description: str, *children: ColumnInfo) -> ColumnInfo:
+    return ColumnInfo(name="links", type="STRUCT", description=description, children=children)
+
+
+def test_a_sub_field_lists_what_the_clauses_about_it_list_and_its_own_description_wins():
+    doc = (
+        "Links. type is one of: 'blocks' = it blocks; 'resolves' = it resolves. "
+        "display_id is the target's key (e.g. 'ISS-1')."
+    )
+    found = column_labels(
+        _struct(
+            doc,
+            ColumnInfo(name="links.type", type="VARCHAR"),
+            ColumnInfo(name="links.display_id", type="VARCHAR"),
+            ColumnInfo(name="links.kind", type="VARCHAR", description="One of: 'hard' = strict."),
+        )
+    )
+    every = ("blocks", "resolves", "ISS-1")
+    assert found["links.type"] == Labels(listed=("blocks", "resolves"), candidates=every)
+    assert found["links.display_id"] == Labels(listed=(), candidates=every)
+    assert found["links.kind"] == Labels(listed=("hard",), candidates=("hard", *every))
 
 
 def test_enterprise_vocabularies_are_the_generators_own(enterprise_view):
