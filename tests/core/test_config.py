@@ -164,3 +164,9 @@ def test_section_reads_a_dotted_path_of_a_config_or_a_mapping():
 def test_section_rejects_a_key_the_model_lacks():
     with pytest.raises(ValidationError):
         section({"sweep": {"wrokers": 2}}, "sweep", SweepSettings)
+
+
+def test_an_experiment_sets_the_groups_composed_before_it():
+    cfg = load_config(["experiment=enterprise"])
+    assert cfg.eval.judge == "default"
+    assert cfg.pipeline.single_pass.sample_rows == 1
