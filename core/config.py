@@ -49,6 +49,7 @@ if not OmegaConf.has_resolver("mul"):
 BASES: dict[str, str] = {
     "scaling/base": "pipelines.contracts:ScalingSettings",
     "scaling/base_adaptive": "pipelines.contracts:AdaptiveScaling",  # scaling.adaptive
+    "scaling/base_agentic": "pipelines.contracts:AgenticScaling",  # scaling.agentic
     "pipeline/base": "pipelines.settings:PipelineSettings",
     "pipeline/base_index": "pipelines.indexing.settings:IndexSettings",  # pipeline.index
     "sweep/base": "eval.sweep.config:SweepSettings",

@@ -193,6 +193,37 @@ class AdaptiveScaling(Frozen):
         return self
 
 
+class AgenticScaling(Frozen):
+    """Turns, budgets and stages of the agentic mode (``pipelines/strategies/agentic.py``): one
+    generated SQL at a time, checked, executed, classified and repaired with the taxonomy's
+    directives until one is accepted or ``max_attempts`` generations were made.
+
+    The stage switches are the ablations: without ``checker_chain`` a candidate goes straight to
+    the verifier and the database; without ``directives`` the generator gets the raw error
+    message instead of the class and its directive (the plain retry-with-error baseline);
+    without ``schema_expansion`` a schema-coverage error is repaired in place like any other.
+    """
+
+    max_attempts: int = Field(default=3, ge=1, le=10)  # generator calls per question
+    # Entities the selection may ask for at the start (the catalog's own order; a cap keeps the
+    # generator's prompt short on a CPU) and at most this many more over all expansions.
+    max_entities: int = Field(default=3, ge=1)
+    max_expanded: int = Field(default=2, ge=0)
+    # How the first entities are chosen: "llm" (one short call over the catalog, its answer
+    # constrained to entity names), "focus" (the schema focus's linking, no LLM), or both.
+    select_entities: Literal["llm", "focus", "both"] = "llm"
+    examples: int = Field(default=3, ge=0)  # the database's own solved examples, most similar first
+    checker_chain: bool = True
+    directives: bool = True
+    schema_expansion: bool = True
+    cheatsheet: bool = True
+    verifier: bool = False
+    validator: bool = False
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)  # of the first generation
+    # Of a repair: a little randomness, so a repeated mistake is not regenerated verbatim.
+    repair_temperature: float = Field(default=0.3, ge=0.0, le=2.0)
+
+
 class ScalingSettings(Frozen):
     """Every width, depth and cap of the pipeline. Only the orchestrator reads it.
 
@@ -221,6 +252,8 @@ class ScalingSettings(Frozen):
     # Set: the adaptive pipeline (first wave, escalate where candidates disagree) answers instead
     # of the full-width orchestrator; the fields above other than the timeout and budget are unused.
     adaptive: AdaptiveScaling | None = None
+    # Set: the agentic mode (one generation at a time, checked and repaired) answers.
+    agentic: AgenticScaling | None = None
 
     @model_validator(mode="after")
     def _needs_a_generator(self) -> ScalingSettings:

@@ -1,10 +1,11 @@
-"""Build the configured pipeline: single-pass greedy, the adaptive pipeline, or the full-width orchestrator.
+"""Build the configured pipeline: single-pass greedy, the adaptive pipeline, the agentic mode, or
+the full-width orchestrator.
 
     pipeline = build_pipeline(cfg, client=models.build_client(cfg.model), sandbox=sandbox)
     prediction = await pipeline.answer(task)   # the model answers
     await pipeline.aclose()
 
-All three follow :class:`Pipeline`: ``async answer(task) -> Prediction`` and ``async aclose()``.
+All four follow :class:`Pipeline`: ``async answer(task) -> Prediction`` and ``async aclose()``.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def build_pipeline(
     sinks: tuple[TraceSink, ...] | None = None,
     own_examples: Any | None = None,
 ) -> Pipeline:
-    """``cfg.scaling.single_pass`` → :class:`SinglePassPipeline`; ``cfg.scaling.adaptive`` set →
-    :class:`AdaptivePipeline`; else the full-width :class:`Orchestrator`.
+    """``cfg.scaling.single_pass`` → :class:`SinglePassPipeline`; ``cfg.scaling.agentic`` set →
+    :class:`AgenticPipeline`; ``cfg.scaling.adaptive`` set → :class:`AdaptivePipeline`; else the
+    full-width :class:`Orchestrator`.
 
     ``client``: a ``models`` ModelClient; ``sandbox``: a Sandbox or sandbox pool; the retrievers
     (``CellRetriever`` / ``ExampleRetriever``) are optional — without them L1 retrieval is
@@ -84,6 +86,19 @@ def build_pipeline(
             sinks=sinks,
             model_name=model_name,
             focuser=focuser,
+        )
+    if scaling.agentic is not None:
+        from pipelines.indexing.own_examples import OwnExampleRetriever
+        from pipelines.strategies.agentic import AgenticPipeline
+
+        return AgenticPipeline(
+            client=client,
+            sandbox=sandbox,
+            scaling=scaling,
+            settings=settings,
+            sinks=sinks,
+            model_name=model_name,
+            own_examples=own_examples or OwnExampleRetriever(),
         )
     extra: dict[str, Any] = {}
     if scaling.adaptive is not None:

@@ -78,6 +78,8 @@ def confidence_of(chosen: str | None, hashes: list[str]) -> float:
 
 def first_wave(scaling: ScalingSettings) -> int:
     """How many candidates the configured pipeline generates before any refinement."""
+    if scaling.agentic is not None:
+        return 1
     if scaling.adaptive is not None:
         return int(scaling.adaptive.greedy) + scaling.adaptive.samples
     return max(1, scaling.candidates)  # the sum of the per-generator samples

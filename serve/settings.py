@@ -14,7 +14,7 @@ from pydantic import Field
 
 from core.types import Frozen
 
-Profile = str  # fast | balanced | thorough (the keys of ServeSettings.profiles)
+Profile = str  # fast | balanced | thorough | agentic (the keys of ServeSettings.profiles)
 
 
 class DeploymentShape(Frozen):
@@ -101,6 +101,7 @@ class ServeSettings(Frozen):
             "fast": ("scaling=single_pass",),
             "balanced": (),
             "thorough": ("scaling=default",),
+            "agentic": ("scaling=agentic",),
         }
     )
     keys: KeySettings = KeySettings()

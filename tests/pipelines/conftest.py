@@ -40,6 +40,8 @@ _MARKERS = {
     "You revise": "revisor",
     "You judge": "selector",
     "-- Using valid": "single_pass",  # the single-pass prompt, also the adaptive first wave's
+    # and the agentic generator's
+    "You plan": "select_entities",  # the agentic mode's entity selection
 }
 
 

@@ -1,0 +1,105 @@
+"""The agentic mode's generator, a tool the orchestrator calls: it turns the assembled context
+into one SQL and never sees a tool's result (rows, messages), only what the orchestrator wrote
+about earlier attempts.
+
+    GenerationRequest(question, dialect, schema_text, examples, rules, history=(Attempt, ...))
+        ──► agentic_generator prompt ──► one greedy (or lightly sampled) reply ──► GeneratedSQL
+
+    >>> request = GenerationRequest(question="How many tickets are open?", dialect="duckdb",
+    ...     schema_text="## tickets\\n- stage text", history=(Attempt(sql="SELECT count(*) FROM t",
+    ...     feedback=("[table_not_found] t does not exist.",)),))
+    >>> print(render_history(request.history))
+    Earlier attempts at this question, each with what was wrong (do not repeat them):
+    Attempt 1:
+    ```sql
+    SELECT count(*) FROM t
+    ```
+    - [table_not_found] t does not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.types import Frozen
+from models.sql_extract import extract_sql
+from models.types import ChatRequest
+from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
+from pipelines.agents.render import DIALECT_NAME, solved_examples
+from pipelines.agents.runtime import AgentRuntime
+from pipelines.contracts import Dialect, ExampleHit
+from pipelines.prompts import PromptTemplate, load_prompt
+from pipelines.settings import AgentCall
+from pipelines.strategies.single_pass import render_evidence
+
+AGENT = "agentic.generate_sql"
+DEFAULT_CALL = AgentCall(max_tokens=512)
+
+
+class Attempt(Frozen):
+    """One earlier generation of the question and what was wrong with it, in words."""
+
+    sql: str
+    feedback: tuple[str, ...] = ()
+
+
+class GenerationRequest(Frozen):
+    """Everything the generator is given for one call."""
+
+    question: str
+    evidence: str = ""
+    dialect: Dialect
+    db_id: str = ""
+    schema_text: str
+    examples: tuple[ExampleHit, ...] = ()
+    rules: str = ""  # the cheatsheet's block ("" when it has none)
+    history: tuple[Attempt, ...] = ()
+    temperature: float = 0.0
+
+
+class GeneratedSQL(Frozen):
+    sql: str
+    reply: str  # the model's text, for the trace
+
+
+def render_history(history: Sequence[Attempt]) -> str:
+    if not history:
+        return ""
+    lines = ["Earlier attempts at this question, each with what was wrong (do not repeat them):"]
+    for number, attempt in enumerate(history, 1):
+        lines += [f"Attempt {number}:", "```sql", attempt.sql, "```"]
+        lines += [f"- {line}" for line in attempt.feedback]
+    return "\n".join(lines)
+
+
+async def generate_sql(
+    request: GenerationRequest,
+    runtime: AgentRuntime,
+    *,
+    settings: AgentCall = DEFAULT_CALL,
+    prompt: PromptTemplate | None = None,
+) -> GeneratedSQL:
+    """One SQL for ``request`` (role ``generator``). Raises ``InvalidModelOutput`` when the reply
+    holds no SQL, and the runtime's errors (budget, call cap, model) as they are."""
+    prompt = prompt or load_prompt("agentic_generator")
+    messages = prompt.render(
+        dialect=DIALECT_NAME[request.dialect],
+        schema=request.schema_text,
+        examples=solved_examples(request.examples, request.db_id, len(request.examples)),
+        rules=request.rules,
+        history=render_history(request.history),
+        evidence=render_evidence(request.evidence),
+        question=request.question.strip(),
+    )
+    chat = ChatRequest(
+        messages=messages,
+        temperature=request.temperature,
+        max_tokens=settings.max_tokens,
+        stop=(END_OF_SQL_BLOCK,),
+        grammar=SQL_BLOCK_GRAMMAR,
+        grammar_optional=True,
+        seed=0,
+    )
+    response = await runtime.chat(chat, role="generator", agent=AGENT)
+    text = response.texts[0]
+    return GeneratedSQL(sql=extract_sql(text), reply=text)

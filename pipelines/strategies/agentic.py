@@ -1,0 +1,548 @@
+"""The agentic mode: one generated SQL at a time, checked before it runs, classified when it
+fails, and repaired with the failure's directive — the orchestrator alone holds the attempts.
+
+    Task ──► catalog(db) ──► select entities (one short call over the catalog; or the schema
+             focus's tables, no LLM) ──► entity_schema(chosen): sub-fields, vocabularies, keys
+         ──► loop, at most ``max_attempts`` generations:
+               generate_sql(schemas, own solved examples, cheatsheet rules, question,
+                            earlier attempts with their feedback)              [tool; sees no rows]
+               ──► checker chain: rewriters, then blockers ──► findings?
+               ──► plan verifier (optional LLM) ──► objection?
+               ──► execute ──► classify (taxonomy) ──► error / empty / NULL-only?
+               ──► semantic validator (optional LLM) on the result preview ──► rejection?
+               a finding routes by its class's action:
+                 expand_schema   ──► the entities that have what was missing join the schema
+                 repair_in_place ──► the directive (or, without directives, the raw message)
+                                     goes back to the generator with the attempt
+                 accept          ──► the answer stands (an empty result can be right)
+                 stop            ──► no retry can help: answer from what exists
+         ──► answer: the accepted attempt; else the best executed one (rows over an empty result
+             over an error), executing a blocked SQL as a last resort
+
+Every routing is a trace decision (``agentic.<action>``) naming the failure's class and source
+(a checker stage, the engine, the verifier, the validator). Findings are recorded in the
+database's cheatsheet (pipelines/agentic/cheatsheet.py), marked fixed when the next attempt no
+longer meets them; its top rules open every generation.
+
+    pipeline = AgenticPipeline(client=client, sandbox=sandbox, scaling=scaling)  # client: a model
+    prediction = await pipeline.answer(task)
+    prediction.answered_by, [s.step for s in prediction.steps]
+    ──► ('attempt_2', ['select_entities', 'generate', 'generate'])
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from models.errors import InvalidModelOutput
+from pipelines.agentic.chain import CheckerChain
+from pipelines.agentic.classify import Classifier
+from pipelines.agentic.entities import EntitySelector, SelectionInput, entities_for
+from pipelines.agentic.generate import Attempt, GenerationRequest, generate_sql
+from pipelines.agentic.taxonomy import Finding, Taxonomy, load_taxonomy
+from pipelines.agents.base import is_fatal
+from pipelines.agents.runtime import ModelClientLike, as_executor
+from pipelines.contracts import (
+    AgenticScaling,
+    CandidateSQL,
+    DatabaseRef,
+    ExampleHit,
+    ExecutionResult,
+    Prediction,
+    ScalingSettings,
+    Task,
+)
+from pipelines.indexing.own_examples import OwnExampleRetriever
+from pipelines.schema import introspect
+from pipelines.schema.cache import SchemaCache
+from pipelines.schema.catalog import schema_graph
+from pipelines.schema.catalog.model import SchemaGraph, UnknownEntity
+from pipelines.schema.catalog.views import catalog_of, schemas_of
+from pipelines.schema.focus import SchemaFocuser
+from pipelines.schema.reference import SchemaReadError, reference_schema
+from pipelines.settings import AgentCall, PipelineSettings
+from pipelines.strategies.adaptive_state import State
+from pipelines.task_run import TaskRun, describe, record_failure, within_limits
+from pipelines.trace import ReasoningTrace, SafeSink, TraceSink, safe_sinks
+
+SELECT_STEP, GENERATE_STEP, VERIFY_STEP, VALIDATE_STEP = (
+    "select_entities",
+    "generate",
+    "verify",
+    "validate",
+)
+
+
+def call_allowance(agentic: AgenticScaling) -> int:
+    """Upper bound of LLM calls of one question."""
+    per_attempt = 1 + int(agentic.verifier) + int(agentic.validator)
+    return int(agentic.select_entities != "focus") + agentic.max_attempts * per_attempt
+
+
+class DatabaseContext(NamedTuple):
+    """What the orchestrator reads of a database once: its knowledge graph, the catalog's text,
+    and the checker chain over the whole schema (a name the generator was not shown but the
+    database has is a coverage gap, not an unknown name)."""
+
+    graph: SchemaGraph
+    catalog: str
+    chain: CheckerChain
+
+
+@dataclass
+class Tried:
+    """One attempt: its (rewritten) SQL, where it got, and what was found wrong."""
+
+    number: int
+    sql: str
+    result: ExecutionResult | None = None  # None: blocked before execution
+    findings: tuple[Finding, ...] = ()
+    rejected: bool = False  # executed, then refused by the validator
+
+    @property
+    def candidate(self) -> CandidateSQL:
+        return CandidateSQL(
+            sql=self.sql,
+            producer=f"agentic/attempt_{self.number}",
+            exec_result=self.result,
+            lineage=("gen",) if self.number == 1 else ("gen", f"repair:{self.number - 1}"),
+        )
+
+
+@dataclass
+class Session:
+    """The orchestrator's memory of one question."""
+
+    entities: list[str]
+    expanded: int = 0
+    tried: list[Tried] = field(default_factory=list)
+    history: list[Attempt] = field(default_factory=list)
+    pending: tuple[Finding, ...] = ()  # last attempt's findings, for the cheatsheet
+
+
+class AgenticPipeline:
+    """One generation at a time, checked, executed, classified and repaired (module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        client: ModelClientLike,
+        sandbox: object,
+        scaling: ScalingSettings,
+        settings: PipelineSettings = PipelineSettings(),
+        sinks: Sequence[TraceSink] = (),
+        model_name: str = "",
+        own_examples: OwnExampleRetriever | None = None,
+        taxonomy: Taxonomy | None = None,
+        focuser: SchemaFocuser | None = None,
+    ) -> None:
+        if scaling.agentic is None:
+            raise ValueError(
+                "scaling.agentic is not set: use build_pipeline, which picks the pipeline"
+            )
+        self.client = client
+        self.executor = as_executor(sandbox)
+        self.scaling = scaling
+        self.agentic = scaling.agentic
+        self.settings = settings
+        self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
+        self.model_name = model_name
+        self.own_examples = own_examples or OwnExampleRetriever()
+        self.taxonomy = taxonomy if taxonomy is not None else load_taxonomy()
+        self.classifier = Classifier(self.taxonomy)
+        self.selector = EntitySelector(settings=AgentCall(temperature=0.0, max_tokens=96))
+        self.generator_settings = AgentCall(max_tokens=settings.single_pass.max_tokens)
+        # The focus as an entity picker: always on, whatever the schema's size.
+        self.focuser = focuser or SchemaFocuser(
+            settings.focus.model_copy(update={"above_tokens": 0})
+        )
+        self.verifier, self.validator = self._checkers()
+        self._databases: SchemaCache[DatabaseContext] = SchemaCache()
+
+    def _checkers(self) -> tuple[object | None, object | None]:
+        verifier = validator = None
+        if self.agentic.verifier:
+            from pipelines.agentic.verifier import PlanVerifier
+
+            verifier = PlanVerifier(settings=self.settings.agents.verifier)
+        if self.agentic.validator:
+            from pipelines.agentic.validator import SemanticValidator
+
+            validator = SemanticValidator(settings=self.settings.agents.validator)
+        return verifier, validator
+
+    # --- public API ----------------------------------------------------------------------------
+
+    async def answer(self, task: Task) -> Prediction:
+        prediction, _ = await self.answer_with_trace(task)
+        return prediction
+
+    async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
+        run = TaskRun.start(
+            task,
+            client=self.client,
+            executor=self.executor,
+            scaling=self.scaling,
+            call_cap=call_allowance(self.agentic),
+            model_name=self.model_name,
+        )
+        state = State()
+        session = Session(entities=[])
+        chosen: CandidateSQL | None = None
+        failure: str | None = None
+        try:
+            chosen = await within_limits(run, "agentic", self._orchestrate(run, state, session))
+        except SchemaReadError as exc:
+            failure = f"cannot read the schema of {task.db.db_id}: {exc}"
+        state.close_step(run.runtime)
+        self._learn(task.db, session.pending, fixed=False)
+        if chosen is None:
+            chosen = await self._fallback(run, session)
+        if chosen is not None:
+            state.answered_by = state.answered_by or chosen.producer.removeprefix("agentic/")
+        run.add([t.candidate for t in session.tried if t.result is not None])
+        return run.conclude(
+            self.sinks,
+            chosen=chosen,
+            failure=failure,
+            answered_by=state.answered_by if chosen else "",
+            steps=tuple(state.steps),
+        )
+
+    async def aclose(self) -> None:
+        for sink in self.sinks:
+            sink.close()
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    async def _orchestrate(
+        self, run: TaskRun, state: State, session: Session
+    ) -> CandidateSQL | None:
+        a = self.agentic
+        task = run.task
+        context = await self._database(task.db)
+        session.entities = await self._select(run, state, context)
+        examples = self._examples(task)
+        for number in range(1, a.max_attempts + 1):
+            tried = await self._attempt(run, state, session, context, examples, number)
+            if tried is None:
+                continue
+            self._learn(task.db, session.pending, fixed_by=tried)
+            session.pending = tried.findings
+            if not tried.findings:
+                run.recorder.decide(
+                    "agentic.accept", f"attempt_{number}", rows=tried.result.row_count
+                )
+                state.answered_by = f"attempt_{number}"
+                return tried.candidate
+            if not await self._route(run, session, context, tried):
+                break
+        return None
+
+    async def _attempt(
+        self,
+        run: TaskRun,
+        state: State,
+        session: Session,
+        context: DatabaseContext,
+        examples: tuple[ExampleHit, ...],
+        number: int,
+    ) -> Tried | None:
+        """Generate, check, verify, execute, classify and validate one SQL. None: the generator
+        gave no SQL (noted in the history, so the next call knows)."""
+        a = self.agentic
+        task = run.task
+        request = GenerationRequest(
+            question=task.question,
+            evidence=task.evidence,
+            dialect=task.db.dialect,
+            db_id=task.db.db_id,
+            schema_text=schemas_of(context.graph, self._shown(context, session)).text(),
+            examples=examples,
+            rules=self._rules(task.db),
+            history=tuple(session.history),
+            temperature=a.temperature if number == 1 else a.repair_temperature,
+        )
+        state.open_step(GENERATE_STEP, run.runtime)
+        try:
+            generated = await generate_sql(request, run.runtime, settings=self.generator_settings)
+        except (InvalidModelOutput, ValueError) as exc:
+            record_failure(run, "generate", f"attempt_{number}", exc)
+            session.history.append(
+                Attempt(sql="(none)", feedback=("The reply held no SQL query in a ```sql block.",))
+            )
+            return None
+        finally:
+            state.close_step(run.runtime)
+        tried = Tried(number=number, sql=generated.sql)
+        session.tried.append(tried)
+        if a.checker_chain:
+            checked = context.chain.check(tried.sql)
+            for rewrite in checked.rewrites:
+                run.recorder.decide("agentic.rewrite", f"attempt_{number}", stage=rewrite.stage)
+            tried.sql, tried.findings = checked.sql, checked.findings
+            if tried.findings:
+                return tried
+        if self.verifier is not None:
+            objection = await self._verify(run, state, request, tried.sql, number)
+            if objection is not None:
+                tried.findings = (objection,)
+                return tried
+        tried.result = await run.runtime.execute(tried.sql, task.db, agent="agentic")
+        found = self.classifier.classify_result(tried.result, task.db.dialect)
+        if found is not None and found.action != "accept":
+            tried.findings = (found,)
+            return tried
+        if self.validator is not None and tried.result.ok:
+            rejection = await self._validate(run, state, tried, number)
+            if rejection is not None:
+                tried.findings, tried.rejected = (rejection,), True
+        return tried
+
+    async def _route(
+        self, run: TaskRun, session: Session, context: DatabaseContext, tried: Tried
+    ) -> bool:
+        """Act on the attempt's findings; False when no retry can help."""
+        a = self.agentic
+        stage = f"attempt_{tried.number}"
+        first = tried.findings[0]
+        if any(f.action == "stop" for f in tried.findings):
+            run.recorder.decide(
+                "agentic.stop", stage, error_class=first.error_class, source=first.source
+            )
+            return False
+        feedback = [self._feedback(f, tried) for f in tried.findings]
+        added: list[str] = []
+        if a.schema_expansion:
+            for finding in tried.findings:
+                if finding.action == "expand_schema":
+                    added += self._expand(session, context, finding)
+        if added:
+            feedback.append(f"The schema now also shows {', '.join(added)}.")
+        for finding in tried.findings:
+            action = (
+                "expand_schema"
+                if added and finding.action == "expand_schema"
+                else "repair_in_place"
+            )
+            run.recorder.decide(
+                f"agentic.{action}",
+                stage,
+                error_class=finding.error_class,
+                phase=finding.phase,
+                source=finding.source,
+                identifier=finding.identifier,
+                added=",".join(added),
+            )
+        session.history.append(Attempt(sql=tried.sql, feedback=tuple(feedback)))
+        return True
+
+    def _feedback(self, finding: Finding, tried: Tried) -> str:
+        if self.agentic.directives:
+            return finding.feedback()
+        # The plain retry baseline: what the engine or the check said, nothing more.
+        if tried.result is not None and tried.result.error:
+            return tried.result.error.strip().splitlines()[0]
+        return finding.detail
+
+    def _expand(self, session: Session, context: DatabaseContext, finding: Finding) -> list[str]:
+        room = self.agentic.max_expanded - session.expanded
+        new = [e for e in entities_for(finding, context.graph) if e not in session.entities]
+        new = new[: max(0, room)]
+        session.entities += new
+        session.expanded += len(new)
+        return new
+
+    # --- the context ---------------------------------------------------------------------------
+
+    async def _database(self, db: DatabaseRef) -> DatabaseContext:
+        async def read() -> DatabaseContext:
+            graph = await asyncio.to_thread(schema_graph, db, self.settings.catalog)
+            view = await asyncio.to_thread(introspect, db, 0)
+            chain = CheckerChain(view, taxonomy=self.taxonomy)
+            return DatabaseContext(graph, catalog_of(graph, self.settings.catalog).text(), chain)
+
+        try:
+            return await self._databases.get(db, read)
+        except SchemaReadError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - this task fails alone
+            raise SchemaReadError(describe(exc)) from exc
+
+    async def _select(self, run: TaskRun, state: State, context: DatabaseContext) -> list[str]:
+        """The entities the first generation is shown, in the catalog's order."""
+        a = self.agentic
+        task = run.task
+        names = tuple(e.name for e in context.graph.entities)
+        if len(names) <= a.max_entities:
+            return list(names)
+        picked: list[str] = []
+        if a.select_entities in ("llm", "both"):
+            state.open_step(SELECT_STEP, run.runtime)
+            try:
+                picked += await self.selector.run(
+                    SelectionInput(
+                        question=task.question,
+                        evidence=task.evidence,
+                        catalog=context.catalog,
+                        names=names,
+                        limit=a.max_entities,
+                    ),
+                    run.runtime,
+                )
+            except Exception as exc:  # noqa: BLE001 - the focus's pick stands in
+                if is_fatal(exc):
+                    raise
+                record_failure(run, "select_entities", SELECT_STEP, exc)
+            finally:
+                state.close_step(run.runtime)
+        if a.select_entities in ("focus", "both") or not picked:
+            picked += await self._focus(task, context)
+        chosen = set(picked)
+        ordered = [n for n in names if n in chosen]
+        run.recorder.decide("agentic.entities", SELECT_STEP, entities=",".join(ordered))
+        return ordered
+
+    async def _focus(self, task: Task, context: DatabaseContext) -> list[str]:
+        reference = await reference_schema(
+            self.executor,
+            task.db,
+            sample_rows=0,
+            column_notes=self.settings.single_pass.column_notes,
+        )
+        await self.focuser.prepare(task.db, reference)
+        focused = self.focuser.focus(task.db, reference, task.question, task.evidence)
+        found: list[str] = []
+        for table in focused.tables:
+            try:
+                found += [e.name for e in context.graph.find([table])]
+            except UnknownEntity:  # a table the graph does not know is skipped
+                continue
+        return found
+
+    def _shown(self, context: DatabaseContext, session: Session) -> list[str]:
+        return [e.name for e in context.graph.entities if e.name in session.entities]
+
+    def _examples(self, task: Task) -> tuple[ExampleHit, ...]:
+        if not self.agentic.examples:
+            return ()
+        return tuple(self.own_examples.search(task.db, task.question, k=self.agentic.examples))
+
+    # --- the cheatsheet ------------------------------------------------------------------------
+
+    def _cheatsheet(self, db: DatabaseRef):  # noqa: ANN202 - Cheatsheet | None
+        if not self.agentic.cheatsheet or self.settings.cheatsheet.root is None:
+            return None
+        from pipelines.agentic.cheatsheet import Cheatsheet
+
+        return Cheatsheet.open(self.settings.cheatsheet, db, self.taxonomy)
+
+    def _rules(self, db: DatabaseRef) -> str:
+        sheet = self._cheatsheet(db)
+        return sheet.render() if sheet is not None else ""
+
+    def _learn(
+        self,
+        db: DatabaseRef,
+        findings: Sequence[Finding],
+        *,
+        fixed: bool | None = None,
+        fixed_by: Tried | None = None,
+    ) -> None:
+        """Record the previous attempt's findings, fixed when ``fixed_by`` no longer meets them."""
+        sheet = self._cheatsheet(db) if findings else None
+        if sheet is None:
+            return
+        still = {(f.error_class, f.identifier) for f in (fixed_by.findings if fixed_by else ())}
+        for finding in findings:
+            was_fixed = (
+                fixed
+                if fixed is not None
+                else (finding.error_class, finding.identifier) not in still
+            )
+            sheet.record(finding, fixed=was_fixed)
+
+    # --- the LLM checks ------------------------------------------------------------------------
+
+    async def _verify(
+        self, run: TaskRun, state: State, request: GenerationRequest, sql: str, number: int
+    ) -> Finding | None:
+        from pipelines.agentic.verifier import PlanInput
+
+        state.open_step(VERIFY_STEP, run.runtime)
+        try:
+            verdict = await self.verifier.run(  # type: ignore[union-attr]
+                PlanInput(
+                    question=request.question,
+                    evidence=request.evidence,
+                    dialect=request.dialect,
+                    schema_text=request.schema_text,
+                    sql=sql,
+                ),
+                run.runtime,
+            )
+        except Exception as exc:  # noqa: BLE001 - an unusable verdict is no objection
+            if is_fatal(exc):
+                raise
+            record_failure(run, "verify", f"attempt_{number}", exc)
+            return None
+        finally:
+            state.close_step(run.runtime)
+        return verdict.finding(self.taxonomy)
+
+    async def _validate(
+        self, run: TaskRun, state: State, tried: Tried, number: int
+    ) -> Finding | None:
+        from pipelines.agentic.validator import ValidationInput, count_shape_finding
+
+        assert tried.result is not None
+        shape = count_shape_finding(run.task.question, tried.result, self.taxonomy)
+        if shape is not None:  # raw rows for a "how many": no call needed to refuse them
+            return shape
+        state.open_step(VALIDATE_STEP, run.runtime)
+        try:
+            verdict = await self.validator.run(  # type: ignore[union-attr]
+                ValidationInput(
+                    question=run.task.question,
+                    evidence=run.task.evidence,
+                    sql=tried.sql,
+                    result=tried.result,
+                ),
+                run.runtime,
+            )
+        except Exception as exc:  # noqa: BLE001 - an unusable verdict is no objection
+            if is_fatal(exc):
+                raise
+            record_failure(run, "validate", f"attempt_{number}", exc)
+            return None
+        finally:
+            state.close_step(run.runtime)
+        return verdict.finding(self.taxonomy)
+
+    # --- the answer when none was accepted -------------------------------------------------------
+
+    async def _fallback(self, run: TaskRun, session: Session) -> CandidateSQL | None:
+        """The best attempt: rows the validator did not refuse, then rows, then an empty result,
+        latest first; with none executed, the blocked SQLs are run, latest first, until one
+        returns rows (a blocker may be wrong, and an answer beats none)."""
+        executed = [t for t in reversed(session.tried) if t.result is not None and t.result.ok]
+        for good in (
+            lambda t: t.result.row_count > 0 and not t.rejected,
+            lambda t: t.result.row_count > 0,
+            lambda t: True,
+        ):
+            for tried in executed:
+                if good(tried):
+                    run.recorder.decide("agentic.fallback", f"attempt_{tried.number}")
+                    return tried.candidate
+        for tried in reversed(session.tried):
+            if tried.result is not None:
+                continue
+            tried.result = await run.runtime.execute(tried.sql, run.task.db, agent="agentic")
+            if tried.result.ok and tried.result.row_count > 0:
+                run.recorder.decide("agentic.fallback_blocked", f"attempt_{tried.number}")
+                return tried.candidate
+        return None

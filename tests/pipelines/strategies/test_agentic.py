@@ -1,0 +1,236 @@
+"""AgenticPipeline with a scripted model on a real documented DuckDB database (a list of typed
+links, a nested struct, documented stages) behind the real sandbox: acceptance, the checker
+chain's blocks and their directives, the plain-retry ablation, schema expansion, engine errors,
+the fallback, the call allowance, entity selection and its fallback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipelines.contracts import AgenticScaling, ScalingSettings, Task
+from pipelines.factory import build_pipeline
+from pipelines.sandbox import Sandbox
+from pipelines.settings import FocusSettings, PipelineSettings
+from pipelines.strategies.agentic import AgenticPipeline, call_allowance
+
+BLOCKED_COUNT = "SELECT count(*) FROM tickets AS t, UNNEST(t.links) AS u(link) WHERE link.type = 'is_blocked_by'"
+NO_UNNEST = "SELECT count(*) FROM tickets AS t WHERE t.links.type = 'is_blocked_by'"
+OFF_VOCABULARY = "SELECT count(*) FROM tickets WHERE stage = 'open'"
+OPEN_COUNT = "SELECT count(*) FROM tickets WHERE stage IN ('queued', 'work_in_progress')"
+
+
+def sql(text: str) -> str:
+    return f"```sql\n{text}\n```"
+
+
+def replies(*texts: str):
+    """The generator's replies in order, the last one repeated."""
+    queue = list(texts)
+
+    def reply(request):
+        return sql(queue.pop(0) if len(queue) > 1 else queue[0])
+
+    return reply
+
+
+def scaling(**agentic) -> ScalingSettings:
+    agentic.setdefault("cheatsheet", False)
+    return ScalingSettings(agentic=AgenticScaling(**agentic), global_timeout_s=60)
+
+
+SETTINGS = PipelineSettings(focus=FocusSettings(similarity=False))
+
+
+@pytest.fixture
+def real_sandbox():
+    with Sandbox(timeout_s=10, row_cap=100) as box:
+        yield box
+
+
+def task(db, question="How many tickets are blocked by another item?") -> Task:
+    return Task(task_id="t1", question=question, db=db)
+
+
+def pipeline(client, sandbox, scaling_cfg, **kw) -> AgenticPipeline:
+    return AgenticPipeline(
+        client=client, sandbox=sandbox, scaling=scaling_cfg, settings=SETTINGS, **kw
+    )
+
+
+def user_message(request) -> str:
+    return request.messages[-1].content
+
+
+async def test_a_clean_first_answer_is_accepted(work_duckdb, real_sandbox, scripted):
+    client = scripted({"single_pass": replies(BLOCKED_COUNT)})
+    prediction = await pipeline(client, real_sandbox, scaling()).answer(task(work_duckdb))
+
+    assert prediction.exec_result.rows == ((1,),)
+    assert prediction.answered_by == "attempt_1"
+    assert [s.step for s in prediction.steps] == ["generate"]  # two entities: no selection
+    ((_, request),) = client.requests
+    system = request.messages[0].content
+    assert "## tickets" in system and "## users" in system
+    assert "links[].type" in system and "is_blocked_by" in system  # sub-fields and vocabularies
+    assert (request.temperature, request.n) == (0.0, 1)
+    assert "Earlier attempts" not in user_message(request)
+
+
+async def test_a_blocked_sql_is_never_run_and_its_directive_goes_back(
+    work_duckdb, real_sandbox, scripted
+):
+    client = scripted({"single_pass": replies(NO_UNNEST, BLOCKED_COUNT)})
+    prediction = await pipeline(client, real_sandbox, scaling()).answer(task(work_duckdb))
+
+    assert prediction.exec_result.rows == ((1,),)
+    assert prediction.answered_by == "attempt_2"
+    assert [c.sql for c in prediction.candidates] == [BLOCKED_COUNT]  # the blocked one never ran
+    second = client.requests[1][1]
+    assert NO_UNNEST in user_message(second)
+    assert "[unnest_missing]" in user_message(second)
+    assert "UNNEST" in user_message(second).split("[unnest_missing]")[1]  # the directive
+    assert second.temperature == AgenticScaling().repair_temperature
+    trace = (
+        await pipeline(
+            scripted({"single_pass": replies(NO_UNNEST, BLOCKED_COUNT)}), real_sandbox, scaling()
+        ).answer_with_trace(task(work_duckdb))
+    )[1]
+    repairs = [d for d in trace.decisions if d.label == "agentic.repair_in_place"]
+    assert [(d.features["error_class"], d.features["source"]) for d in repairs] == [
+        ("unnest_missing", "nested_paths")
+    ]
+
+
+async def test_without_directives_the_generator_gets_only_what_was_found(
+    work_duckdb, real_sandbox, scripted
+):
+    client = scripted({"single_pass": replies(OFF_VOCABULARY, OPEN_COUNT)})
+    prediction = await pipeline(client, real_sandbox, scaling(directives=False)).answer(
+        task(work_duckdb, "How many tickets are open?")
+    )
+
+    assert prediction.exec_result.rows == ((2,),)
+    feedback = user_message(client.requests[1][1])
+    assert "open" in feedback and "[enum_value_outside_vocabulary]" not in feedback
+
+
+async def test_a_missing_column_brings_its_entity_into_the_schema(
+    work_duckdb, real_sandbox, scripted
+):
+    wrong = "SELECT t.title, t.display_name FROM tickets AS t WHERE t.stage = 'queued'"
+    right = (
+        "SELECT t.title, u.display_name FROM tickets AS t JOIN users AS u"
+        " ON u.user_id = t.owner_id WHERE t.stage = 'queued'"
+    )
+    client = scripted(
+        {
+            "select_entities": lambda r: json.dumps({"entities": ["tickets"]}),
+            "single_pass": replies(wrong, right),
+        }
+    )
+    prediction = await pipeline(client, real_sandbox, scaling(max_entities=1)).answer(
+        task(work_duckdb, "Who owns each queued ticket?")
+    )
+
+    assert prediction.exec_result.rows == (("Login fails", "Ada"),)
+    first, second = (r for a, r in client.requests if a == "single_pass")
+    assert "## users" not in first.messages[0].content
+    assert "## users" in second.messages[0].content
+    assert "The schema now also shows users" in user_message(second)
+    select = next(r for a, r in client.requests if a == "select_entities")
+    assert select.json_schema["properties"]["entities"]["items"]["enum"] == ["users", "tickets"]
+
+
+async def test_an_engine_error_is_classified_and_repaired(work_duckdb, real_sandbox, scripted):
+    broken = "SELECT CAST(title AS INTEGER) FROM tickets"
+    client = scripted({"single_pass": replies(broken, "SELECT count(*) FROM tickets")})
+    prediction = await pipeline(client, real_sandbox, scaling()).answer(
+        task(work_duckdb, "How many tickets are there?")
+    )
+
+    assert prediction.exec_result.rows == ((3,),)
+    assert "[conversion_error]" in user_message(client.requests[1][1])
+
+
+async def test_when_every_attempt_is_blocked_the_last_one_runs_anyway(
+    work_duckdb, real_sandbox, scripted
+):
+    client = scripted({"single_pass": replies(OFF_VOCABULARY)})
+    prediction, trace = await pipeline(
+        client, real_sandbox, scaling(max_attempts=2)
+    ).answer_with_trace(task(work_duckdb, "How many tickets are open?"))
+
+    assert len(client.requests) == 2
+    assert prediction.sql == OFF_VOCABULARY and prediction.exec_result.rows == ((0,),)
+    assert "agentic.fallback_blocked" in [d.label for d in trace.decisions]
+
+
+async def test_without_the_checker_chain_the_engine_meets_the_mistake(
+    work_duckdb, real_sandbox, scripted
+):
+    client = scripted({"single_pass": replies(NO_UNNEST, BLOCKED_COUNT)})
+    prediction = await pipeline(client, real_sandbox, scaling(checker_chain=False)).answer(
+        task(work_duckdb)
+    )
+
+    assert prediction.exec_result.rows == ((1,),)
+    assert [c.exec_result.ok for c in prediction.candidates] == [False, True]
+
+
+async def test_garbage_selection_falls_back_to_the_schema_focus(
+    work_duckdb, real_sandbox, scripted
+):
+    client = scripted(
+        {
+            "select_entities": lambda r: "not json",
+            "single_pass": replies(BLOCKED_COUNT),
+        }
+    )
+    prediction, trace = await pipeline(
+        client, real_sandbox, scaling(max_entities=1)
+    ).answer_with_trace(task(work_duckdb))
+
+    assert prediction.exec_result.rows == ((1,),)
+    labels = [d.label for d in trace.decisions]
+    assert "select_entities_unusable" in labels
+    chosen = next(d for d in trace.decisions if d.label == "agentic.entities")
+    assert "tickets" in chosen.features["entities"].split(",")
+
+
+@pytest.mark.parametrize(
+    "agentic",
+    [
+        AgenticScaling(),
+        AgenticScaling(max_attempts=5, verifier=True, validator=True),
+        AgenticScaling(select_entities="focus", max_attempts=1),
+    ],
+)
+async def test_no_path_makes_more_calls_than_the_allowance(
+    agentic, work_duckdb, real_sandbox, scripted
+):
+    client = scripted(
+        {
+            "select_entities": lambda r: json.dumps({"entities": ["tickets"]}),
+            "single_pass": replies(NO_UNNEST),
+        }
+    )
+    cfg = ScalingSettings(
+        agentic=agentic.model_copy(
+            update={"cheatsheet": False, "verifier": False, "validator": False, "max_entities": 1}
+        ),
+        global_timeout_s=60,
+    )
+    await pipeline(client, real_sandbox, cfg).answer(task(work_duckdb))
+
+    assert 0 < len(client.requests) <= call_allowance(cfg.agentic)
+
+
+def test_the_factory_builds_it_from_scaling_agentic(sandbox):
+    from core.config import load_config
+
+    cfg = load_config(["scaling=agentic", "model=replay"])
+    built = build_pipeline(cfg, client=object(), sandbox=sandbox)
+    assert isinstance(built, AgenticPipeline)
+    assert built.agentic == AgenticScaling()
