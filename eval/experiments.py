@@ -6,6 +6,8 @@ Subcommands compose config with Hydra's compose API, which has no multirun, so i
                                                            the cartesian product of comma lists)
     experiment=ablation                                 ──► one configuration per entry of
                                                            ``experiment.variants`` (name → overrides)
+    experiment=ablation 'experiment.only=[a,b]'         ──► only the variants named (one variant per
+                                                           invocation: long runs stay short)
 
     >>> from core.config import load_config
     >>> [c.label for c in expand(["scaling=default,single_pass"], load_config, multirun=True)]
@@ -98,11 +100,23 @@ def expand(
     configurations = []
     for combo in combos:
         combo_label = label_of([combo[i] for i in varying] if varying else combo)
-        variants = OmegaConf.select(load(combo), "experiment.variants") or {}
+        cfg = load(combo)
+        variants = OmegaConf.select(cfg, "experiment.variants") or {}
         if not variants:
             configurations.append(Configuration(label=combo_label, overrides=combo))
             continue
-        for name, extra in OmegaConf.to_container(variants).items():  # type: ignore[union-attr]
+        variants = OmegaConf.to_container(variants)
+        only = OmegaConf.select(cfg, "experiment.only")
+        if only:
+            only = [only] if isinstance(only, str) else list(only)
+            unknown = sorted(set(only) - set(variants))  # type: ignore[arg-type]
+            if unknown:
+                raise OverrideError(
+                    f"experiment.only names {unknown}, which are not variants of the "
+                    f"experiment: {sorted(variants)}"  # type: ignore[arg-type]
+                )
+            variants = {n: e for n, e in variants.items() if n in only}  # type: ignore[union-attr]
+        for name, extra in variants.items():  # type: ignore[union-attr]
             if not isinstance(extra, list) or not all(isinstance(o, str) for o in extra):
                 raise OverrideError(
                     f"experiment.variants.{name} must be a list of key=value overrides"

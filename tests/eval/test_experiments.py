@@ -105,3 +105,17 @@ def test_the_adaptive_experiment_composes_its_baselines_and_ablations():
     }
     assert votes == {"self_consistency": 12, "self_consistency_8": 8}
     assert len({cfg.model.response_cache for cfg in composed.values()}) == 1
+
+
+def test_experiment_only_runs_the_variants_it_names_in_the_experiments_order():
+    configurations = expand(
+        ["experiment=ablation", "experiment.only=[router,full]"], load_config
+    )
+    assert [c.label for c in configurations] == ["full", "router"]
+    (one,) = expand(["experiment=ablation", "experiment.only=no_icl"], load_config)
+    assert one.label == "no_icl"
+
+
+def test_experiment_only_refuses_a_name_that_is_no_variant():
+    with pytest.raises(OverrideError, match=r"\['fulll'\].*not variants"):
+        expand(["experiment=ablation", "experiment.only=[fulll]"], load_config)
