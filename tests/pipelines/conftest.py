@@ -39,6 +39,7 @@ _MARKERS = {
     "You review": "critic",
     "You revise": "revisor",
     "You judge": "selector",
+    "You inspect": "plan_verifier",
     "-- Using valid": "single_pass",  # the single-pass prompt, also the adaptive first wave's
 }
 
