@@ -40,6 +40,7 @@ _MARKERS = {
     "You revise": "revisor",
     "You judge": "selector",
     "You inspect": "plan_verifier",
+    "You validate": "semantic_validator",
     "-- Using valid": "single_pass",  # the single-pass prompt, also the adaptive first wave's
 }
 
