@@ -37,7 +37,7 @@ from models.types import ChatRequest, ChatResponse
 
 log = logging.getLogger(__name__)
 
-ROLES = ("generator", "selector", "critic", "fixer", "extractor")
+ROLES = ("generator", "selector", "critic", "fixer", "extractor", "verifier", "validator")
 # Rough characters per token for prompts, used only to reserve budget before a call.
 _CHARS_PER_TOKEN = 4
 

@@ -35,6 +35,10 @@ class AgentSettings(Frozen):
     critic: AgentCall = AgentCall(temperature=0.2, max_tokens=384)
     revisor: AgentCall = AgentCall(temperature=0.0, max_tokens=512)
     selector: AgentCall = AgentCall(temperature=0.0, max_tokens=256)
+    # The agentic mode's checks (pipelines/agentic/verifier.py, validator.py): one short JSON
+    # verdict each, its string bounded by the reply's schema.
+    verifier: AgentCall = AgentCall(temperature=0.0, max_tokens=160)
+    validator: AgentCall = AgentCall(temperature=0.0, max_tokens=128)
 
 
 class SinglePassSettings(Frozen):

@@ -5,7 +5,9 @@ candidates met, and the checker chain candidates pass before they run (docs/agen
                               └──► CheckerChain(schema view).check(sql) ──► CheckResult
 
 No LLM and no database write: the orchestrator that calls the generator, executes, and routes
-findings by their action builds on these.
+findings by their action builds on these. The mode's two LLM checks, whose verdicts become
+findings of the same taxonomy, are imported from their modules: ``verifier.PlanVerifier``
+(before execution) and ``validator.SemanticValidator`` (after).
 """
 
 from pipelines.agentic.chain import CheckerChain, CheckResult

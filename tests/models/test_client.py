@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from core.config import load_config
 from core.types import Usage
 from models.budget import Price, TokenBudget
 from models.client import ModelClient, RetryPolicy, Slot, chat_many
@@ -231,3 +232,29 @@ async def test_close_runs_owned_shutdowns_once() -> None:
         pass
     client.close()
     assert stopped == ["server"]
+
+
+async def test_the_checking_roles_run_on_mixed_cpus_cheap_slot_at_its_price() -> None:
+    """The agentic verifier's and validator's calls go to the 0.5B slot and are priced there;
+    the task's cost (what cost per correct answer sums) holds both slots' calls."""
+    roles = load_config(["model=mixed-cpu"]).model.roles
+    assert roles["verifier"] == roles["validator"] == "cheap" and roles["generator"] == "strong"
+    strong, cheap = ScriptedBackend([], model="1.5b"), ScriptedBackend([], model="0.5b")
+    client = ModelClient(
+        {
+            "strong": Slot("strong", strong, price=Price(prompt_per_mtok=2e6)),  # $2 a token
+            "cheap": Slot("cheap", cheap, price=Price(prompt_per_mtok=1e6)),  # $1 a token
+        },
+        roles,
+        NO_WAIT,
+    )
+    budget = TokenBudget()
+    generated = await client.chat(_req(), role="generator", budget=budget)
+    verified = await client.chat(_req(), role="verifier", budget=budget)
+    validated = await client.chat(_req(), role="validator", budget=budget)
+    assert (strong.calls, cheap.calls) == (1, 2)
+    assert verified.model == validated.model == "0.5b"
+    # 100 prompt tokens each: the cheap slot's calls cost half the strong one's
+    assert generated.usage.cost_usd == pytest.approx(200.0)
+    assert verified.usage.cost_usd == validated.usage.cost_usd == pytest.approx(100.0)
+    assert budget.spent.cost_usd == pytest.approx(400.0) and budget.spent.calls == 3

@@ -39,6 +39,8 @@ _MARKERS = {
     "You review": "critic",
     "You revise": "revisor",
     "You judge": "selector",
+    "You inspect": "plan_verifier",
+    "You validate": "semantic_validator",
     "-- Using valid": "single_pass",  # the single-pass prompt, also the adaptive first wave's
     # and the agentic generator's
     "You plan": "select_entities",  # the agentic mode's entity selection

@@ -1,6 +1,7 @@
 """Real databases for the agentic checks: those of ``tests/pipelines/conftest.py`` (the work-item
 DuckDB, its flat SQLite twin, the enterprise schema), in memory too, and the claims schema built
-empty (its DDL only, no rows); a check context on each."""
+empty (its DDL only, no rows); a check context on each. And the real model client over a backend
+that always gives one reply, for the LLM checks' replies as the client validates them."""
 
 from __future__ import annotations
 
@@ -10,13 +11,45 @@ from contextlib import closing
 import duckdb
 import pytest
 
+from core.types import Usage
 from eval.demo.schema import TABLES as CLAIMS_TABLES
+from models.client import ModelClient, RetryPolicy, Slot
+from models.types import ChatRequest, ChatResponse
 from pipelines.agentic import load_taxonomy
 from pipelines.agentic.checks import Blocker, CheckContext, parse
 from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.contracts import DatabaseRef, SchemaView
 from pipelines.schema import introspect
 from tests.pipelines.conftest import FLAT_DDL, WORK_DDL
+
+
+class OneReplyBackend:
+    """A chat backend whose every reply is ``text``."""
+
+    model = "one-reply"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        return ChatResponse(
+            texts=(self.text,) * request.n,
+            usage=Usage(calls=1, prompt_tokens=100, completion_tokens=10),
+            latency_s=0.0,
+            model=self.model,
+        )
+
+    async def aclose(self) -> None:
+        pass
+
+
+def client_replying(text: str, *roles: str) -> ModelClient:
+    """The real ModelClient (its JSON-schema check included), ``roles`` on a backend that
+    replies ``text``."""
+    slot = Slot("default", OneReplyBackend(text))
+    return ModelClient(
+        {"default": slot}, dict.fromkeys(roles, "default"), RetryPolicy(max_attempts=1)
+    )
 
 
 def work_duckdb_memory() -> duckdb.DuckDBPyConnection:

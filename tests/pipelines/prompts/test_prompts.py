@@ -40,6 +40,8 @@ EXPECTED = {
     },
     "explain_answer": {"question", "evidence", "dialect", "sql", "row_count", "columns", "rows"},
     "answer_judge": {"question", "evidence", "dialect", "sql", "preview"},
+    "plan_verifier": {"schema", "dialect", "question", "evidence", "sql"},
+    "semantic_validator": {"question", "evidence", "sql", "preview"},
     "reasoning_selector": {
         "schema",
         "question",
