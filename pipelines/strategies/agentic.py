@@ -496,12 +496,9 @@ class AgenticPipeline:
     async def _validate(
         self, run: TaskRun, state: State, tried: Tried, number: int
     ) -> Finding | None:
-        from pipelines.agentic.validator import ValidationInput, count_shape_finding
+        from pipelines.agentic.validator import ValidationInput
 
         assert tried.result is not None
-        shape = count_shape_finding(run.task.question, tried.result, self.taxonomy)
-        if shape is not None:  # raw rows for a "how many": no call needed to refuse them
-            return shape
         state.open_step(VALIDATE_STEP, run.runtime)
         try:
             verdict = await self.validator.run(  # type: ignore[union-attr]
