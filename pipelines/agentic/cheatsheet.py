@@ -33,7 +33,7 @@ import hashlib
 import os
 import re
 import string
-import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -81,8 +81,12 @@ class _SheetFile(Frozen):
 def sheet_file(root: str | Path, db: DatabaseRef) -> Path:
     """``<root>/<db_id>-<8 hex>.json``: the hash of the resolved path tells apart two
     benchmarks' databases of the same id."""
-    digest = hashlib.sha1(str(Path(db.path).expanduser().resolve()).encode()).hexdigest()[:8]
-    return Path(root) / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', db.db_id)}-{digest}.json"
+    return Path(root) / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', db.db_id)}-{path_digest(db.path)}.json"
+
+
+def path_digest(path: str | Path) -> str:
+    """The 8 hex digits a database file's sheet name ends with."""
+    return hashlib.sha1(str(Path(path).expanduser().resolve()).encode()).hexdigest()[:8]
 
 
 def rule_text(template: str, finding: Finding) -> str | None:
@@ -264,15 +268,15 @@ class Cheatsheet:
 
     def _write(self, sheet: _SheetFile) -> None:
         # A reader sees the old file or the new one, never half of one.
-        fd, staged = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
+        staged = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.tmp")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
+            with staged.open("w", encoding="utf-8") as out:
                 out.write(sheet.model_dump_json(indent=2))
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(staged, self.path)
         except BaseException:
-            Path(staged).unlink(missing_ok=True)
+            staged.unlink(missing_ok=True)
             raise
 
 
