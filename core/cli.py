@@ -40,6 +40,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("eval.run_cli:main", "run a configured pipeline over a benchmark"),
     "score": ("eval.score_cli:main", "score a predictions file against a benchmark"),
     "report": ("eval.report_cli:main", "ablation table and plots for an experiment"),
+    "cheatsheet": ("eval.cheatsheet_cli:main", "show / reset / export the agentic mode's rules"),
     "serve": ("serve.cli:main", "the online endpoint (Ray Serve): HTTP API and web page"),
 }
 
@@ -62,7 +63,8 @@ def split_overrides(args: list[str]) -> tuple[list[str], list[str]]:
 
 def _usage() -> str:
     lines = ["usage: scale-analytics SUBCOMMAND [args] [key=value ...]", "", "subcommands:"]
-    lines += [f"  {name:<8} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
+    width = max(map(len, SUBCOMMANDS))
+    lines += [f"  {name:<{width}} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
     return "\n".join(lines)
 
 

@@ -118,6 +118,9 @@ def config_identity(cfg: DictConfig) -> str:
         k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in excluded
     }  # type: ignore[union-attr]
     content.get("pipeline", {}).pop("trace", None)  # where traces go is not what is computed
+    cheatsheet = content.get("pipeline", {}).get("cheatsheet")
+    if cheatsheet:  # where the learned rules are kept is not what is computed; whether they are is
+        cheatsheet["root"] = cheatsheet.get("root") is not None
     for key in SUBSET_FIELDS:
         content.get("benchmark", {}).pop(key, None)
     content.get("model", {}).pop("response_cache", None)  # same requests, same distribution

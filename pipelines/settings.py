@@ -170,6 +170,19 @@ def _merged(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class CheatsheetSettings(Frozen):
+    """The agentic mode's dynamic cheatsheet (pipelines/agentic/cheatsheet.py): rules learned
+    from classified errors, one file per database under ``root``, the best ``top_k`` shown to
+    the generator before each generation."""
+
+    root: str | None = None  # directory of the per-database files; None: no cheatsheet
+    top_k: int = Field(default=5, ge=0)
+    # False: the sheet is read, never written, so a held-out run is measured on what the tuning
+    # run learned without learning from the questions it is measured on.
+    learn: bool = True
+    max_rules: int = Field(default=200, ge=1)  # per database; the least useful dropped beyond
+
+
 class TraceSettings(Frozen):
     directory: str | None = None  # JSONL sink directory; None: no JSONL sink
 
@@ -184,5 +197,6 @@ class PipelineSettings(Frozen):
     router: RouterSettings = RouterSettings()
     trace: TraceSettings = TraceSettings()
     sandbox: SandboxSettings = SandboxSettings()
+    cheatsheet: CheatsheetSettings = CheatsheetSettings()
     # None outside a composed config: the index root has no default.
     index: IndexSettings | None = None

@@ -1,8 +1,10 @@
 """The agentic mode's deterministic layer: an error taxonomy, a classifier of what executed
-candidates met, and the checker chain candidates pass before they run (docs/agentic.md).
+candidates met, the checker chain candidates pass before they run, and the dynamic cheatsheet
+of rules learned from findings (docs/agentic.md).
 
     taxonomy.yaml ──► Taxonomy ──► Classifier.classify_result(ExecutionResult) ──► Finding
                               └──► CheckerChain(schema view).check(sql) ──► CheckResult
+    Finding ──► Cheatsheet(database).record ──► per-database file ──► render() ──► prompt
 
 No LLM and no database write: the orchestrator that calls the generator, executes, and routes
 findings by their action builds on these. The mode's two LLM checks, whose verdicts become
@@ -11,15 +13,19 @@ findings of the same taxonomy, are imported from their modules: ``verifier.PlanV
 """
 
 from pipelines.agentic.chain import CheckerChain, CheckResult
+from pipelines.agentic.cheatsheet import Cheatsheet, CheatsheetRule
 from pipelines.agentic.checks import DEFAULT_STAGES, Blocker, Rewrite, Rewriter, Stage
 from pipelines.agentic.classify import Classifier
-from pipelines.agentic.errors import TaxonomyError
+from pipelines.agentic.errors import CheatsheetError, TaxonomyError
 from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.agentic.taxonomy import FailureClass, Finding, Taxonomy, load_taxonomy
 
 __all__ = [
     "DEFAULT_STAGES",
     "Blocker",
+    "Cheatsheet",
+    "CheatsheetError",
+    "CheatsheetRule",
     "CheckResult",
     "CheckerChain",
     "Classifier",

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from core.types import Frozen
 from pipelines.agentic.errors import TaxonomyError
@@ -40,6 +41,8 @@ Phase = Literal["schema_coverage", "nested_type", "syntax_dialect", "runtime", "
 Action = Literal["expand_schema", "repair_in_place", "accept", "stop"]
 # Named groups a message pattern may capture: what the message names and what the engine proposes.
 PATTERN_GROUPS = frozenset({"identifier", "suggestion"})
+# What a class's ``rule`` template may name: the finding's fields (pipelines/agentic/cheatsheet.py).
+RULE_PLACEHOLDERS = frozenset({"identifier", "suggestion", "detail"})
 
 
 class FailureClass(Frozen):
@@ -60,6 +63,26 @@ class FailureClass(Frozen):
     )  # what the generator is told to do, in a small model's terms
     messages: dict[Dialect, tuple[str, ...]] = Field(default_factory=dict)
     error_kinds: tuple[str, ...] = ()
+    rule: str | None = Field(default=None, min_length=1)
+
+    @field_validator("rule")
+    @classmethod
+    def _rule_names_finding_fields(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return value
+        where = f"class {info.data.get('name', '?')!r}: rule {value!r}"
+        try:
+            fields = list(string.Formatter().parse(value))
+        except ValueError as exc:  # an unbalanced brace
+            raise ValueError(f"{where} is no template: {exc}") from exc
+        for _, name, spec, conversion in fields:
+            if name is not None and (name not in RULE_PLACEHOLDERS or spec or conversion):
+                raise ValueError(
+                    f"{where} names {{{name}}}{'!' + conversion if conversion else ''}"
+                    f"{':' + spec if spec else ''}; allowed: "
+                    + ", ".join(f"{{{p}}}" for p in sorted(RULE_PLACEHOLDERS))
+                )
+        return value
 
     @field_validator("messages")
     @classmethod

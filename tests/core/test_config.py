@@ -70,7 +70,8 @@ def test_the_default_profiles_are_the_models_defaults():
     )
     assert section(load_config(["sweep=default"]), "sweep", SweepSettings) == SweepSettings()
     pipeline = section(load_config(["pipeline=default"]), "pipeline", PipelineSettings)
-    located = {"trace": {"directory"}, "index": True}  # paths: the only values YAML must give
+    # paths: the only values YAML must give
+    located = {"trace": {"directory"}, "cheatsheet": {"root"}, "index": True}
     assert pipeline.model_dump(exclude=located) == PipelineSettings().model_dump(exclude=located)
 
 

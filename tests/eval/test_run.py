@@ -200,6 +200,15 @@ def test_the_run_directory_follows_what_is_computed_not_the_resources(tiny_spide
     base = config_identity(configure(tiny_spider, tmp_path))
     assert config_identity(configure(tiny_spider, tmp_path, "++sweep.workers=8")) == base
     assert config_identity(configure(tiny_spider, tmp_path, "scaling=single_pass")) != base
+    # the cheatsheet's folder lies under paths.runs: whether there is one counts, not where
+    moved = configure(tiny_spider, tmp_path, f"pipeline.cheatsheet.root={tmp_path / 'sheets'}")
+    assert config_identity(moved) == base
+    assert (
+        config_identity(configure(tiny_spider, tmp_path, "pipeline.cheatsheet.root=null")) != base
+    )
+    assert (
+        config_identity(configure(tiny_spider, tmp_path, "pipeline.cheatsheet.learn=false")) != base
+    )
 
 
 def test_prices_are_not_part_of_a_runs_identity_and_a_judge_is(tiny_spider, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 
 from core.cli import _usage, main
@@ -51,7 +52,7 @@ def test_profiles_replace_the_scaling_group_of_the_command_line():
 
 
 def test_the_help_names_the_endpoint():
-    assert "serve    the online endpoint (Ray Serve)" in _usage()
+    assert re.search(r"\n  serve +the online endpoint \(Ray Serve\)", _usage())
 
 
 def test_serve_demo_registers_the_demo_database(tmp_path):
