@@ -234,3 +234,44 @@ def test_the_factory_builds_it_from_scaling_agentic(sandbox):
     built = build_pipeline(cfg, client=object(), sandbox=sandbox)
     assert isinstance(built, AgenticPipeline)
     assert built.agentic == AgenticScaling()
+
+
+async def test_a_fixed_finding_becomes_a_rule_the_next_question_is_given(
+    work_duckdb, real_sandbox, scripted, tmp_path
+):
+    from pipelines.agentic.cheatsheet import Cheatsheet
+    from pipelines.settings import CheatsheetSettings
+
+    sheet = CheatsheetSettings(root=str(tmp_path / "sheets"))
+    settings = SETTINGS.model_copy(update={"cheatsheet": sheet})
+    client = scripted({"single_pass": replies(NO_UNNEST, BLOCKED_COUNT)})
+    agentic = AgenticPipeline(
+        client=client, sandbox=real_sandbox, scaling=scaling(cheatsheet=True), settings=settings
+    )
+    await agentic.answer(task(work_duckdb))
+
+    (rule,) = Cheatsheet.open(sheet, work_duckdb).rules()
+    assert (rule.error_class, rule.seen, rule.fixed) == ("unnest_missing", 1, 1)
+    assert "Rules learned" not in user_message(client.requests[0][1])  # nothing learned yet
+
+    later = scripted({"single_pass": replies(BLOCKED_COUNT)})
+    await AgenticPipeline(
+        client=later, sandbox=real_sandbox, scaling=scaling(cheatsheet=True), settings=settings
+    ).answer(task(work_duckdb, "How many tickets block something?"))
+    assert rule.text in user_message(later.requests[0][1])
+
+
+async def test_a_frozen_cheatsheet_is_read_and_never_written(
+    work_duckdb, real_sandbox, scripted, tmp_path
+):
+    from pipelines.agentic.cheatsheet import Cheatsheet
+    from pipelines.settings import CheatsheetSettings
+
+    sheet = CheatsheetSettings(root=str(tmp_path / "sheets"), learn=False)
+    settings = SETTINGS.model_copy(update={"cheatsheet": sheet})
+    client = scripted({"single_pass": replies(NO_UNNEST, BLOCKED_COUNT)})
+    await AgenticPipeline(
+        client=client, sandbox=real_sandbox, scaling=scaling(cheatsheet=True), settings=settings
+    ).answer(task(work_duckdb))
+
+    assert Cheatsheet.open(sheet, work_duckdb).rules() == ()
