@@ -22,8 +22,9 @@ class QueryRequest(Frozen):
     database: str = Field(min_length=1, description="a registered database's name")
     evidence: str = Field(default="", description="hints: definitions, formulas, value spellings")
     profile: Profile | None = Field(
-        default=None, description="fast (one SQL), balanced (adaptive), thorough (full width), agentic "
-        "(one SQL at a time, checked and repaired)"
+        default=None,
+        description="fast (one SQL), balanced (adaptive), thorough (full width), agentic "
+        "(one SQL at a time, checked and repaired)",
     )
     max_rows: int | None = Field(default=None, ge=1, description="rows returned at most")
 

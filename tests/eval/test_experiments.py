@@ -108,9 +108,7 @@ def test_the_adaptive_experiment_composes_its_baselines_and_ablations():
 
 
 def test_experiment_only_runs_the_variants_it_names_in_the_experiments_order():
-    configurations = expand(
-        ["experiment=ablation", "experiment.only=[router,full]"], load_config
-    )
+    configurations = expand(["experiment=ablation", "experiment.only=[router,full]"], load_config)
     assert [c.label for c in configurations] == ["full", "router"]
     (one,) = expand(["experiment=ablation", "experiment.only=no_icl"], load_config)
     assert one.label == "no_icl"
