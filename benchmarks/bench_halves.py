@@ -1,0 +1,108 @@
+"""A run's figures per half of a split benchmark, read from its stored predictions. No model runs.
+
+    python benchmarks/bench_halves.py RUN_DIR [RUN_DIR ...] [--stride 2] [--reference gpt-4.1-mini]
+
+The tuning and held-out halves of the claims and enterprise benchmarks are every other question
+(``benchmark.stride=2``, ``offset`` 0 or 1); one configuration's halves grow one run directory.
+A prediction's task id keeps the question's index in the benchmark (``<prefix>:<index>``), so the
+half is ``index % stride``. Per run and half: questions, EX (BIRD semantics) with the correct
+count, EX by difficulty and by SDS bucket where the benchmark rates them, mean / p50 / p95
+seconds, calls and tokens per question, cost per question and per correct answer at the run's
+configured prices and with its tokens at a hosted reference price (``conf/prices``), and the
+judge's verdicts with their agreement with EX where the judge ran — the same functions as the
+run's own summary (``eval/report.py``, ``eval/judge.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import polars as pl
+from omegaconf import OmegaConf
+
+from core.config import load_config
+from eval.costs import reference_costs
+from eval.report import ex_by_sds, run_metrics
+from models.budget import PriceList
+
+
+def halves(frame: pl.DataFrame, stride: int) -> dict[str, pl.DataFrame]:
+    index = pl.col("task_id").str.extract(r":(\d+)$").cast(pl.Int64)
+    frame = frame.with_columns((index % stride).alias("_half"))
+    names = {0: "tuning", 1: "held-out"}
+    return {
+        names.get(h, f"offset {h}"): frame.filter(pl.col("_half") == h).drop("_half")
+        for h in sorted(frame["_half"].unique().to_list())
+    }
+
+
+def describe(name: str, frame: pl.DataFrame, reference: tuple[str, object] | None) -> list[str]:
+    m = run_metrics(frame)
+    right = int(frame["ex_bird"].fill_null(False).sum())
+    lines = [
+        f"  {name}: {frame.height} questions, EX {m.get('ex_bird', 0):.3f} ({right}/{frame.height})"
+    ]
+    parts = []
+    for difficulty, group in frame.group_by("difficulty", maintain_order=True):
+        parts.append(
+            f"{difficulty[0]} {int(group['ex_bird'].fill_null(False).sum())}/{group.height}"
+        )
+    lines.append("    by difficulty: " + ", ".join(parts))
+    by_sds = ex_by_sds(frame)
+    if by_sds.height:
+        lines.append(
+            "    by SDS: "
+            + ", ".join(
+                f"{r['sds_bucket']} {round(r['ex_bird'] * r['questions'])}/{r['questions']}"
+                for r in by_sds.iter_rows(named=True)
+            )
+        )
+    lines.append(
+        f"    s/question {m['latency_mean_s']:.1f} (p50 {m['latency_p50_s']:.1f}, p95 "
+        f"{m['latency_p95_s']:.1f}); {m['calls_per_question']:.2f} calls, "
+        f"{m['prompt_tokens_per_question']:,.0f} + {m['completion_tokens_per_question']:,.0f} "
+        "tokens per question"
+    )
+    cost = f"    cost ${m['cost_usd_per_question']:.6f}/question"
+    cost += (
+        f", ${m['cost_usd_per_correct']:.5f}/correct"
+        if "cost_usd_per_correct" in m
+        else ", n/a per correct (none correct)"
+    )
+    if reference is not None:
+        ref = reference_costs(m, reference[1])  # type: ignore[arg-type]
+        cost += f"; at {reference[0]}: ${ref['ref_cost_usd_per_question']:.5f}/question"
+        if "ref_cost_usd_per_correct" in ref:
+            cost += f", ${ref['ref_cost_usd_per_correct']:.5f}/correct"
+    lines.append(cost)
+    if "judge_correct" in m:
+        agreement = m.get("judge_agreement_ex")
+        kappa = m.get("judge_kappa_ex")
+        lines.append(
+            f"    judge: correct {m['judge_correct']:.3f}, mean score "
+            f"{m.get('judge_score_mean', float('nan')):.1f}/50"
+            + (f", agrees with EX on {agreement:.0%}" if agreement is not None else "")
+            + (f", kappa {kappa:.2f}" if kappa is not None else "")
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--stride", type=int, default=2)
+    parser.add_argument("--reference", default=None, help="a hosted price list entry (conf/prices)")
+    args = parser.parse_args()
+    prices = PriceList.model_validate(OmegaConf.to_container(load_config([]).prices))
+    name = args.reference or prices.reference
+    reference = (name, prices.hosted[name]) if name else None
+    for run in args.runs:
+        frame = pl.read_parquet(run / "predictions.parquet")
+        print(run.name)
+        for half, part in halves(frame, args.stride).items():
+            print("\n".join(describe(half, part, reference)))
+
+
+if __name__ == "__main__":
+    main()
