@@ -90,32 +90,31 @@ class EntitySelector(PromptAgent[SelectionInput, tuple[str, ...]]):
 
 def entities_for(finding: Finding, graph: SchemaGraph) -> tuple[str, ...]:
     """The entities that may hold what a schema-coverage finding says is missing: the entity a
-    missing table's name is (or is close to), or those having a column of the missing name;
-    () when nothing in the database fits."""
-    names = [finding.identifier, *finding.suggestion.replace('"', "").split(",")]
-    names = [n.strip().strip("'\"`") for n in names if n and n.strip()]
+    missing table's name is (or is closest to); for a missing column, the entities with a
+    column of that name, then those with a sub-field of it, then those with a column spelled
+    nearly so; () when nothing in the database fits. The engine's own suggestions are not
+    searched: they name what is already in scope (or, for a table, a system catalog)."""
+    name = finding.identifier.strip().strip("'\"`")
+    if not name:
+        return ()
     if finding.error_class == "table_not_found":
-        found: list[str] = []
-        for name in names:
-            table = name.split(".")[-1]
-            try:
-                found += [e.name for e in graph.find([table])]
-            except UnknownEntity:  # the closest name stands in
-                found += list(graph.suggest(table)[:1])
-        return tuple(dict.fromkeys(found))
-    columns = {n.split(".")[-1].lower() for n in names}
-    having = [
+        table = name.split(".")[-1]
+        try:
+            return tuple(e.name for e in graph.find([table]))
+        except UnknownEntity:  # the closest name stands in
+            return graph.suggest(table)[:1]
+    column = name.split(".")[-1].lower()
+    top = [e.name for e in graph.entities if any(c.name.lower() == column for c in e.columns)]
+    nested = [
         e.name
         for e in graph.entities
-        if any(c.name.split(".")[-1].lower() in columns for c in e.fields())
+        if any(c.name.split(".")[-1].lower() == column for c in e.fields())
     ]
-    if having:
-        return tuple(having)
-    close = {
+    close = [
         e.name
         for e in graph.entities
-        for c in e.columns
-        for name in columns
-        if difflib.SequenceMatcher(None, c.name.lower(), name).ratio() >= 0.85
-    }
-    return tuple(e.name for e in graph.entities if e.name in close)
+        if any(
+            difflib.SequenceMatcher(None, c.name.lower(), column).ratio() >= 0.85 for c in e.columns
+        )
+    ]
+    return tuple(dict.fromkeys(top + nested + close))
