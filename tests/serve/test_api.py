@@ -274,3 +274,14 @@ def test_the_balanced_profile_reports_its_first_wave_and_agreement(make_app):
     assert candidates[-1]["candidates"] == 5
     assert answer["profile"] == "balanced" and answer["rows"] == [[2]]
     assert answer["confidence"] == 0.833  # five candidates, one answer
+
+
+def test_a_request_may_name_the_agentic_mode(make_app):
+    model = FakeModel(COUNT_SQL, GOOD)
+    client, _, _ = make_app(model)
+    body = {"question": QUESTION, "database": "concerts", "profile": "agentic"}
+    response = client.post("/v1/query", json=body, headers=auth(ANALYST_KEY))
+    answer = response.json()
+    assert response.status_code == 200, answer
+    assert answer["profile"] == "agentic" and answer["rows"] == [[2]]
+    assert model.calls.count("sql") == 1  # one generation, accepted: no selection, no repair
