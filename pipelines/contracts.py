@@ -205,7 +205,7 @@ class AgenticScaling(Frozen):
     """
 
     max_attempts: int = Field(default=3, ge=1, le=10)  # generator calls per question
-    # Entities the selection may ask for at the start (the catalog's own order; a cap keeps the
+    # Entities the selection may ask for at the start (shown hubs first; a cap keeps the
     # generator's prompt short on a CPU) and at most this many more over all expansions.
     max_entities: int = Field(default=3, ge=1)
     max_expanded: int = Field(default=2, ge=0)

@@ -84,12 +84,26 @@ def call_allowance(agentic: AgenticScaling) -> int:
 
 class DatabaseContext(NamedTuple):
     """What the orchestrator reads of a database once: its knowledge graph, the catalog's text,
-    and the checker chain over the whole schema (a name the generator was not shown but the
-    database has is a coverage gap, not an unknown name)."""
+    the checker chain over the whole schema (a name the generator was not shown but the
+    database has is a coverage gap, not an unknown name), and the order entities are shown in."""
 
     graph: SchemaGraph
     catalog: str
     chain: CheckerChain
+    order: tuple[str, ...]
+
+
+def hubs_first(graph: SchemaGraph) -> tuple[str, ...]:
+    """Entity names, those joined to the most others first (then the larger first): the
+    entities most questions need open every prompt, so prompts of different questions share
+    their longest prefix and the model server's KV cache serves it."""
+    partners: dict[str, set[str]] = {e.name: set() for e in graph.entities}
+    for join in graph.joins:
+        if join.entity != join.ref_entity:
+            partners[join.entity].add(join.ref_entity)
+            partners[join.ref_entity].add(join.entity)
+    ranked = sorted(graph.entities, key=lambda e: (-len(partners[e.name]), -(e.rows or 0)))
+    return tuple(e.name for e in ranked)
 
 
 @dataclass
@@ -363,7 +377,8 @@ class AgenticPipeline:
             graph = await asyncio.to_thread(schema_graph, db, self.settings.catalog)
             view = await asyncio.to_thread(introspect, db, 0)
             chain = CheckerChain(view, taxonomy=self.taxonomy)
-            return DatabaseContext(graph, catalog_of(graph, self.settings.catalog).text(), chain)
+            catalog = catalog_of(graph, self.settings.catalog).text()
+            return DatabaseContext(graph, catalog, chain, hubs_first(graph))
 
         try:
             return await self._databases.get(db, read)
@@ -373,7 +388,7 @@ class AgenticPipeline:
             raise SchemaReadError(describe(exc)) from exc
 
     async def _select(self, run: TaskRun, state: State, context: DatabaseContext) -> list[str]:
-        """The entities the first generation is shown, in the catalog's order."""
+        """The entities the first generation is shown, hubs first (``hubs_first``)."""
         a = self.agentic
         task = run.task
         names = tuple(e.name for e in context.graph.entities)
@@ -402,7 +417,7 @@ class AgenticPipeline:
         if a.select_entities in ("focus", "both") or not picked:
             picked += await self._focus(task, context)
         chosen = set(picked)
-        ordered = [n for n in names if n in chosen]
+        ordered = [n for n in context.order if n in chosen]
         run.recorder.decide("agentic.entities", SELECT_STEP, entities=",".join(ordered))
         return ordered
 
@@ -424,7 +439,7 @@ class AgenticPipeline:
         return found
 
     def _shown(self, context: DatabaseContext, session: Session) -> list[str]:
-        return [e.name for e in context.graph.entities if e.name in session.entities]
+        return [name for name in context.order if name in session.entities]
 
     def _examples(self, task: Task) -> tuple[ExampleHit, ...]:
         if not self.agentic.examples:

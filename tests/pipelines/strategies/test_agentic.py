@@ -74,6 +74,7 @@ async def test_a_clean_first_answer_is_accepted(work_duckdb, real_sandbox, scrip
     system = request.messages[0].content
     assert "## tickets" in system and "## users" in system
     assert "links[].type" in system and "is_blocked_by" in system  # sub-fields and vocabularies
+    assert system.index("## tickets") < system.index("## users")  # hubs first, then larger
     assert (request.temperature, request.n) == (0.0, 1)
     assert "Earlier attempts" not in user_message(request)
 
