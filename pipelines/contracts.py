@@ -207,12 +207,19 @@ class AgenticScaling(Frozen):
     max_attempts: int = Field(default=3, ge=1, le=10)  # generator calls per question
     # Entities the selection may ask for at the start (shown hubs first; a cap keeps the
     # generator's prompt short on a CPU) and at most this many more over all expansions.
-    max_entities: int = Field(default=3, ge=1)
+    # Two: on the 2-core CPU an enterprise prompt with three entities is 4,900-6,100 tokens and
+    # 80-120 s to evaluate, and the model asked for three named three whether it needed them
+    # or not; a missing entity comes back through the schema expansion.
+    max_entities: int = Field(default=2, ge=1)
     max_expanded: int = Field(default=2, ge=0)
     # How the first entities are chosen: "llm" (one short call over the catalog, its answer
     # constrained to entity names), "focus" (the schema focus's linking, no LLM), or both.
     select_entities: Literal["llm", "focus", "both"] = "llm"
     examples: int = Field(default=3, ge=0)  # the database's own solved examples, most similar first
+    # An empty result (the taxonomy's ``accept``: it can be right) goes back once for a repair
+    # while attempts remain; it stands if the repair finds no rows either. Without the validator
+    # nothing else questions it: the first enterprise trials accepted a join that matched nothing.
+    retry_empty: bool = True
     checker_chain: bool = True
     directives: bool = True
     schema_expansion: bool = True

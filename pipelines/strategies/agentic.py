@@ -135,6 +135,7 @@ class Session:
     tried: list[Tried] = field(default_factory=list)
     history: list[Attempt] = field(default_factory=list)
     pending: tuple[Finding, ...] = ()  # last attempt's findings, for the cheatsheet
+    retried_empty: bool = False
 
 
 class AgenticPipeline:
@@ -307,7 +308,7 @@ class AgenticPipeline:
                 return tried
         tried.result = await run.runtime.execute(tried.sql, task.db, agent="agentic")
         found = self.classifier.classify_result(tried.result, task.db.dialect)
-        if found is not None and found.action != "accept":
+        if found is not None and (found.action != "accept" or self._retry_empty(session, number)):
             tried.findings = (found,)
             return tried
         if self.validator is not None and tried.result.ok:
@@ -352,6 +353,14 @@ class AgenticPipeline:
                 added=",".join(added),
             )
         session.history.append(Attempt(sql=tried.sql, feedback=tuple(feedback)))
+        return True
+
+    def _retry_empty(self, session: Session, number: int) -> bool:
+        """Whether an empty result goes back for a repair: once a question, attempts left."""
+        a = self.agentic
+        if not a.retry_empty or number >= a.max_attempts or session.retried_empty:
+            return False
+        session.retried_empty = True
         return True
 
     def _feedback(self, finding: Finding, tried: Tried) -> str:

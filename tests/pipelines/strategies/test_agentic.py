@@ -276,3 +276,26 @@ async def test_a_frozen_cheatsheet_is_read_and_never_written(
     ).answer(task(work_duckdb))
 
     assert Cheatsheet.open(sheet, work_duckdb).rules() == ()
+
+
+EMPTY = "SELECT count(*) FROM tickets AS t, UNNEST(t.links) AS u(link) GROUP BY link.type HAVING 0"
+
+
+async def test_an_empty_result_goes_back_once_and_stands_if_nothing_better_comes(
+    work_duckdb, real_sandbox, scripted
+):
+    client = scripted({"single_pass": replies(EMPTY, BLOCKED_COUNT)})
+    prediction = await pipeline(client, real_sandbox, scaling()).answer(task(work_duckdb))
+    assert prediction.exec_result.rows == ((1,),) and prediction.answered_by == "attempt_2"
+    assert "[empty_result]" in user_message(client.requests[1][1])
+
+    client = scripted({"single_pass": replies(EMPTY)})
+    prediction = await pipeline(client, real_sandbox, scaling()).answer(task(work_duckdb))
+    assert len(client.requests) == 2  # one retry, then the empty answer is accepted
+    assert prediction.sql == EMPTY and prediction.answered_by == "attempt_2"
+
+    client = scripted({"single_pass": replies(EMPTY, BLOCKED_COUNT)})
+    prediction = await pipeline(client, real_sandbox, scaling(retry_empty=False)).answer(
+        task(work_duckdb)
+    )
+    assert len(client.requests) == 1 and prediction.exec_result.rows == ()
