@@ -14,7 +14,8 @@ fails, and repaired with the failure's directive — the orchestrator alone hold
                  expand_schema   ──► the entities that have what was missing join the schema
                  repair_in_place ──► the directive (or, without directives, the raw message)
                                      goes back to the generator with the attempt
-                 accept          ──► the answer stands (an empty result can be right)
+                 accept          ──► the answer stands (an empty result can be right; it
+                                     goes back once first while attempts remain)
                  stop            ──► no retry can help: answer from what exists
          ──► answer: the accepted attempt; else the best executed one (rows over an empty result
              over an error), executing a blocked SQL as a last resort
