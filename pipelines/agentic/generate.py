@@ -9,7 +9,7 @@ about earlier attempts.
     ...     schema_text="## tickets\\n- stage text", history=(Attempt(sql="SELECT count(*) FROM t",
     ...     feedback=("[table_not_found] t does not exist.",)),))
     >>> print(render_history(request.history))
-    Earlier attempts at this question, each with what was wrong (do not repeat them):
+    Your earlier answers to this question were wrong. Do not write them again; fix what is listed under each:
     Attempt 1:
     ```sql
     SELECT count(*) FROM t
@@ -55,6 +55,7 @@ class GenerationRequest(Frozen):
     rules: str = ""  # the cheatsheet's block ("" when it has none)
     history: tuple[Attempt, ...] = ()
     temperature: float = 0.0
+    seed: int = 0  # another seed draws another sample of the same prompt
 
 
 class GeneratedSQL(Frozen):
@@ -65,7 +66,10 @@ class GeneratedSQL(Frozen):
 def render_history(history: Sequence[Attempt]) -> str:
     if not history:
         return ""
-    lines = ["Earlier attempts at this question, each with what was wrong (do not repeat them):"]
+    lines = [
+        "Your earlier answers to this question were wrong. Do not write them again; "
+        "fix what is listed under each:"
+    ]
     for number, attempt in enumerate(history, 1):
         lines += [f"Attempt {number}:", "```sql", attempt.sql, "```"]
         lines += [f"- {line}" for line in attempt.feedback]
@@ -98,7 +102,7 @@ async def generate_sql(
         stop=(END_OF_SQL_BLOCK,),
         grammar=SQL_BLOCK_GRAMMAR,
         grammar_optional=True,
-        seed=0,
+        seed=request.seed,
     )
     response = await runtime.chat(chat, role="generator", agent=AGENT)
     text = response.texts[0]

@@ -77,9 +77,14 @@ SELECT_STEP, GENERATE_STEP, VERIFY_STEP, VALIDATE_STEP = (
 )
 
 
+def _normal(sql: str) -> str:
+    return " ".join(sql.split()).rstrip(";").lower()
+
+
 def call_allowance(agentic: AgenticScaling) -> int:
     """Upper bound of LLM calls of one question."""
-    per_attempt = 1 + int(agentic.verifier) + int(agentic.validator)
+    # a generation, its redraw when it repeats an earlier SQL, and the LLM checks
+    per_attempt = 2 + int(agentic.verifier) + int(agentic.validator)
     return int(agentic.select_entities != "focus") + agentic.max_attempts * per_attempt
 
 
@@ -285,6 +290,15 @@ class AgenticPipeline:
         state.open_step(GENERATE_STEP, run.runtime)
         try:
             generated = await generate_sql(request, run.runtime, settings=self.generator_settings)
+            if _normal(generated.sql) in {_normal(t.sql) for t in session.tried}:
+                # A small model given its failed SQL often writes it again: draw another one.
+                run.recorder.decide("agentic.duplicate", f"attempt_{number}")
+                request = request.model_copy(
+                    update={"temperature": a.duplicate_temperature, "seed": number}
+                )
+                generated = await generate_sql(
+                    request, run.runtime, settings=self.generator_settings
+                )
         except (InvalidModelOutput, ValueError) as exc:
             record_failure(run, "generate", f"attempt_{number}", exc)
             session.history.append(

@@ -76,7 +76,7 @@ async def test_a_clean_first_answer_is_accepted(work_duckdb, real_sandbox, scrip
     assert "links[].type" in system and "is_blocked_by" in system  # sub-fields and vocabularies
     assert system.index("## tickets") < system.index("## users")  # hubs first, then larger
     assert (request.temperature, request.n) == (0.0, 1)
-    assert "Earlier attempts" not in user_message(request)
+    assert "earlier answers" not in user_message(request)
 
 
 async def test_a_blocked_sql_is_never_run_and_its_directive_goes_back(
@@ -163,7 +163,7 @@ async def test_when_every_attempt_is_blocked_the_last_one_runs_anyway(
         client, real_sandbox, scaling(max_attempts=2)
     ).answer_with_trace(task(work_duckdb, "How many tickets are open?"))
 
-    assert len(client.requests) == 2
+    assert len(client.requests) == 3  # the second attempt repeated the first: drawn again
     assert prediction.sql == OFF_VOCABULARY and prediction.exec_result.rows == ((0,),)
     assert "agentic.fallback_blocked" in [d.label for d in trace.decisions]
 
@@ -291,7 +291,8 @@ async def test_an_empty_result_goes_back_once_and_stands_if_nothing_better_comes
 
     client = scripted({"single_pass": replies(EMPTY)})
     prediction = await pipeline(client, real_sandbox, scaling()).answer(task(work_duckdb))
-    assert len(client.requests) == 2  # one retry, then the empty answer is accepted
+    # one retry (its repeat of the same SQL drawn again), then the empty answer is accepted
+    assert len(client.requests) == 3
     assert prediction.sql == EMPTY and prediction.answered_by == "attempt_2"
 
     client = scripted({"single_pass": replies(EMPTY, BLOCKED_COUNT)})
@@ -299,3 +300,19 @@ async def test_an_empty_result_goes_back_once_and_stands_if_nothing_better_comes
         task(work_duckdb)
     )
     assert len(client.requests) == 1 and prediction.exec_result.rows == ()
+
+
+async def test_a_repair_that_repeats_an_earlier_sql_is_drawn_again(
+    work_duckdb, real_sandbox, scripted
+):
+    client = scripted({"single_pass": replies(NO_UNNEST, NO_UNNEST, BLOCKED_COUNT)})
+    prediction, trace = await pipeline(client, real_sandbox, scaling()).answer_with_trace(
+        task(work_duckdb)
+    )
+
+    assert prediction.exec_result.rows == ((1,),) and prediction.answered_by == "attempt_2"
+    redraw = client.requests[2][1]
+    assert (redraw.temperature, redraw.seed) == (AgenticScaling().duplicate_temperature, 2)
+    assert "agentic.duplicate" in [d.label for d in trace.decisions]
+    user = user_message(redraw)
+    assert user.index("-- Question:") < user.index("earlier answers")  # feedback comes last
