@@ -18,7 +18,8 @@ fails, and repaired with the failure's directive — the orchestrator alone hold
                                      goes back once first while attempts remain)
                  stop            ──► no retry can help: answer from what exists
          ──► answer: the accepted attempt; else the best executed one (rows over an empty result
-             over an error), executing a blocked SQL as a last resort
+             over an error), executing the blocked SQLs as a last resort; with no rows from any,
+             the latest SQL that ran, else the latest written
 
 Every routing is a trace decision (``agentic.<action>``) naming the failure's class and source
 (a checker stage, the engine, the verifier, the validator). Findings are recorded in the
@@ -581,4 +582,11 @@ class AgenticPipeline:
             if tried.result.ok and tried.result.row_count > 0:
                 run.recorder.decide("agentic.fallback_blocked", f"attempt_{tried.number}")
                 return tried.candidate
+        # Nothing returned rows: the latest SQL that ran, else the latest at all — an answer to
+        # score and show, as single pass would give, rather than none.
+        ran = [t for t in reversed(session.tried) if t.result is not None and t.result.ok]
+        last = (ran or list(reversed(session.tried)) or [None])[0]
+        if last is not None:
+            run.recorder.decide("agentic.fallback_last", f"attempt_{last.number}")
+            return last.candidate
         return None

@@ -316,3 +316,17 @@ async def test_a_repair_that_repeats_an_earlier_sql_is_drawn_again(
     assert "agentic.duplicate" in [d.label for d in trace.decisions]
     user = user_message(redraw)
     assert user.index("-- Question:") < user.index("earlier answers")  # feedback comes last
+
+
+async def test_an_answer_is_given_even_when_no_attempt_ran_cleanly(
+    work_duckdb, real_sandbox, scripted
+):
+    unknown = "SELECT count(*) FROM tickets WHERE stagee = 'queued'"
+    client = scripted({"single_pass": replies(unknown)})
+    prediction, trace = await pipeline(
+        client, real_sandbox, scaling(max_attempts=1)
+    ).answer_with_trace(task(work_duckdb, "How many tickets are queued?"))
+
+    assert prediction.sql == unknown and not prediction.exec_result.ok
+    assert prediction.error is None
+    assert "agentic.fallback_last" in [d.label for d in trace.decisions]
