@@ -229,6 +229,10 @@ class AgenticScaling(Frozen):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)  # of the first generation
     # Of a repair: a little randomness, so a repeated mistake is not regenerated verbatim.
     repair_temperature: float = Field(default=0.3, ge=0.0, le=2.0)
+    # The earlier attempts' SQL in the generator's history (their feedback always is). Off: the
+    # 1.5B, shown its failed SQL, wrote it again in most repairs of the enterprise tuning
+    # questions, even redrawn at 0.8 with another seed.
+    show_failed_sql: bool = False
     # Of the one redraw of a generation that repeats an earlier attempt's SQL (the 1.5B, shown
     # its failed SQL, often writes it again at the repair temperature).
     duplicate_temperature: float = Field(default=0.8, ge=0.0, le=2.0)

@@ -5,10 +5,13 @@ about earlier attempts.
     GenerationRequest(question, dialect, schema_text, examples, rules, history=(Attempt, ...))
         ──► agentic_generator prompt ──► one greedy (or lightly sampled) reply ──► GeneratedSQL
 
-    >>> request = GenerationRequest(question="How many tickets are open?", dialect="duckdb",
-    ...     schema_text="## tickets\\n- stage text", history=(Attempt(sql="SELECT count(*) FROM t",
-    ...     feedback=("[table_not_found] t does not exist.",)),))
-    >>> print(render_history(request.history))
+    >>> history = (Attempt(sql="SELECT count(*) FROM t",
+    ...     feedback=("[table_not_found] t does not exist.",)),)
+    >>> print(render_history(history))
+    Your earlier answers to this question were wrong. Do not write them again; avoid these mistakes:
+    Attempt 1:
+    - [table_not_found] t does not exist.
+    >>> print(render_history(history, show_sql=True))
     Your earlier answers to this question were wrong. Do not write them again; fix what is listed under each:
     Attempt 1:
     ```sql
@@ -54,6 +57,7 @@ class GenerationRequest(Frozen):
     examples: tuple[ExampleHit, ...] = ()
     rules: str = ""  # the cheatsheet's block ("" when it has none)
     history: tuple[Attempt, ...] = ()
+    show_sql: bool = False  # the attempts' SQL in the history, not only what was wrong
     temperature: float = 0.0
     seed: int = 0  # another seed draws another sample of the same prompt
 
@@ -63,15 +67,19 @@ class GeneratedSQL(Frozen):
     reply: str  # the model's text, for the trace
 
 
-def render_history(history: Sequence[Attempt]) -> str:
+def render_history(history: Sequence[Attempt], *, show_sql: bool = False) -> str:
+    """The earlier attempts and what was wrong with each; their SQL only with ``show_sql`` (the
+    1.5B, shown its failed SQL, writes it again character for character, at any temperature)."""
     if not history:
         return ""
     lines = [
         "Your earlier answers to this question were wrong. Do not write them again; "
-        "fix what is listed under each:"
+        + ("fix what is listed under each:" if show_sql else "avoid these mistakes:")
     ]
     for number, attempt in enumerate(history, 1):
-        lines += [f"Attempt {number}:", "```sql", attempt.sql, "```"]
+        lines.append(f"Attempt {number}:")
+        if show_sql:
+            lines += ["```sql", attempt.sql, "```"]
         lines += [f"- {line}" for line in attempt.feedback]
     return "\n".join(lines)
 
@@ -91,7 +99,7 @@ async def generate_sql(
         schema=request.schema_text,
         examples=solved_examples(request.examples, request.db_id, len(request.examples)),
         rules=request.rules,
-        history=render_history(request.history),
+        history=render_history(request.history, show_sql=request.show_sql),
         evidence=render_evidence(request.evidence),
         question=request.question.strip(),
     )

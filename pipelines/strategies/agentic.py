@@ -286,6 +286,7 @@ class AgenticPipeline:
             examples=examples,
             rules=self._rules(task.db),
             history=tuple(session.history),
+            show_sql=a.show_failed_sql,
             temperature=a.temperature if number == 1 else a.repair_temperature,
         )
         state.open_step(GENERATE_STEP, run.runtime)

@@ -20,6 +20,7 @@ REQUEST = GenerationRequest(
     ),
     rules="Rules learned on this database:\n- Use stage labels.",
     history=(Attempt(sql="SELECT count(*) FROM ticket", feedback=("[table_not_found] x.",)),),
+    show_sql=True,
     temperature=0.3,
 )
 

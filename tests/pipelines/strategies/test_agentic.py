@@ -89,7 +89,7 @@ async def test_a_blocked_sql_is_never_run_and_its_directive_goes_back(
     assert prediction.answered_by == "attempt_2"
     assert [c.sql for c in prediction.candidates] == [BLOCKED_COUNT]  # the blocked one never ran
     second = client.requests[1][1]
-    assert NO_UNNEST in user_message(second)
+    assert NO_UNNEST not in user_message(second)  # what was wrong, not the SQL to copy
     assert "[unnest_missing]" in user_message(second)
     assert "UNNEST" in user_message(second).split("[unnest_missing]")[1]  # the directive
     assert second.temperature == AgenticScaling().repair_temperature
@@ -330,3 +330,9 @@ async def test_an_answer_is_given_even_when_no_attempt_ran_cleanly(
     assert prediction.sql == unknown and not prediction.exec_result.ok
     assert prediction.error is None
     assert "agentic.fallback_last" in [d.label for d in trace.decisions]
+
+
+async def test_the_failed_sql_is_shown_only_when_asked(work_duckdb, real_sandbox, scripted):
+    client = scripted({"single_pass": replies(NO_UNNEST, BLOCKED_COUNT)})
+    await pipeline(client, real_sandbox, scaling(show_failed_sql=True)).answer(task(work_duckdb))
+    assert NO_UNNEST in user_message(client.requests[1][1])
