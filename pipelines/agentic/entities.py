@@ -101,8 +101,11 @@ def entities_for(finding: Finding, graph: SchemaGraph) -> tuple[str, ...]:
         table = name.split(".")[-1]
         try:
             return tuple(e.name for e in graph.find([table]))
-        except UnknownEntity:  # the closest name stands in
-            return graph.suggest(table)[:1]
+        except (
+            UnknownEntity
+        ):  # an entity the finding names (a nested column's owner), or the closest
+            named = [e.name for e in graph.entities if e.name == finding.suggestion.strip()]
+            return tuple(named) or graph.suggest(table)[:1]
     column = name.split(".")[-1].lower()
     top = [e.name for e in graph.entities if any(c.name.lower() == column for c in e.columns)]
     nested = [

@@ -2,6 +2,7 @@
 query against the schema (sqlglot) before it runs.
 
     FROM ticket                      ──► table_not_found   ticket   (candidates: tickets)
+    FROM tickets JOIN tags ...       ──► unnest_missing    tags     (tags is a list column of tickets)
     SELECT x.stage FROM tickets AS t ──► unresolved_alias  x        (candidates: t)
     SELECT t.stagee FROM tickets t   ──► column_not_found  t.stagee (candidates: stage)
     SELECT id FROM tickets, users    ──► ambiguous_column  id       (candidates: tickets.id, users.id)
@@ -39,6 +40,7 @@ class UnknownNames(Blocker):
     name: ClassVar[str] = "unknown_names"
     emits: ClassVar[tuple[str, ...]] = (
         "table_not_found",
+        "unnest_missing",
         "unresolved_alias",
         "column_not_found",
         "ambiguous_column",
@@ -51,17 +53,7 @@ class UnknownNames(Blocker):
         found: dict[tuple[str, str], Finding] = {}  # one finding per class and name
         for scope in resolver.scopes:
             for table in self._unknown_tables(scope, schema):
-                options = [t.name for t in schema.tables.values()]
-                found.setdefault(
-                    ("table", table.lower()),
-                    self.finding(
-                        context,
-                        "table_not_found",
-                        f"table {table} is not in the schema",
-                        identifier=table,
-                        suggestion=close(table, options),
-                    ),
-                )
+                found.setdefault(("table", table.lower()), self._table(context, table))
             if not isinstance(scope.expression, exp.Select):
                 continue
             aliases = {
@@ -72,6 +64,39 @@ class UnknownNames(Blocker):
                 if finding is not None:
                     found.setdefault((finding.error_class, finding.identifier.lower()), finding)
         return tuple(found.values())
+
+    def _table(self, context: CheckContext, table: str) -> Finding:
+        """A name read as a table that is none: a nested column of a table (read as a table, the
+        most common error of small models on nested schemas), else an unknown table."""
+        schema = context.index
+        for owner in schema.tables.values():
+            column = next((c for c in owner.columns if c.name.lower() == table.lower()), None)
+            if column is None or not column.children:
+                continue
+            if schema.is_list(column):
+                return self.finding(
+                    context,
+                    "unnest_missing",
+                    f"{column.name} is a list column of {owner.name}, not a table: unnest it, "
+                    f"FROM {owner.name} AS x, UNNEST(x.{column.name}) AS u(item), then item.field",
+                    identifier=column.name,
+                )
+            return self.finding(
+                context,
+                "table_not_found",
+                f"{column.name} is a struct column of {owner.name}, not a table: read its "
+                f"fields with dots, x.{column.name}.field, FROM {owner.name} AS x",
+                identifier=column.name,
+                suggestion=owner.name,
+            )
+        options = [t.name for t in schema.tables.values()]
+        return self.finding(
+            context,
+            "table_not_found",
+            f"table {table} is not in the schema",
+            identifier=table,
+            suggestion=close(table, options),
+        )
 
     @staticmethod
     def _unknown_tables(scope: Scope, schema: SchemaIndex) -> list[str]:

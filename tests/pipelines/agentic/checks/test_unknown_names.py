@@ -7,6 +7,7 @@ import duckdb
 import pytest
 
 from pipelines.agentic.checks import UnknownNames
+from pipelines.agentic.checks.base import parse
 from tests.pipelines.agentic.conftest import findings_of, rows
 
 STAGE = UnknownNames()
@@ -17,6 +18,9 @@ JOIN = "FROM tickets JOIN users ON tickets.owner_id = users.user_id"
     ("sql", "expected"),
     [
         ("SELECT * FROM ticket", [("table_not_found", "ticket")]),
+        # a nested column read as a table: the list one must be unnested
+        ("SELECT l.type FROM tickets AS t JOIN links AS l ON 1 = 1", [("unnest_missing", "links")]),
+        ("SELECT s.status FROM sla AS s", [("table_not_found", "sla")]),
         ("SELECT x.stage FROM tickets AS t", [("unresolved_alias", "x")]),
         ("SELECT users.title FROM tickets", [("unresolved_alias", "users")]),
         ("SELECT t.stagee FROM tickets AS t", [("column_not_found", "t.stagee")]),
@@ -80,3 +84,13 @@ def test_findings_name_what_to_use_instead(work_context, work_view):
     assert suggestions("SELECT t.stagee FROM tickets AS t") == ["stage"]
     assert suggestions(f"SELECT title {JOIN}") == ["tickets.title, users.title"]
     assert suggestions("SELECT x.stage FROM tickets AS t") == ["t"]
+
+
+def test_a_nested_column_read_as_a_table_is_named_with_its_owner(work_context):
+    def check(sql):
+        return STAGE.check(parse(sql, work_context.index), work_context)
+
+    (listed,) = check("SELECT * FROM tickets JOIN links ON true")
+    assert "list column of tickets" in listed.detail and "UNNEST(x.links)" in listed.detail
+    (struct,) = check("SELECT * FROM sla")
+    assert struct.suggestion == "tickets" and "x.sla.field" in struct.detail
