@@ -42,6 +42,16 @@ EXPECTED = {
     "answer_judge": {"question", "evidence", "dialect", "sql", "preview"},
     "plan_verifier": {"schema", "dialect", "question", "evidence", "sql"},
     "semantic_validator": {"question", "evidence", "sql", "preview"},
+    "agentic_generator": {
+        "dialect",
+        "schema",
+        "examples",
+        "rules",
+        "history",
+        "evidence",
+        "question",
+    },
+    "entity_selector": {"catalog", "question", "evidence", "limit"},
     "reasoning_selector": {
         "schema",
         "question",
@@ -54,9 +64,13 @@ EXPECTED = {
 }
 
 
-# The agents that read the schema: their prompts must open with byte-identical text.
+# The agents that read the schema: their prompts must open with byte-identical text. The
+# agentic generator's system message is its own (the entities it was given, how to read nested
+# columns): its calls on one question share it with each other, not with the other agents.
 SCHEMA_AGENTS = sorted(
-    name for name, fields in EXPECTED.items() if "schema" in fields and name != "single_pass"
+    name
+    for name, fields in EXPECTED.items()
+    if "schema" in fields and name not in ("single_pass", "agentic_generator")
 )
 
 
