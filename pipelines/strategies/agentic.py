@@ -513,26 +513,14 @@ class AgenticPipeline:
     ) -> Finding | None:
         from pipelines.agentic.verifier import PlanInput
 
-        state.open_step(VERIFY_STEP, run.runtime)
-        try:
-            verdict = await self.verifier.run(  # type: ignore[union-attr]
-                PlanInput(
-                    question=request.question,
-                    evidence=request.evidence,
-                    dialect=request.dialect,
-                    schema_text=request.schema_text,
-                    sql=sql,
-                ),
-                run.runtime,
-            )
-        except Exception as exc:  # noqa: BLE001 - an unusable verdict is no objection
-            if is_fatal(exc):
-                raise
-            record_failure(run, "verify", f"attempt_{number}", exc)
-            return None
-        finally:
-            state.close_step(run.runtime)
-        return verdict.finding(self.taxonomy)
+        check = PlanInput(
+            question=request.question,
+            evidence=request.evidence,
+            dialect=request.dialect,
+            schema_text=request.schema_text,
+            sql=sql,
+        )
+        return await self._ask(run, state, self.verifier, check, VERIFY_STEP, number)
 
     async def _validate(
         self, run: TaskRun, state: State, tried: Tried, number: int
@@ -540,21 +528,32 @@ class AgenticPipeline:
         from pipelines.agentic.validator import ValidationInput
 
         assert tried.result is not None
-        state.open_step(VALIDATE_STEP, run.runtime)
+        check = ValidationInput(
+            question=run.task.question,
+            evidence=run.task.evidence,
+            sql=tried.sql,
+            result=tried.result,
+        )
+        return await self._ask(run, state, self.validator, check, VALIDATE_STEP, number)
+
+    async def _ask(
+        self,
+        run: TaskRun,
+        state: State,
+        agent,
+        check,
+        step: str,
+        number: int,  # noqa: ANN001
+    ) -> Finding | None:
+        """One LLM check as its own step: its verdict's finding, None for no objection (an
+        unusable verdict included, recorded as ``<step>_unusable``)."""
+        state.open_step(step, run.runtime)
         try:
-            verdict = await self.validator.run(  # type: ignore[union-attr]
-                ValidationInput(
-                    question=run.task.question,
-                    evidence=run.task.evidence,
-                    sql=tried.sql,
-                    result=tried.result,
-                ),
-                run.runtime,
-            )
+            verdict = await agent.run(check, run.runtime)
         except Exception as exc:  # noqa: BLE001 - an unusable verdict is no objection
             if is_fatal(exc):
                 raise
-            record_failure(run, "validate", f"attempt_{number}", exc)
+            record_failure(run, step, f"attempt_{number}", exc)
             return None
         finally:
             state.close_step(run.runtime)

@@ -336,3 +336,22 @@ async def test_the_failed_sql_is_shown_only_when_asked(work_duckdb, real_sandbox
     client = scripted({"single_pass": replies(NO_UNNEST, BLOCKED_COUNT)})
     await pipeline(client, real_sandbox, scaling(show_failed_sql=True)).answer(task(work_duckdb))
     assert NO_UNNEST in user_message(client.requests[1][1])
+
+
+async def test_a_verifier_objection_goes_back_and_an_unusable_verdict_is_no_objection(
+    work_duckdb, real_sandbox, scripted
+):
+    objection = json.dumps({"problem": "Count tickets, not links.", "check": "grain", "ok": False})
+    verdicts = iter([objection, "not json"])
+    client = scripted(
+        {"single_pass": replies(BLOCKED_COUNT), "plan_verifier": lambda r: next(verdicts)}
+    )
+    prediction, trace = await pipeline(
+        client, real_sandbox, scaling(verifier=True)
+    ).answer_with_trace(task(work_duckdb))
+
+    assert prediction.answered_by == "attempt_2"
+    assert "[wrong_grain]" in user_message(client.requests[2][1])
+    labels = [d.label for d in trace.decisions]
+    assert "verify_unusable" in labels
+    assert [s.step for s in prediction.steps] == ["generate", "verify"] * 2
