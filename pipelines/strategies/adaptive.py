@@ -46,7 +46,7 @@ from models.types import ChatMessage, ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
 from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.render import DIALECT_NAME, cells_block, solved_examples
-from pipelines.agents.runtime import ModelClientLike, as_executor
+from pipelines.agents.runtime import ModelClientLike
 from pipelines.agents.types import Bucket
 from pipelines.contracts import (
     AdaptiveScaling,
@@ -84,9 +84,10 @@ from pipelines.strategies.adaptive_state import (
     null_only,
     rated_hardness,
 )
+from pipelines.strategies.base import Strategy
 from pipelines.strategies.single_pass import render_evidence
 from pipelines.task_run import TaskRun, describe, record_failure, within_limits
-from pipelines.trace import ReasoningTrace, SafeSink, TraceSink, safe_sinks
+from pipelines.trace import ReasoningTrace, TraceSink
 
 FIRST_WAVE = "first_wave"
 
@@ -106,7 +107,7 @@ def call_allowance(adaptive: AdaptiveScaling, fixer_passes: int = 1) -> int:
     )
 
 
-class AdaptivePipeline:
+class AdaptivePipeline(Strategy):
     """First wave, then fix / widen / revise / tournament only while the pool has no clear majority."""
 
     def __init__(
@@ -128,13 +129,11 @@ class AdaptivePipeline:
             raise ValueError(
                 "scaling.adaptive is not set: use build_pipeline, which picks the pipeline"
             )
-        self.client = client
-        self.executor = as_executor(sandbox)
-        self.scaling = scaling
+        super().__init__(
+            client=client, sandbox=sandbox, scaling=scaling, sinks=sinks, model_name=model_name
+        )
         self.adaptive = scaling.adaptive
         self.settings = settings
-        self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
-        self.model_name = model_name
         self.prompt = prompt or load_prompt("single_pass")
         self.cell_retriever = cell_retriever
         self.example_retriever = example_retriever
@@ -157,10 +156,6 @@ class AdaptivePipeline:
         self.focuser = focuser or SchemaFocuser(settings.focus)
 
     # --- public API ----------------------------------------------------------------------------
-
-    async def answer(self, task: Task) -> Prediction:
-        prediction, _ = await self.answer_with_trace(task)
-        return prediction
 
     async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
         run = TaskRun.start(
@@ -190,10 +185,6 @@ class AdaptivePipeline:
             steps=tuple(state.steps),
             retrieval=state.retrieval,
         )
-
-    async def aclose(self) -> None:
-        for sink in self.sinks:
-            sink.close()
 
     # --- the search ----------------------------------------------------------------------------
 

@@ -46,7 +46,7 @@ from pipelines.agentic.entities import EntitySelector, SelectionInput, entities_
 from pipelines.agentic.generate import Attempt, GenerationRequest, generate_sql
 from pipelines.agentic.taxonomy import Finding, Taxonomy, load_taxonomy
 from pipelines.agents.base import is_fatal
-from pipelines.agents.runtime import ModelClientLike, as_executor
+from pipelines.agents.runtime import ModelClientLike
 from pipelines.contracts import (
     AgenticScaling,
     CandidateSQL,
@@ -67,8 +67,9 @@ from pipelines.schema.focus import SchemaFocuser
 from pipelines.schema.reference import SchemaReadError, reference_schema
 from pipelines.settings import AgentCall, PipelineSettings
 from pipelines.strategies.adaptive_state import State
+from pipelines.strategies.base import Strategy
 from pipelines.task_run import TaskRun, describe, record_failure, within_limits
-from pipelines.trace import ReasoningTrace, SafeSink, TraceSink, safe_sinks
+from pipelines.trace import ReasoningTrace, TraceSink
 
 SELECT_STEP, GENERATE_STEP, VERIFY_STEP, VALIDATE_STEP = (
     "select_entities",
@@ -145,7 +146,7 @@ class Session:
     retried_empty: bool = False
 
 
-class AgenticPipeline:
+class AgenticPipeline(Strategy):
     """One generation at a time, checked, executed, classified and repaired (module docstring)."""
 
     def __init__(
@@ -165,13 +166,11 @@ class AgenticPipeline:
             raise ValueError(
                 "scaling.agentic is not set: use build_pipeline, which picks the pipeline"
             )
-        self.client = client
-        self.executor = as_executor(sandbox)
-        self.scaling = scaling
+        super().__init__(
+            client=client, sandbox=sandbox, scaling=scaling, sinks=sinks, model_name=model_name
+        )
         self.agentic = scaling.agentic
         self.settings = settings
-        self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
-        self.model_name = model_name
         self.own_examples = own_examples or OwnExampleRetriever()
         self.taxonomy = taxonomy if taxonomy is not None else load_taxonomy()
         self.classifier = Classifier(self.taxonomy)
@@ -197,10 +196,6 @@ class AgenticPipeline:
         return verifier, validator
 
     # --- public API ----------------------------------------------------------------------------
-
-    async def answer(self, task: Task) -> Prediction:
-        prediction, _ = await self.answer_with_trace(task)
-        return prediction
 
     async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
         run = TaskRun.start(
@@ -233,10 +228,6 @@ class AgenticPipeline:
             answered_by=state.answered_by if chosen else "",
             steps=tuple(state.steps),
         )
-
-    async def aclose(self) -> None:
-        for sink in self.sinks:
-            sink.close()
 
     # --- the loop ------------------------------------------------------------------------------
 

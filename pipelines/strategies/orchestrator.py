@@ -34,7 +34,7 @@ from pipelines.agents.errors import PipelineConfigError
 from pipelines.agents.generators import GENERATORS, build_generators, check_families
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
 from pipelines.agents.reasoning_selector import ReasoningSelector
-from pipelines.agents.runtime import ModelClientLike, as_executor
+from pipelines.agents.runtime import ModelClientLike
 from pipelines.agents.types import Critique
 from pipelines.contracts import CandidateSQL, Prediction, ScalingSettings, SchemaView, Task
 from pipelines.repair.refinement import (
@@ -49,14 +49,13 @@ from pipelines.schema.cache import SchemaCache
 from pipelines.selection.bucketing import ExecutionBucketer
 from pipelines.selection.tournament import Tournament, TournamentQuestion, finalists, majority_vote
 from pipelines.settings import PipelineSettings
+from pipelines.strategies.base import Strategy
 from pipelines.strategies.router import DifficultyRouter
 from pipelines.task_run import TaskRun, gather_all, record_failure, within_limits
 from pipelines.trace import (
     ReasoningTrace,
     RouteRecord,
-    SafeSink,
     TraceSink,
-    safe_sinks,
 )
 from pipelines.understanding import Understander
 
@@ -129,7 +128,7 @@ def call_allowance(
     return int(extractor) + generated * (1 + scaling.fixer_max_passes) + refinement + tournament
 
 
-class Orchestrator:
+class Orchestrator(Strategy):
     """The full pipeline; ``answer(task) -> Prediction``, ``answer_with_trace`` for both."""
 
     def __init__(
@@ -158,12 +157,10 @@ class Orchestrator:
                 raise PipelineConfigError(
                     f"router profile {tier!r} is not a valid ScalingSettings: {exc}"
                 ) from exc
-        self.client = client
-        self.executor = as_executor(sandbox)
-        self.scaling = scaling
+        super().__init__(
+            client=client, sandbox=sandbox, scaling=scaling, sinks=sinks, model_name=model_name
+        )
         self.settings = settings
-        self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
-        self.model_name = model_name
         agents = settings.agents
         self.generators: dict[str, SQLGenerator] = build_generators(agents)
         self.understander = Understander(
@@ -181,10 +178,6 @@ class Orchestrator:
         self._views: SchemaCache[SchemaView] = SchemaCache()
 
     # --- public API ----------------------------------------------------------------------------
-
-    async def answer(self, task: Task) -> Prediction:
-        prediction, _ = await self.answer_with_trace(task)
-        return prediction
 
     async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
         run = TaskRun.start(
@@ -207,10 +200,6 @@ class Orchestrator:
         return run.conclude(
             self.sinks, chosen=chosen, failure=failure, retrieval=run.context.retrieval
         )
-
-    async def aclose(self) -> None:
-        for sink in self.sinks:
-            sink.close()
 
     # --- the search ----------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from models.errors import InvalidModelOutput, ModelError
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
-from pipelines.agents.runtime import ModelClientLike, as_executor
+from pipelines.agents.runtime import ModelClientLike
 from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingSettings, Task
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema.cache import SchemaCache
@@ -27,8 +27,9 @@ from pipelines.schema.reference import ReferenceSchema, SchemaReadError, referen
 from pipelines.selection.bucketing import ExecutionBucketer
 from pipelines.selection.tournament import majority_vote
 from pipelines.settings import FocusSettings, SinglePassSettings
+from pipelines.strategies.base import Strategy
 from pipelines.task_run import TaskRun
-from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, TraceSink, safe_sinks
+from pipelines.trace import ReasoningTrace, TraceRecorder, TraceSink
 
 _DIALECT_NAME = {"sqlite": "SQLite", "duckdb": "DuckDB"}
 
@@ -37,7 +38,7 @@ def render_evidence(evidence: str) -> str:
     return f"-- External knowledge: {evidence.strip()}" if evidence.strip() else ""
 
 
-class SinglePassPipeline:
+class SinglePassPipeline(Strategy):
     """One greedy candidate, no refinement, no selection."""
 
     def __init__(
@@ -52,13 +53,11 @@ class SinglePassPipeline:
         model_name: str = "",
         focuser: SchemaFocuser | None = None,
     ) -> None:
-        self.client = client
-        self.executor = as_executor(sandbox)
+        super().__init__(
+            client=client, sandbox=sandbox, scaling=scaling, sinks=sinks, model_name=model_name
+        )
         self.settings = settings
-        self.scaling = scaling
-        self.sinks: tuple[SafeSink, ...] = safe_sinks(sinks)
         self.prompt = prompt or load_prompt("single_pass")
-        self.model_name = model_name
         self._schemas: SchemaCache[ReferenceSchema] = SchemaCache()
         # Without a focuser the schema is always shown whole (the baseline's own prompt).
         self.focuser = focuser or SchemaFocuser(FocusSettings(above_tokens=None))
@@ -88,10 +87,6 @@ class SinglePassPipeline:
         if focused.focused and run is not None:
             record_focus(run, focused)
         return focused.text
-
-    async def answer(self, task: Task) -> Prediction:
-        prediction, _ = await self.answer_with_trace(task)
-        return prediction
 
     async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
         run = TaskRun.start(
@@ -171,7 +166,3 @@ class SinglePassPipeline:
         ranked = majority_vote([b for b in buckets if not b.error]) or buckets
         recorder.ranking = tuple(b.hash for b in ranked)
         return ranked[0].representative
-
-    async def aclose(self) -> None:
-        for sink in self.sinks:
-            sink.close()
