@@ -32,8 +32,8 @@ from core.types import Frozen
 from models.types import ChatRequest
 from pipelines.agentic.taxonomy import Finding
 from pipelines.agents.base import PromptAgent, parse_json
+from pipelines.agents.render import render_evidence
 from pipelines.schema.catalog.model import SchemaGraph, UnknownEntity
-from pipelines.strategies.single_pass import render_evidence
 
 
 class SelectionInput(Frozen):

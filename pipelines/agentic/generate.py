@@ -28,12 +28,11 @@ from core.types import Frozen
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
-from pipelines.agents.render import DIALECT_NAME, solved_examples
+from pipelines.agents.render import DIALECT_NAME, render_evidence, solved_examples
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.contracts import Dialect, ExampleHit
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.settings import AgentCall
-from pipelines.strategies.single_pass import render_evidence
 
 AGENT = "agentic.generate_sql"
 DEFAULT_CALL = AgentCall(max_tokens=512)

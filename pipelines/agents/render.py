@@ -9,6 +9,11 @@ from pipelines.contracts import CellHit, ExampleHit, ExecutionResult
 DIALECT_NAME = {"sqlite": "SQLite", "duckdb": "DuckDB"}
 
 
+def render_evidence(evidence: str) -> str:
+    """The generation prompts' evidence line (an SQL comment); "" without evidence."""
+    return f"-- External knowledge: {evidence.strip()}" if evidence.strip() else ""
+
+
 def evidence_line(evidence: str) -> str:
     return f"Evidence: {evidence.strip()}" if evidence.strip() else ""
 

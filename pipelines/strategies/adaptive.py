@@ -45,7 +45,7 @@ from models.sql_extract import extract_sql
 from models.types import ChatMessage, ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
 from pipelines.agents.reasoning_selector import ReasoningSelector
-from pipelines.agents.render import DIALECT_NAME, cells_block, solved_examples
+from pipelines.agents.render import DIALECT_NAME, cells_block, render_evidence, solved_examples
 from pipelines.agents.runtime import ModelClientLike
 from pipelines.agents.types import Bucket
 from pipelines.contracts import (
@@ -85,7 +85,6 @@ from pipelines.strategies.adaptive_state import (
     rated_hardness,
 )
 from pipelines.strategies.base import Strategy
-from pipelines.strategies.single_pass import render_evidence
 from pipelines.task_run import TaskRun, describe, record_failure, within_limits
 from pipelines.trace import ReasoningTrace, TraceSink
 

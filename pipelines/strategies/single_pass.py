@@ -18,6 +18,7 @@ from models.errors import InvalidModelOutput, ModelError
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
+from pipelines.agents.render import render_evidence
 from pipelines.agents.runtime import ModelClientLike
 from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingSettings, Task
 from pipelines.prompts import PromptTemplate, load_prompt
@@ -32,10 +33,6 @@ from pipelines.task_run import TaskRun
 from pipelines.trace import ReasoningTrace, TraceRecorder, TraceSink
 
 _DIALECT_NAME = {"sqlite": "SQLite", "duckdb": "DuckDB"}
-
-
-def render_evidence(evidence: str) -> str:
-    return f"-- External knowledge: {evidence.strip()}" if evidence.strip() else ""
 
 
 class SinglePassPipeline(Strategy):

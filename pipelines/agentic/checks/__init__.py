@@ -3,6 +3,7 @@ rewriters first, then the blockers, cheapest first (``pipelines/agentic/chain.py
 
     rewriters   casing.IdentifierCasing        names spelled as the schema spells them
                 dialect.DialectFunctions       other dialects' functions in the target's
+                list_tables.ListColumnTables   a list column read as a table, unnested from its owner
     blockers    unknown_functions.UnknownFunctions   functions the engine lacks (no schema)
                 unknown_names.UnknownNames     tables, qualifiers, columns that do not resolve
                 nested_paths.NestedPaths       fields read off lists, sub-fields that do not exist
@@ -23,6 +24,7 @@ from pipelines.agentic.checks.casing import IdentifierCasing
 from pipelines.agentic.checks.dialect import DialectFunctions
 from pipelines.agentic.checks.enum_values import EnumValues
 from pipelines.agentic.checks.like_on_enum import LikeOnEnum
+from pipelines.agentic.checks.list_tables import ListColumnTables
 from pipelines.agentic.checks.nested_paths import NestedPaths
 from pipelines.agentic.checks.unknown_functions import UnknownFunctions
 from pipelines.agentic.checks.unknown_names import UnknownNames
@@ -30,6 +32,7 @@ from pipelines.agentic.checks.unknown_names import UnknownNames
 DEFAULT_STAGES: tuple[Stage, ...] = (
     IdentifierCasing(),
     DialectFunctions(),
+    ListColumnTables(),
     UnknownFunctions(),
     UnknownNames(),
     NestedPaths(),
@@ -45,6 +48,7 @@ __all__ = [
     "EnumValues",
     "IdentifierCasing",
     "LikeOnEnum",
+    "ListColumnTables",
     "NestedPaths",
     "ParsedSQL",
     "Rewrite",
