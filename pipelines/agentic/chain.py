@@ -3,8 +3,9 @@ before it is executed. No LLM, no database access: the schema view, its document
 sqlglot.
 
     sql ──► rewriters (never fail: names spelled as the schema, other dialects' functions in
-            the target's, a list column read as a table unnested from its owner) ──► blockers (pure functions of SQL + schema: pass, or findings that
-            name a taxonomy class and the offending part) ──► CheckResult(sql, rewrites, findings)
+            the target's, a list column read as a table unnested from its owner)
+        ──► blockers (pure functions of SQL + schema: pass, or findings that name a taxonomy
+            class and the offending part) ──► CheckResult(sql, rewrites, findings)
 
 The blockers parse the (rewritten) SQL once, in the target dialect, and qualify it against the
 schema; an SQL sqlglot cannot parse is one ``syntax_error`` finding (the sandbox would refuse it
