@@ -64,7 +64,7 @@ from pipelines.schema.catalog import schema_graph
 from pipelines.schema.catalog.model import SchemaGraph, UnknownEntity
 from pipelines.schema.catalog.views import catalog_of, schemas_of
 from pipelines.schema.focus import SchemaFocuser
-from pipelines.schema.reference import SchemaReadError, reference_schema
+from pipelines.schema.reference import ReferenceSchema, SchemaReadError, reference_schema
 from pipelines.settings import AgentCall, PipelineSettings
 from pipelines.strategies.adaptive_state import State
 from pipelines.strategies.base import Strategy
@@ -182,6 +182,7 @@ class AgenticPipeline(Strategy):
         )
         self.verifier, self.validator = self._checkers()
         self._databases: SchemaCache[DatabaseContext] = SchemaCache()
+        self._references: SchemaCache[ReferenceSchema] = SchemaCache()  # the focus's, on use
 
     def _checkers(self) -> tuple[object | None, object | None]:
         verifier = validator = None
@@ -439,13 +440,17 @@ class AgenticPipeline(Strategy):
         return ordered
 
     async def _focus(self, task: Task, context: DatabaseContext) -> list[str]:
-        reference = await reference_schema(
-            self.executor,
-            task.db,
-            sample_rows=0,
-            column_notes=self.settings.single_pass.column_notes,
-        )
-        await self.focuser.prepare(task.db, reference)
+        async def read() -> ReferenceSchema:
+            reference = await reference_schema(
+                self.executor,
+                task.db,
+                sample_rows=0,
+                column_notes=self.settings.single_pass.column_notes,
+            )
+            await self.focuser.prepare(task.db, reference)
+            return reference
+
+        reference = await self._references.get(task.db, read)  # read once per database
         focused = self.focuser.focus(task.db, reference, task.question, task.evidence)
         found: list[str] = []
         for table in focused.tables:

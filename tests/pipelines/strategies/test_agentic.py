@@ -200,6 +200,28 @@ async def test_garbage_selection_falls_back_to_the_schema_focus(
     assert "tickets" in chosen.features["entities"].split(",")
 
 
+async def test_the_focus_reads_the_reference_schema_once_per_database(
+    work_duckdb, real_sandbox, scripted, monkeypatch
+):
+    import pipelines.strategies.agentic as agentic_module
+
+    reads = []
+    real = agentic_module.reference_schema
+
+    async def counted(*args, **kwargs):
+        reads.append(args[1].db_id)
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(agentic_module, "reference_schema", counted)
+    client = scripted({"single_pass": replies(BLOCKED_COUNT)})
+    agent = pipeline(client, real_sandbox, scaling(select_entities="focus", max_entities=1))
+    for question in ("How many tickets are blocked?", "How many blocker tickets are there?"):
+        prediction = await agent.answer(task(work_duckdb, question))
+        assert prediction.exec_result.ok
+
+    assert reads == ["work"]
+
+
 @pytest.mark.parametrize(
     "agentic",
     [
