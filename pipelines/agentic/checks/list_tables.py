@@ -5,14 +5,15 @@ join it on a key that does not exist. Where the query's FROM holds the one table
 list column of that name, the "table" becomes a lateral unnest of that table's list, whose
 columns are the items' fields, so the query's own references to them resolve unchanged; the
 join condition's parts that name a field the items lack (the invented key) are dropped, the
-others kept as filters.
+others kept as filters. (``max_depth := 2`` unnests the list and its items, not the structs
+inside an item, so ``g.policy.name`` still reads a nested field.)
 
     FROM tickets AS t JOIN tags AS g ON g.ticket_id = t.id AND g.type = 'topic'
-    ──► FROM tickets AS t CROSS JOIN (SELECT UNNEST(t.tags, recursive := TRUE)) AS g
+    ──► FROM tickets AS t CROSS JOIN (SELECT UNNEST(t.tags, max_depth := 2)) AS g
         WHERE g.type = 'topic'
 
     FROM links AS l JOIN issues AS i ON l.issue_id = i.id      (the list first: FROM its owner)
-    ──► FROM issues AS i CROSS JOIN (SELECT UNNEST(i.links, recursive := TRUE)) AS l
+    ──► FROM issues AS i CROSS JOIN (SELECT UNNEST(i.links, max_depth := 2)) AS l
 
 Left alone: a name that is a table, a CTE or a list of no table in FROM; a list that two
 tables in FROM own; an outer join to it (dropping its condition would change which rows are
@@ -117,7 +118,7 @@ def _unnest_in(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[
             )
             (kept if sound else dropped).append(condition)
         lateral = sqlglot.parse_one(
-            f"(SELECT UNNEST({owner_ref}.{list_name}, recursive := TRUE)) AS {alias}",
+            f"(SELECT UNNEST({owner_ref}.{list_name}, max_depth := 2)) AS {alias}",
             read=schema.dialect,
         )
         join.replace(exp.Join(this=lateral, kind="CROSS"))

@@ -19,21 +19,21 @@ STAGE = ListColumnTables()
             "SELECT count(*) FROM tickets AS t JOIN links AS l ON l.ticket_id = t.ticket_id "
             "AND l.type = 'blocks'",
             "SELECT COUNT(*) FROM tickets AS t CROSS JOIN "
-            "(SELECT UNNEST(t.links, recursive := TRUE)) AS l WHERE l.type = 'blocks'",
+            "(SELECT UNNEST(t.links, max_depth := 2)) AS l WHERE l.type = 'blocks'",
             "SELECT count(*) FROM tickets AS t, UNNEST(t.links) AS u(l) WHERE l.type = 'blocks'",
         ),
         (  # the list first: its owner becomes the FROM
             "SELECT l.display_id FROM links AS l JOIN tickets AS t ON l.ticket_id = t.ticket_id "
             "WHERE t.stage = 'resolved'",
             "SELECT l.display_id FROM tickets AS t CROSS JOIN "
-            "(SELECT UNNEST(t.links, recursive := TRUE)) AS l WHERE t.stage = 'resolved'",
+            "(SELECT UNNEST(t.links, max_depth := 2)) AS l WHERE t.stage = 'resolved'",
             "SELECT l.display_id FROM tickets AS t, UNNEST(t.links) AS u(l) "
             "WHERE t.stage = 'resolved'",
         ),
         (  # a comma join, no condition; the list named in another case
             "SELECT t.title, l.type FROM tickets t, LINKS l WHERE t.severity = 'blocker'",
             "SELECT t.title, l.type FROM tickets AS t CROSS JOIN "
-            "(SELECT UNNEST(t.links, recursive := TRUE)) AS l WHERE t.severity = 'blocker'",
+            "(SELECT UNNEST(t.links, max_depth := 2)) AS l WHERE t.severity = 'blocker'",
             "SELECT t.title, l.type FROM tickets AS t, UNNEST(t.links) AS u(l) "
             "WHERE t.severity = 'blocker'",
         ),
