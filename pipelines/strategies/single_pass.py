@@ -18,7 +18,7 @@ from models.errors import InvalidModelOutput, ModelError
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
-from pipelines.agents.render import render_evidence
+from pipelines.agents.render import DIALECT_NAME, render_evidence
 from pipelines.agents.runtime import ModelClientLike
 from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingSettings, Task
 from pipelines.prompts import PromptTemplate, load_prompt
@@ -31,8 +31,6 @@ from pipelines.settings import FocusSettings, SinglePassSettings
 from pipelines.strategies.base import Strategy
 from pipelines.task_run import TaskRun
 from pipelines.trace import ReasoningTrace, TraceRecorder, TraceSink
-
-_DIALECT_NAME = {"sqlite": "SQLite", "duckdb": "DuckDB"}
 
 
 class SinglePassPipeline(Strategy):
@@ -120,7 +118,7 @@ class SinglePassPipeline(Strategy):
         runtime = run.runtime
         schema = await self.schema_text(task, run)
         messages = self.prompt.render(
-            dialect=_DIALECT_NAME[task.db.dialect],
+            dialect=DIALECT_NAME[task.db.dialect],
             schema=schema,
             cells="",
             examples="",

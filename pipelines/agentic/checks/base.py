@@ -93,6 +93,18 @@ class Rewriter(Stage):
     def rewrite(self, sql: str, context: CheckContext) -> Rewrite | None:
         raise NotImplementedError
 
+    def rewritten(
+        self, tree: exp.Expression, before: str, detail: str, dialect: str
+    ) -> Rewrite | None:
+        """``tree`` written in ``dialect`` as this stage's rewrite of ``before``; None when the
+        written SQL does not parse again (a rewrite never hands on what the engine would refuse)."""
+        after = tree.sql(dialect=dialect)
+        try:
+            sqlglot.parse_one(after, read=dialect)
+        except UNREADABLE:
+            return None
+        return Rewrite(stage=self.name, detail=detail, before=before, after=after)
+
 
 class Blocker(Stage):
     """A stage that passes the SQL (no findings) or reports what is wrong with it."""

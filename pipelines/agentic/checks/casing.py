@@ -83,10 +83,5 @@ class IdentifierCasing(Rewriter):
                 respell(node.this, table.name)
         if not changed:
             return None
-        out = tree.sql(dialect=schema.dialect)
-        try:
-            sqlglot.parse_one(out, read=schema.dialect)
-        except UNREADABLE:
-            return None
         detail = ", ".join(f"{before} → {after}" for before, after in changed.items())
-        return Rewrite(stage=self.name, detail=detail, before=sql, after=out)
+        return self.rewritten(tree, sql, detail, schema.dialect)

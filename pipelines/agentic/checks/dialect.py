@@ -89,12 +89,7 @@ class DialectFunctions(Rewriter):
                 replaced.append(f"{call.name} ({source}) → {node.sql(dialect=dialect)}")
         if not replaced:
             return None
-        out = tree.sql(dialect=dialect)
-        try:
-            sqlglot.parse_one(out, read=dialect)
-        except UNREADABLE:
-            return None
-        return Rewrite(stage=self.name, detail="; ".join(replaced), before=sql, after=out)
+        return self.rewritten(tree, sql, "; ".join(replaced), dialect)
 
     def _translate(self, call: Call, dialect: Dialect) -> tuple[exp.Expression, str] | None:
         try:

@@ -30,6 +30,7 @@ from sqlglot import exp
 from pipelines.agentic.checks.base import UNREADABLE, CheckContext, Rewrite, Rewriter
 from pipelines.agentic.references import table_name
 from pipelines.agentic.schema_index import SchemaIndex
+from pipelines.contracts import ColumnInfo
 
 
 class ListColumnTables(Rewriter):
@@ -51,19 +52,14 @@ class ListColumnTables(Rewriter):
             changed += _unnest_in(select, schema, ctes)
         if not changed:
             return None
-        out = tree.sql(dialect=schema.dialect)
-        try:
-            sqlglot.parse_one(out, read=schema.dialect)
-        except UNREADABLE:
-            return None
-        return Rewrite(stage=self.name, detail="; ".join(changed), before=sql, after=out)
+        return self.rewritten(tree, sql, "; ".join(changed), schema.dialect)
 
 
 def _list_owner(
     node: exp.Expression, tables: list[exp.Table], schema: SchemaIndex, ctes: set[str]
-) -> exp.Table | None:
-    """The one table of ``tables`` owning a list-of-struct column named as ``node`` is, when
-    ``node`` is a table reference that names no table or CTE; else None."""
+) -> tuple[exp.Table, ColumnInfo] | None:
+    """The one table of ``tables`` owning a list-of-struct column named as ``node`` is, and that
+    column, when ``node`` is a table reference that names no table or CTE; else None."""
     if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier):
         return None
     name = table_name(node)
@@ -73,7 +69,7 @@ def _list_owner(
     for table in tables:
         column = schema.column(table_name(table), name)
         if column is not None and column.children and schema.is_list(column):
-            owners.append(table)
+            owners.append((table, column))
     return owners[0] if len(owners) == 1 else None
 
 
@@ -89,8 +85,9 @@ def _unnest_in(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[
     ]
     changed: list[str] = []
     first = from_.this
-    owner = _list_owner(first, known, schema, ctes)
-    if owner is not None:  # the list first: its owner's (inner) join becomes the FROM
+    found = _list_owner(first, known, schema, ctes)
+    if found is not None:  # the list first: its owner's (inner) join becomes the FROM
+        owner = found[0]
         join = next((j for j in joins if j.this is owner), None)
         if join is None or _outer(join):
             return []
@@ -100,12 +97,12 @@ def _unnest_in(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[
         joins.insert(0, exp.Join(this=first, on=exp.and_(*conditions) if conditions else None))
         select.set("joins", joins)
     for join in list(joins):
-        owner = _list_owner(join.this, known, schema, ctes)
-        if owner is None or _outer(join):
+        found = _list_owner(join.this, known, schema, ctes)
+        if found is None or _outer(join):
             continue
-        item = join.this
-        alias = item.alias_or_name
-        list_name = schema.column(table_name(owner), table_name(item)).name  # as spelled there
+        owner, column = found
+        alias = join.this.alias_or_name
+        list_name = column.name  # as the schema spells it
         owner_ref = owner.alias_or_name
         kept, dropped = [], []
         for condition in _conjuncts(join.args.get("on")):
