@@ -28,7 +28,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install -e '.[dev,local]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
+# llama.cpp's server built for this CPU (~10 min once per machine, kept outside the clone);
+# where it cannot be built the models run on the xllamacpp wheel (AVX2), slower.
 install: $(STAMP)
+	$(BIN)/scale-analytics models build-runtime || \
+		echo "native llama-server not built: the local models use the xllamacpp wheel"
 
 # Only the runtime comparison needs llama-cpp-python (see docs/models.md).
 install-llamacpp: $(STAMP)
@@ -36,11 +40,11 @@ install-llamacpp: $(STAMP)
 		$(BIN)/pip wheel --no-deps '$(LLAMA_CPP)' -w $(WHEELHOUSE)
 	$(BIN)/pip install --find-links $(WHEELHOUSE) -e '.[llamacpp]'
 
-demo: $(STAMP)
+demo: install
 	$(BIN)/scale-analytics models pull qwen2.5-coder-1.5b
 	$(BIN)/scale-analytics demo
 
-test: $(STAMP) chromium
+test: install chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/scale-analytics models pull qwen2.5-coder-0.5b

@@ -1,7 +1,7 @@
 """Local model runtimes under the project's ModelClient: batching, prefix reuse, runtimes.
 
     python benchmarks/bench_models.py [--models qwen2.5-coder-0.5b qwen2.5-coder-1.5b]
-                                      [--runtimes xllamacpp llama-cpp-python]
+                                      [--runtimes llama-server xllamacpp llama-cpp-python]
     python benchmarks/bench_models.py --settings [--model qwen2.5-coder-1.5b]   # runtime settings
     python benchmarks/bench_models.py --settings --quick [--ignore-load]        # 0.5B smoke run
 
@@ -198,7 +198,7 @@ class Bench:
         out["conc"] = await self.phase(greedy(prompts.many_dbs_other), concurrent=True)
         out["same_seq"] = await self.phase(greedy(prompts.one_db), concurrent=False)
         out["same_conc"] = await self.phase(greedy(prompts.one_db), concurrent=True)
-        if self.runtime == "xllamacpp":
+        if self.runtime in ("llama-server", "xllamacpp"):
             out["same_conc_no_aff"] = await self.phase(
                 greedy(prompts.one_db), concurrent=True, slot_affinity=False
             )

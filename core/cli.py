@@ -34,7 +34,7 @@ EXIT_INTERRUPTED = 130
 # subcommand -> ("module:function", one-line help). Handlers take argv (list[str]) -> int.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("eval.demo_cli:main", "build the demo benchmark and run the main job on it"),
-    "models": ("models.cli:main", "pull / list / verify local models"),
+    "models": ("models.cli:main", "pull / list / verify local models, build the native runtime"),
     "index": ("eval.index_cli:main", "build L0 schema, cell and example indexes"),
     "ask": ("pipelines.ask_cli:main", "answer one question against a database"),
     "eval": ("eval.run_cli:main", "run a configured pipeline over a benchmark"),

@@ -33,6 +33,7 @@ from models.backends.replay import (
 from models.backends.response_cache import CachedBackend, ResponseCache
 from models.client import ModelClient, Slot
 from models.config import LocalSlot, ModelSettings, OpenAISlot, ReplaySlot, VLLMServeSlot
+from models.local import native
 from models.local.server import LocalServerSettings, shared_server
 from models.registry import REGISTRY
 from models.store import ModelStore
@@ -46,6 +47,10 @@ def _local_backend(slot: LocalSlot, config: ModelSettings, closers: list[Closer]
     server_config = LocalServerSettings(
         **slot.model_dump(include=set(LocalServerSettings.model_fields))
     )
+    if server_config.server_binary is None and config.runtimes_dir is not None:
+        binary = native.default_dir(config.runtimes_dir) / native.BINARY_NAME
+        server_config = server_config.model_copy(update={"server_binary": str(binary)})
+    server_config = server_config.resolved()
     placement = slot.placement
     if placement == "auto":
         import ray
@@ -70,7 +75,7 @@ def _local_backend(slot: LocalSlot, config: ModelSettings, closers: list[Closer]
             max_connections=4 * slot.n_parallel,
             max_n=slot.n_parallel,
             slot_affinity=slot.n_parallel
-            if slot.slot_affinity and slot.runtime == "xllamacpp"
+            if slot.slot_affinity and server_config.runtime in ("llama-server", "xllamacpp")
             else None,
         )
     )

