@@ -17,8 +17,9 @@
              teacher-forced (pipelines/selection/likelihood.py); otherwise, or when nothing could be scored,
          ──► majority vote (ties: the greedy candidate's bucket)
 
-Past ``escalate_within_s`` (seconds since the question started) no further step starts and the
-vote decides: a latency budget that, unlike the global timeout, leaves the answer undegraded.
+Past ``escalate_within_s`` (seconds since the question started) no further step starts (nor a
+column rewrite, which executes SQL) and the vote decides: a latency budget that, unlike the
+global timeout, leaves the answer undegraded.
 
 Every call shares the schema as its first tokens, so a llama.cpp slot evaluates the schema once
 per database and each later call only its own question part. A step that fails is skipped with
@@ -464,6 +465,10 @@ class AdaptivePipeline(Strategy):
             if candidate.sql not in done:
                 current, last = candidate, None
                 for _ in range(rounds):
+                    # A rewrite runs its SQL, and one that joins its way into the sandbox's limits
+                    # takes as long as the limit (20 s on claims): none starts past the budget.
+                    if self._out_of_time("column_repair", run, state):
+                        break
                     proposal = repair.propose(current.sql, current.exec_result.error or "")
                     if proposal is None or proposal == current.sql:
                         break

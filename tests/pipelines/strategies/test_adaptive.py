@@ -132,6 +132,20 @@ async def test_a_misspelt_column_is_rewritten_from_the_schema_without_a_call(
     assert all(c.exec_result.ok for c in rewrites)
 
 
+async def test_past_the_budget_no_column_is_rewritten(tiny_db, sandbox, scripted):
+    misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"
+    client = scripted({"single_pass": first_wave(misspelt, [misspelt, misspelt, RIGHT, WRONG])})
+    cfg = scaling(escalate_within_s=1e-6)
+    prediction, trace = await pipeline(client, sandbox, cfg).answer_with_trace(task(tiny_db))
+
+    assert not any("repair" in c.lineage for c in prediction.candidates)
+    # the three misspelt votes stay errors: the vote is between RIGHT and WRONG, undegraded
+    assert prediction.sql in (RIGHT, WRONG) and not prediction.degraded
+    assert sum(c.sql == misspelt and not c.exec_result.ok for c in prediction.candidates) == 3
+    (decision,) = [d for d in trace.decisions if d.label == "adaptive.out_of_time"]
+    assert decision.stage == "column_repair"
+
+
 async def test_without_column_repair_the_fixer_gets_the_error(tiny_db, sandbox, scripted):
     misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"
     client = scripted(
