@@ -26,6 +26,10 @@ import signal
 import subprocess
 import threading
 
+# The variable lives in server.py so that importing the models package never imports this
+# module: `python -m models.local.serve` warns when it finds itself imported already.
+from models.local.server import API_KEY_ENV
+
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m models.local.serve")
@@ -43,9 +47,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cache-reuse", type=int, default=0)
     parser.add_argument("--server-binary", help="llama-server's path (runtime llama-server)")
     return parser.parse_args(argv)
-
-
-API_KEY_ENV = "SCALE_ANALYTICS_LLM_API_KEY"  # set by models.local.server.LocalServer
 
 
 def _take_api_key() -> str:

@@ -33,7 +33,9 @@ from pydantic import Field
 from core.types import Frozen
 from models.errors import ModelUnavailable
 from models.local.native import usable_binary
-from models.local.serve import API_KEY_ENV
+
+# How LocalServer hands the key to its child (models/local/serve.py), never on the command line.
+API_KEY_ENV = "SCALE_ANALYTICS_LLM_API_KEY"
 
 # auto: llama-server when a native build for this CPU is at server_binary, else xllamacpp.
 Runtime = Literal["auto", "llama-server", "xllamacpp", "llama-cpp-python"]
