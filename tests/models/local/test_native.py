@@ -146,11 +146,14 @@ def test_a_failed_build_step_reports_its_log_and_leaves_nothing_usable(tmp_path,
         return 2
 
     monkeypatch.setattr(native.subprocess, "call", failing_call)
+    monkeypatch.setattr(native.tempfile, "tempdir", str(tmp_path))
     dest = tmp_path / "dest"
     with pytest.raises(native.RuntimeBuildError, match="compiler says no"):
         native.build(dest)
     assert native.usable_binary(dest / native.BINARY_NAME) is None
     assert not list(dest.iterdir())
+    (work,) = tmp_path.glob("scale-analytics-llama-build-*")  # kept for a look at its log
+    assert "compiler says no" in (work / "build.log").read_text()
 
 
 def test_the_built_binary_runs_on_this_cpu():
