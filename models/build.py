@@ -48,8 +48,8 @@ def _local_backend(slot: LocalSlot, config: ModelSettings, closers: list[Closer]
         **slot.model_dump(include=set(LocalServerSettings.model_fields))
     )
     if server_config.server_binary is None and config.runtimes_dir is not None:
-        binary = native.default_dir(config.runtimes_dir) / native.BINARY_NAME
-        server_config = server_config.model_copy(update={"server_binary": str(binary)})
+        binary = str(native.default_binary(config.runtimes_dir))
+        server_config = server_config.model_copy(update={"server_binary": binary})
     server_config = server_config.resolved()
     placement = slot.placement
     if placement == "auto":

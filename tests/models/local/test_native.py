@@ -159,7 +159,7 @@ def test_a_failed_build_step_reports_its_log_and_leaves_nothing_usable(tmp_path,
 def test_the_built_binary_runs_on_this_cpu():
     from core.config import load_config
 
-    binary = native.default_dir(load_config([]).paths.runtimes) / native.BINARY_NAME
+    binary = native.default_binary(load_config([]).paths.runtimes)
     if native.usable_binary(binary) is None:
         pytest.skip("no llama-server built for this CPU (scale-analytics models build-runtime)")
     out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60)
