@@ -144,6 +144,9 @@ class AdaptiveScaling(Frozen):
     # (``ON T1.MakeId = T1.Make``) gets the schema's one join key before it runs, no LLM
     # (pipelines/repair/joins.py).
     join_repair: bool = True
+    # A syntax error from an apostrophe inside a string (``'St. Luke\'s'``, ``'O'Brien'``): the
+    # apostrophe doubled, no LLM (pipelines/repair/quotes.py); runs in the column repair's rounds.
+    quote_repair: bool = True
     fix_max: int = Field(default=1, ge=0)  # distinct errored SQLs repaired, most frequent first
     # One request each, in order, while the pool is split; () disables widening. The default draws
     # from the plain prompt (no examples, no cell values): its samples are less correlated with the

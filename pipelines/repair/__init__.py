@@ -2,6 +2,7 @@
 
 No LLM call, from the schema and the stored values:
     "no such column" / "ambiguous column name" ──► ColumnRepair ──► the column the schema has
+    syntax error from an apostrophe in a string ──► QuoteRepair  ──► the apostrophe doubled
     JOIN ... ON that joins no key               ──► JoinRepair   ──► the schema's one join key
     string filter that matches no stored value  ──► ValueRepair  ──► the column / value that holds it
 
@@ -11,7 +12,15 @@ With the LLM (Refiner):
 
 from pipelines.repair.columns import ColumnRepair
 from pipelines.repair.joins import JoinRepair
+from pipelines.repair.quotes import QuoteRepair
 from pipelines.repair.refinement import UNFIXABLE_ERRORS, Refiner
 from pipelines.repair.values import ValueRepair
 
-__all__ = ["UNFIXABLE_ERRORS", "ColumnRepair", "JoinRepair", "Refiner", "ValueRepair"]
+__all__ = [
+    "UNFIXABLE_ERRORS",
+    "ColumnRepair",
+    "JoinRepair",
+    "QuoteRepair",
+    "Refiner",
+    "ValueRepair",
+]

@@ -4,8 +4,9 @@
          ──► L0 retrieval without an LLM: cell values for the question's n-grams ║ examples for its skeleton
          ──► first wave: greedy + n samples of one prompt (schema, cells, examples, question),
              every candidate executed; "no such column" rewritten from the schema (no LLM,
-             pipelines/repair/columns.py); a string filter that matches no row grounded in
-             the stored values (pipelines/repair/values.py); bucketed by result
+             pipelines/repair/columns.py; a string an apostrophe broke, pipelines/repair/quotes.py);
+             a string filter that matches no row grounded in the stored values
+             (pipelines/repair/values.py); bucketed by result
          ──► clear majority? ── yes ──► answer (answered_by = "first_wave")
          ──► fix: the most common errored SQLs ──► SQLFixer with the engine's message ──► check
          ──► widen: more samples of a prompt variant (scaling.adaptive.widen), where at least
@@ -63,6 +64,7 @@ from pipelines.indexing.question_skeleton import SchemaWords
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.repair.columns import ColumnRepair
 from pipelines.repair.joins import JoinRepair
+from pipelines.repair.quotes import QuoteRepair
 from pipelines.repair.refinement import Refiner
 from pipelines.repair.values import ValueRepair
 from pipelines.schema import introspect
@@ -208,6 +210,7 @@ class AdaptivePipeline(Strategy):
             record_focus(run, focused)
         run.light = run.ddl = focused.text  # every agent's shared system message
         state.repair, state.values, state.joins = schema.repair, schema.values, schema.joins
+        state.quotes = schema.quotes if a.quote_repair else None
 
         steps: list[tuple[str, bool, Callable[[], Awaitable[object]]]] = [
             (FIRST_WAVE, True, lambda: self._first_wave(run, state)),
@@ -287,6 +290,7 @@ class AdaptivePipeline(Strategy):
                 repair=ColumnRepair(view, graph),
                 values=ValueRepair(view, graph),
                 joins=JoinRepair(view, graph),
+                quotes=QuoteRepair(view.dialect),
             )
 
         try:
@@ -452,8 +456,9 @@ class AdaptivePipeline(Strategy):
     async def _repair_columns(
         self, run: TaskRun, state: State, executed: Sequence[CandidateSQL]
     ) -> list[CandidateSQL]:
-        """Schema-grounded rewrites of the candidates whose error names an unbound column, up to
-        ``column_repair`` rounds each; a rewrite keeps its candidate's producer (and vote)."""
+        """Schema-grounded rewrites of the candidates whose error names an unbound column (or a
+        string an apostrophe broke), up to ``column_repair`` rounds each; a rewrite keeps its
+        candidate's producer (and vote)."""
         rounds, repair = self.adaptive.column_repair, state.repair
         if rounds == 0 or repair is None:
             return []
@@ -469,7 +474,10 @@ class AdaptivePipeline(Strategy):
                     # takes as long as the limit (20 s on claims): none starts past the budget.
                     if self._out_of_time("column_repair", run, state):
                         break
-                    proposal = repair.propose(current.sql, current.exec_result.error or "")
+                    error = current.exec_result.error or ""
+                    proposal = repair.propose(current.sql, error) or (
+                        state.quotes.propose(current.sql, error) if state.quotes else None
+                    )
                     if proposal is None or proposal == current.sql:
                         break
                     (current,) = await run.execute_all(

@@ -1,6 +1,6 @@
 """What the adaptive pipeline keeps while it answers, and what it asks of a candidate or a bucket.
 
-DatabaseSchema   read once per database: reference schema, schema words, the three repairs
+DatabaseSchema   read once per database: reference schema, schema words, the repairs
 State            per question: steps taken and their cost, the step that answers, repair memos
 null_only · nothing_found · has_rows   what an executed result shows
 rated_hardness   Spider hardness of a SQL ("extra" when sqlglot cannot parse it)
@@ -20,6 +20,7 @@ from pipelines.contracts import CandidateSQL, RetrievalSource, StepCost, Usage
 from pipelines.indexing.question_skeleton import SchemaWords
 from pipelines.repair.columns import ColumnRepair
 from pipelines.repair.joins import JoinRepair
+from pipelines.repair.quotes import QuoteRepair
 from pipelines.repair.refinement import UNFIXABLE_ERRORS
 from pipelines.repair.values import ValueRepair
 from pipelines.schema.reference import ReferenceSchema
@@ -29,14 +30,15 @@ from pipelines.task_run import TaskRun
 
 class DatabaseSchema(NamedTuple):
     """What the pipeline reads of a database once: the reference schema (per table, for the
-    focus), the schema's words (for question skeletons) and the three repairs built on its view
-    and join graph."""
+    focus), the schema's words (for question skeletons), the three repairs built on its view
+    and join graph, and the dialect's quote repair."""
 
     reference: ReferenceSchema
     words: SchemaWords
     repair: ColumnRepair
     values: ValueRepair
     joins: JoinRepair
+    quotes: QuoteRepair
 
 
 class State:
@@ -50,6 +52,7 @@ class State:
         self.rewritten: set[str] = set()  # errored SQLs the column repair rewrote
         self.values: ValueRepair | None = None
         self.joins: JoinRepair | None = None
+        self.quotes: QuoteRepair | None = None
         self.grounded: dict[str, CandidateSQL | None] = {}  # empty-result SQL -> its rewrite
         self.out_of_time = False  # escalate_within_s passed and recorded in the trace
         self._open: tuple[str, Usage, float] | None = None

@@ -132,6 +132,32 @@ async def test_a_misspelt_column_is_rewritten_from_the_schema_without_a_call(
     assert all(c.exec_result.ok for c in rewrites)
 
 
+async def test_a_string_broken_by_an_apostrophe_is_repaired_before_its_column(
+    tiny_db, sandbox, scripted
+):
+    # a syntax error (the backslash) hiding a misspelt column: quote repair, then column repair
+    broken = "SELECT count(*) FROM singer WHERE Country_ = 'France' AND name != 'O\\'Brien'"
+    client = scripted({"single_pass": first_wave(broken, [broken, broken, RIGHT, WRONG])})
+    prediction = await pipeline(client, sandbox, scaling()).answer(task(tiny_db))
+
+    assert prediction.exec_result.rows == ((2,),)
+    assert prediction.answered_by == "first_wave" and client.calls == {"single_pass": 2}
+    rewrites = [c for c in prediction.candidates if "repair" in c.lineage]
+    assert len(rewrites) == 3 and all(c.exec_result.rows == ((2,),) for c in rewrites)
+    assert all("'O''Brien'" in c.sql and "country" in c.sql for c in rewrites)
+
+
+async def test_without_quote_repair_the_broken_string_stays_an_error(tiny_db, sandbox, scripted):
+    broken = "SELECT count(*) FROM singer WHERE country = 'France' AND name != 'O\\'Brien'"
+    client = scripted(
+        {"single_pass": first_wave(broken, [broken, broken, RIGHT, WRONG]), "fixer": lambda r: ""}
+    )
+    prediction = await pipeline(client, sandbox, scaling(quote_repair=False)).answer(task(tiny_db))
+
+    assert not any("O''Brien" in c.sql for c in prediction.candidates)
+    assert all(not c.exec_result.ok for c in prediction.candidates if c.sql == broken)
+
+
 async def test_past_the_budget_no_column_is_rewritten(tiny_db, sandbox, scripted):
     misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"
     client = scripted({"single_pass": first_wave(misspelt, [misspelt, misspelt, RIGHT, WRONG])})

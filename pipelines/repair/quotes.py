@@ -1,0 +1,58 @@
+"""Repair string literals broken by an apostrophe: no LLM call, no schema.
+
+Small models write a name that holds an apostrophe as C would escape it, or not at all; SQLite
+and DuckDB escape a quote inside a string by doubling it, so both are syntax errors that every
+sample of a question repeats (the 1.5B fixer returns the same SQL):
+
+    'St. Luke\\'s Hospital'   ──►  'St. Luke''s Hospital'     (backslash escape)
+    'St. Luke's Hospital'    ──►  'St. Luke''s Hospital'     (apostrophe between two letters)
+
+Only on the engine's syntax error, only outside double-quoted identifiers, never on a blob
+literal (``x'0A'``), and only when the rewrite parses in the target dialect.
+
+    >>> QuoteRepair("sqlite").propose("SELECT id FROM t WHERE name = 'O'Brien'", 'near "Brien": syntax error')
+    "SELECT id FROM t WHERE name = 'O''Brien'"
+    >>> QuoteRepair("sqlite").propose("SELECT id FROM t WHERE name = 'O'Brien'", "no such table: t") is None
+    True
+"""
+
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot.errors import SqlglotError
+
+# What the engines say when a stray quote ends a string early or leaves one open.
+_SYNTAX = re.compile(r"syntax error|unrecognized token|unterminated (?:quoted )?string", re.I)
+# A double-quoted identifier (kept as written) or the text between two of them.
+_IDENTIFIER = re.compile(r'("(?:[^"]|"")*")')
+_BACKSLASH_QUOTE = re.compile(r"\\'")
+# An apostrophe inside a word (O'Brien, Luke's), not a blob literal's opening x'.
+_INNER_APOSTROPHE = re.compile(r"(?<=[^\W\d_])(?<!\b[xX])'(?=[^\W\d_])")
+
+
+class QuoteRepair:
+    """Doubles the apostrophes that end a string literal too early."""
+
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+
+    def propose(self, sql: str, error: str) -> str | None:
+        """``sql`` with its stray apostrophes doubled, or None when the error is not a syntax
+        error, nothing changes, or the rewrite does not parse."""
+        if not _SYNTAX.search(error or ""):
+            return None
+        parts = _IDENTIFIER.split(sql)
+        # split keeps the identifiers at odd positions
+        rewritten = "".join(
+            part if i % 2 else _INNER_APOSTROPHE.sub("''", _BACKSLASH_QUOTE.sub("''", part))
+            for i, part in enumerate(parts)
+        )
+        if rewritten == sql:
+            return None
+        try:
+            sqlglot.parse_one(rewritten, read=self.dialect)
+        except (SqlglotError, RecursionError):
+            return None
+        return rewritten

@@ -1,0 +1,77 @@
+"""QuoteRepair against the engines' own messages: an apostrophe that ends a string early, or one
+escaped with a backslash, is doubled, and the rewrite finds the stored name; anything else is
+left alone."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.repair.quotes import QuoteRepair
+
+NAMES = [(1, "St. Luke's Hospital"), (2, "O'Brien Clinic"), (3, "Mercy")]
+
+
+def sqlite_error(db: Path, sql: str) -> str:
+    with pytest.raises(sqlite3.Error) as caught, sqlite3.connect(db) as conn:
+        conn.execute(sql).fetchall()
+    return str(caught.value)
+
+
+@pytest.fixture
+def sqlite_db(tmp_path: Path) -> Path:
+    path = tmp_path / "providers.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE providers (id INTEGER, name TEXT)")
+        conn.executemany("INSERT INTO providers VALUES (?, ?)", NAMES)
+    return path
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT id FROM providers WHERE name = 'St. Luke\\'s Hospital'",
+        "SELECT id FROM providers WHERE name = 'St. Luke's Hospital'",
+    ],
+)
+def test_a_broken_name_in_sqlite_is_repaired_and_finds_its_row(sqlite_db, sql):
+    error = sqlite_error(sqlite_db, sql)
+    fixed = QuoteRepair("sqlite").propose(sql, error)
+    assert fixed == "SELECT id FROM providers WHERE name = 'St. Luke''s Hospital'"
+    with sqlite3.connect(sqlite_db) as conn:
+        assert conn.execute(fixed).fetchall() == [(1,)]
+
+
+def test_a_broken_name_in_duckdb_is_repaired_and_finds_its_row():
+    conn = duckdb.connect()
+    conn.execute("CREATE TABLE providers (id INTEGER, name TEXT)")
+    conn.executemany("INSERT INTO providers VALUES (?, ?)", NAMES)
+    sql = "SELECT id FROM providers WHERE name IN ('O'Brien Clinic', 'Mercy') ORDER BY id"
+    with pytest.raises(duckdb.Error) as caught:
+        conn.execute(sql)
+    fixed = QuoteRepair("duckdb").propose(sql, str(caught.value))
+    assert fixed is not None
+    assert conn.execute(fixed).fetchall() == [(2,), (3,)]
+
+
+def test_identifiers_and_blob_literals_keep_their_quotes(sqlite_db):
+    sql = "SELECT \"O'Brien\", x'0A' FROM providers WHERE name = 'O'Brien Clinic'"
+    fixed = QuoteRepair("sqlite").propose(sql, sqlite_error(sqlite_db, sql))
+    assert fixed == "SELECT \"O'Brien\", x'0A' FROM providers WHERE name = 'O''Brien Clinic'"
+
+
+def test_other_errors_and_sql_without_a_stray_apostrophe_are_left_alone(sqlite_db):
+    repair = QuoteRepair("sqlite")
+    broken_name = "SELECT id FROM providers WHERE name = 'O'Brien Clinic'"
+    assert repair.propose(broken_name, "no such column: name") is None
+    no_apostrophe = "SELECT id FROM providers WHERE name = 'Mercy' AND"
+    assert repair.propose(no_apostrophe, sqlite_error(sqlite_db, no_apostrophe)) is None
+
+
+def test_a_rewrite_that_does_not_parse_is_not_proposed(sqlite_db):
+    # 'KY'AND: the apostrophe closes a string; doubling it leaves one open
+    sql = "SELECT id FROM providers WHERE name='KY'AND id = 'x"
+    assert QuoteRepair("sqlite").propose(sql, sqlite_error(sqlite_db, sql)) is None
