@@ -2,8 +2,9 @@
 before it is executed. No LLM, no database access: the schema view, its documentation and
 sqlglot.
 
-    sql ──► rewriters (never fail: names spelled as the schema, other dialects' functions in
-            the target's, a list column read as a table unnested from its owner)
+    sql ──► rewriters (never fail: a string an apostrophe broke, names spelled as the schema,
+            other dialects' functions in the target's, a list column read as a table unnested
+            from its owner)
         ──► blockers (pure functions of SQL + schema: pass, or findings that name a taxonomy
             class and the offending part) ──► CheckResult(sql, rewrites, findings)
 

@@ -32,8 +32,30 @@ _BACKSLASH_QUOTE = re.compile(r"\\'")
 _INNER_APOSTROPHE = re.compile(r"(?<=[^\W\d_])(?<!\b[xX])'(?=[^\W\d_])")
 
 
+def doubled_apostrophes(sql: str, dialect: str) -> str | None:
+    r"""``sql`` with the apostrophes that break its strings doubled, or None when there are none
+    or the rewrite does not parse in ``dialect``.
+
+    >>> doubled_apostrophes("SELECT 1 FROM t WHERE name = 'St. Luke\\'s'", "duckdb")
+    "SELECT 1 FROM t WHERE name = 'St. Luke''s'"
+    """
+    parts = _IDENTIFIER.split(sql)
+    # split keeps the identifiers at odd positions
+    rewritten = "".join(
+        part if i % 2 else _INNER_APOSTROPHE.sub("''", _BACKSLASH_QUOTE.sub("''", part))
+        for i, part in enumerate(parts)
+    )
+    if rewritten == sql:
+        return None
+    try:
+        sqlglot.parse_one(rewritten, read=dialect)
+    except (SqlglotError, RecursionError):
+        return None
+    return rewritten
+
+
 class QuoteRepair:
-    """Doubles the apostrophes that end a string literal too early."""
+    """Doubles the apostrophes that end a string literal too early, on the engine's syntax error."""
 
     def __init__(self, dialect: str) -> None:
         self.dialect = dialect
@@ -43,16 +65,4 @@ class QuoteRepair:
         error, nothing changes, or the rewrite does not parse."""
         if not _SYNTAX.search(error or ""):
             return None
-        parts = _IDENTIFIER.split(sql)
-        # split keeps the identifiers at odd positions
-        rewritten = "".join(
-            part if i % 2 else _INNER_APOSTROPHE.sub("''", _BACKSLASH_QUOTE.sub("''", part))
-            for i, part in enumerate(parts)
-        )
-        if rewritten == sql:
-            return None
-        try:
-            sqlglot.parse_one(rewritten, read=self.dialect)
-        except (SqlglotError, RecursionError):
-            return None
-        return rewritten
+        return doubled_apostrophes(sql, self.dialect)

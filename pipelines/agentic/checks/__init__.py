@@ -1,7 +1,8 @@
 """The checker chain's stages, one rule per module; the chain runs them in this order, the
 rewriters first, then the blockers, cheapest first (``pipelines/agentic/chain.py``).
 
-    rewriters   casing.IdentifierCasing        names spelled as the schema spells them
+    rewriters   quotes.StrayApostrophes        a string an apostrophe broke, the apostrophe doubled
+                casing.IdentifierCasing        names spelled as the schema spells them
                 dialect.DialectFunctions       other dialects' functions in the target's
                 list_tables.ListColumnTables   a list column read as a table, unnested from its owner
     blockers    unknown_functions.UnknownFunctions   functions the engine lacks (no schema)
@@ -26,10 +27,12 @@ from pipelines.agentic.checks.enum_values import EnumValues
 from pipelines.agentic.checks.like_on_enum import LikeOnEnum
 from pipelines.agentic.checks.list_tables import ListColumnTables
 from pipelines.agentic.checks.nested_paths import NestedPaths
+from pipelines.agentic.checks.quotes import StrayApostrophes
 from pipelines.agentic.checks.unknown_functions import UnknownFunctions
 from pipelines.agentic.checks.unknown_names import UnknownNames
 
 DEFAULT_STAGES: tuple[Stage, ...] = (
+    StrayApostrophes(),
     IdentifierCasing(),
     DialectFunctions(),
     ListColumnTables(),
@@ -54,6 +57,7 @@ __all__ = [
     "Rewrite",
     "Rewriter",
     "Stage",
+    "StrayApostrophes",
     "UnknownFunctions",
     "UnknownNames",
     "parse",
