@@ -10,7 +10,7 @@ count, EX by difficulty and by SDS bucket where the benchmark rates them, mean /
 seconds, calls and tokens per question, cost per question and per correct answer at the run's
 configured prices and with its tokens at a hosted reference price (``conf/prices``), and the
 judge's verdicts with their agreement with EX where the judge ran — the same functions as the
-run's own summary (``eval/report.py``, ``eval/judge.py``).
+run's own summary (``eval/reporting/report.py``, ``eval/grading/judge.py``).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import polars as pl
 from omegaconf import OmegaConf
 
 from core.config import load_config
-from eval.costs import reference_costs
-from eval.report import ex_by_sds, run_metrics
+from eval.reporting.costs import reference_costs
+from eval.reporting.report import ex_by_sds, run_metrics
 from models.budget import PriceList
 
 

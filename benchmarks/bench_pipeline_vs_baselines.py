@@ -66,8 +66,8 @@ def main() -> None:
 
     import models
     from core.config import load_config, section
+    from eval.grading.scoring import score_predictions
     from eval.loaders import load_benchmark
-    from eval.scoring import score_predictions
     from pipelines.sandbox import Sandbox, SandboxSettings
 
     common = [

@@ -21,8 +21,8 @@ from rich.table import Table
 
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 from core.config import load_config
+from eval.grading.scoring import ScoreReport, score_predictions
 from eval.loaders import load_benchmark
-from eval.scoring import ScoreReport, score_predictions
 
 
 def main(argv: list[str]) -> int:

@@ -33,14 +33,17 @@ EXIT_INTERRUPTED = 130
 
 # subcommand -> ("module:function", one-line help). Handlers take argv (list[str]) -> int.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("eval.demo_cli:main", "build the demo benchmark and run the main job on it"),
+    "demo": ("eval.cli.demo_cli:main", "build the demo benchmark and run the main job on it"),
     "models": ("models.cli:main", "pull / list / verify local models, build the native runtime"),
-    "index": ("eval.index_cli:main", "build L0 schema, cell and example indexes"),
+    "index": ("eval.cli.index_cli:main", "build L0 schema, cell and example indexes"),
     "ask": ("pipelines.ask_cli:main", "answer one question against a database"),
-    "eval": ("eval.run_cli:main", "run a configured pipeline over a benchmark"),
-    "score": ("eval.score_cli:main", "score a predictions file against a benchmark"),
-    "report": ("eval.report_cli:main", "ablation table and plots for an experiment"),
-    "cheatsheet": ("eval.cheatsheet_cli:main", "show / reset / export the agentic mode's rules"),
+    "eval": ("eval.cli.run_cli:main", "run a configured pipeline over a benchmark"),
+    "score": ("eval.cli.score_cli:main", "score a predictions file against a benchmark"),
+    "report": ("eval.cli.report_cli:main", "ablation table and plots for an experiment"),
+    "cheatsheet": (
+        "eval.cli.cheatsheet_cli:main",
+        "show / reset / export the agentic mode's rules",
+    ),
     "serve": ("serve.cli:main", "the online endpoint (Ray Serve): HTTP API and web page"),
 }
 

@@ -36,18 +36,19 @@ from omegaconf import DictConfig, OmegaConf
 
 from core.config import section
 from core.types import Frozen
-from eval.costs import reference_costs, slot_prices
-from eval.exports import export_predictions
-from eval.judge import ConfiguredJudge
+from eval.grading.exports import export_predictions
+from eval.grading.judge import ConfiguredJudge
 from eval.loaders import LoadedBenchmark
 from eval.loaders.common import SUBSET_FIELDS
-from eval.report import (
+from eval.reporting.costs import reference_costs, slot_prices
+from eval.reporting.report import (
     ex_by_difficulty,
     ex_by_sds,
     question_verdicts,
     run_metrics,
     write_run_report,
 )
+from eval.reporting.tracking import RunLog, TrackedRun, flatten, log_run, log_traces
 from eval.settings import EvalSettings
 from eval.sweep.config import SweepSettings
 from eval.sweep.driver import SweepResult, run_sweep
@@ -55,7 +56,6 @@ from eval.sweep.grading import Executor
 from eval.sweep.services import sweep_services
 from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory
-from eval.tracking import RunLog, TrackedRun, flatten, log_run, log_traces
 from models.budget import PriceList
 from models.config import ModelSettings
 from pipelines.contracts import DatabaseRef

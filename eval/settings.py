@@ -12,7 +12,7 @@ from core.types import Frozen
 
 
 class EvalSettings(Frozen):
-    """The Answer Correctness judge (``eval/judge.py``): off unless ``judge`` names a slot of the
+    """The Answer Correctness judge (``eval/grading/judge.py``): off unless ``judge`` names a slot of the
     model config, whose model then judges every answer once it is graded."""
 
     judge: str | None = None

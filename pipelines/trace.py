@@ -8,7 +8,7 @@
 
 The trace is ephemeral: it lives for one question and is serialised beside the prediction. A
 sweep turns the JSONL of its answered questions into MLflow traces of its run
-(``eval.tracking.log_traces``).
+(``eval.reporting.tracking.log_traces``).
 A failing sink warns once and never stops the pipeline (:class:`SafeSink`).
 
 Event attribute names follow the OpenTelemetry GenAI semantic conventions where one exists

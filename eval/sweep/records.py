@@ -4,7 +4,7 @@
 
 A record carries the chosen SQL and its verdicts under both EX semantics, the candidate pool
 (result hash and per-candidate correctness, for pass@k), spend, latency and degradation, and the
-Answer Correctness judge's verdict when one is on (``eval/judge.py``). Verdicts are ``None`` when
+Answer Correctness judge's verdict when one is on (``eval/grading/judge.py``). Verdicts are ``None`` when
 the task has no gold SQL; the judge's are ``None`` when it is off or gave none (``judge_error``).
 """
 

@@ -3,7 +3,7 @@
     {"position", "task"} rows ──► SweepWorker (one per actor) ──► {"record": QuestionRecord JSON}
                                     │ pipeline.answer(task)   (model actors shared by all workers)
                                     │ Grader.grade(...)       (sandbox actors shared by all workers)
-                                    └ judge.judge(...)        (with eval.judge: eval/judge.py)
+                                    └ judge.judge(...)        (with eval.judge: eval/grading/judge.py)
 
 Ray Data runs an async ``__call__`` on one event loop per actor and, with
 ``max_concurrent_calls_per_actor=in_flight``, keeps that many questions in flight per worker.
@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from pydantic import Field
 
 from core.types import Frozen
-from eval.judge import JudgeVerdict
+from eval.grading.judge import JudgeVerdict
 from eval.sweep.grading import Executor, Grade, Grader
 from eval.sweep.records import QuestionRecord
 from pipelines.contracts import ExecutionResult, Prediction, Task

@@ -15,10 +15,10 @@ from mlflow.tracking import MlflowClient
 from core.config import load_config
 from core.types import Usage
 from eval.loaders import load_benchmark
+from eval.reporting.tracking import TASK_ID_TAG
 from eval.run import config_identity, run_configuration
 from eval.sweep.config import RayInitSettings
 from eval.sweep.session import ray_session
-from eval.tracking import TASK_ID_TAG
 from pipelines.contracts import CandidateSQL, Prediction, Task
 from pipelines.sandbox import Sandbox
 from pipelines.trace import AgentEvent, JsonlTraceSink, TraceRecorder

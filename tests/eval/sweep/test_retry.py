@@ -3,7 +3,7 @@
 import polars as pl
 import pytest
 
-from eval.report import ex_by_difficulty, run_metrics
+from eval.reporting.report import ex_by_difficulty, run_metrics
 from eval.sweep.config import SweepSettings
 from eval.sweep.driver import to_retry
 from eval.sweep.progress import SweepProgress

@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from eval.judge import AnswerJudge
+from eval.grading.judge import AnswerJudge
 from eval.settings import EvalSettings
 from eval.sweep.records import QuestionRecord
 from eval.sweep.worker import SweepWorker, WorkerSettings

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.index_cli import main
+from eval.cli.index_cli import main
 from pipelines.indexing.store import VersionedStore
 
 pytestmark = pytest.mark.usefixtures("embedder")

@@ -5,7 +5,7 @@ import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
-from eval.tracking import (
+from eval.reporting.tracking import (
     TASK_ID_TAG,
     ExperimentNotFound,
     RunLog,

@@ -22,14 +22,14 @@ from rich.table import Table
 
 from core.cli_errors import fail, user_errors
 from core.config import load_config
-from eval.compare import paired_intervals
-from eval.costs import cost_lines, per_correct, usd
 from eval.errors import EvalError
 from eval.experiments import Configuration, expand, report_overrides
-from eval.judge import judge_lines
+from eval.grading.judge import judge_lines
 from eval.loaders import LoadedBenchmark, load_benchmark
 from eval.metrics.bootstrap import paired_difference
-from eval.report import NO_RETRIEVAL, retrieval_lines
+from eval.reporting.compare import paired_intervals
+from eval.reporting.costs import cost_lines, per_correct, usd
+from eval.reporting.report import NO_RETRIEVAL, retrieval_lines
 from eval.run import RunOutcome, run_configuration
 from eval.sweep.config import SweepSettings
 from eval.sweep.errors import SweepInterrupted

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from eval.index_cli import questions_table
+from eval.cli.index_cli import questions_table
 from pipelines.contracts import DatabaseRef, Task
 
 DB = DatabaseRef(db_id="workitems", path="workitems.duckdb", dialect="duckdb")

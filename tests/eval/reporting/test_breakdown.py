@@ -1,10 +1,10 @@
-"""eval.breakdown: answered-by shares, step costs, family accuracy and losses from records."""
+"""eval.reporting.breakdown: answered-by shares, step costs, family accuracy and losses from records."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from eval.breakdown import (
+from eval.reporting.breakdown import (
     breakdown_metrics,
     family,
     family_accuracy,

@@ -33,10 +33,16 @@ matplotlib.use("Agg")  # reports are files; never open a window
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
-from eval.breakdown import breakdown_metrics, family_accuracy, losses, step_costs, step_shares  # noqa: E402
-from eval.costs import cost_lines, reference_costs  # noqa: E402
-from eval.judge import judge_lines, judge_metrics  # noqa: E402
+from eval.grading.judge import judge_lines, judge_metrics  # noqa: E402
 from eval.metrics import pass_at_k, r_ves  # noqa: E402
+from eval.reporting.breakdown import (  # noqa: E402
+    breakdown_metrics,
+    family_accuracy,
+    losses,
+    step_costs,
+    step_shares,
+)
+from eval.reporting.costs import cost_lines, reference_costs  # noqa: E402
 from eval.sds import SDS_BUCKETS, sds_bucket  # noqa: E402
 from models.budget import Price  # noqa: E402
 
@@ -322,7 +328,7 @@ def write_run_report(
     ``retrieval``: the run's retrieval status line (``pipelines.indexing.ensure``); with
     ``retrieval_expected``, a run where no question used retrieval says so in bold.
     ``pricing`` names the configured prices; ``reference`` is a hosted model's list price the
-    run's tokens are also priced at (``eval.costs``).
+    run's tokens are also priced at (``eval.reporting.costs``).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     metrics = run_metrics(frame, skipped)

@@ -1,8 +1,8 @@
 import polars as pl
 import pytest
 
-from eval.costs import cost_lines, reference_costs, usd, with_reference_costs
-from eval.report import ablation_table, run_metrics, write_run_report
+from eval.reporting.costs import cost_lines, reference_costs, usd, with_reference_costs
+from eval.reporting.report import ablation_table, run_metrics, write_run_report
 from eval.sweep.records import QuestionRecord, records_to_table
 from models.budget import Price
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 from core.config import load_config
-from eval import run_cli
+from eval.cli import run_cli
 from eval.experiments import merge
 
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from eval.errors import PredictionsFormatError
+from eval.grading.prediction_files import export_official, read_predictions, write_jsonl
 from eval.loaders import BenchmarkSpec, load_benchmark
-from eval.prediction_files import export_official, read_predictions, write_jsonl
 
 
 @pytest.fixture

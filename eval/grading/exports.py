@@ -14,8 +14,8 @@ from pathlib import Path
 
 import polars as pl
 
+from eval.grading.prediction_files import export_official, write_jsonl
 from eval.loaders import LoadedBenchmark
-from eval.prediction_files import export_official, write_jsonl
 
 
 def export_predictions(

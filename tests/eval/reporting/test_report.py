@@ -4,7 +4,7 @@ import polars as pl
 import pytest
 
 from eval.metrics import pass_at_k
-from eval.report import (
+from eval.reporting.report import (
     NO_RETRIEVAL,
     ablation_table,
     ex_by_difficulty,

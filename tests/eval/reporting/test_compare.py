@@ -1,7 +1,7 @@
 import polars as pl
 
-from eval.compare import interval_label, paired_intervals, stored_verdicts
-from eval.report_cli import with_intervals
+from eval.cli.report_cli import with_intervals
+from eval.reporting.compare import interval_label, paired_intervals, stored_verdicts
 from eval.sweep.records import QuestionRecord, records_to_table
 from eval.sweep.store import PREDICTIONS
 

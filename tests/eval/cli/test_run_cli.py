@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 from mlflow.tracking import MlflowClient
 
-from eval.report_cli import main as report_main
-from eval.run_cli import main as eval_main
+from eval.cli.report_cli import main as report_main
+from eval.cli.run_cli import main as eval_main
 
 pytestmark = pytest.mark.ray
 
@@ -88,8 +88,8 @@ def test_bad_overrides_are_reported_not_raised(capsys):
 
 
 def test_the_verdict_line_compares_right_answers_at_every_difficulty():
+    from eval.cli.run_cli import verdict
     from eval.run import RunOutcome
-    from eval.run_cli import verdict
 
     def outcome(label, rows):
         table = tuple(
@@ -110,9 +110,9 @@ def test_the_verdict_line_compares_right_answers_at_every_difficulty():
 def test_the_summary_puts_a_paired_interval_on_ex_and_prices_each_correct_answer():
     from rich.console import Console
 
+    from eval.cli.run_cli import print_summary
+    from eval.reporting.tracking import TrackedRun
     from eval.run import RunOutcome
-    from eval.run_cli import print_summary
-    from eval.tracking import TrackedRun
 
     def outcome(label, right, metrics):
         verdicts = {f"q{i}": i < right for i in range(40)}
@@ -148,8 +148,8 @@ def test_the_summary_puts_a_paired_interval_on_ex_and_prices_each_correct_answer
 def test_the_summary_shows_sds_buckets_between_the_difficulties_and_all():
     from rich.console import Console
 
+    from eval.cli.run_cli import summary_table
     from eval.run import RunOutcome
-    from eval.run_cli import summary_table
 
     def row(key, name, n):
         return {key: name, "questions": n, "ex_bird": 0.5, "ex_spider": 0.5}

@@ -4,7 +4,7 @@ import polars as pl
 import pytest
 
 from core.config import load_config
-from eval.judge import (
+from eval.grading.judge import (
     AnswerJudge,
     ConfiguredJudge,
     JudgeError,

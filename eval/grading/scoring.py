@@ -32,9 +32,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pydantic import Field
 
 from core.types import Frozen
+from eval.grading.prediction_files import resolve_key
 from eval.loaders import LoadedBenchmark, task_index
 from eval.metrics import ex_bird, ex_spider, order_matters, r_ves, time_ratio, ves_reward
-from eval.prediction_files import resolve_key
 from eval.sds import SDS_BUCKETS, sds_bucket
 from pipelines.contracts import DatabaseRef, Difficulty, SkippedTask
 from pipelines.sandbox import Sandbox, SandboxError

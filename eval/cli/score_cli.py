@@ -34,10 +34,10 @@ from core.cli import split_overrides
 from core.cli_errors import fail, user_errors
 from core.config import load_config, section
 from eval.errors import EvalError, PredictionsFormatError
+from eval.grading.prediction_files import check_complete, read_predictions
+from eval.grading.scoring import BIRD_TIMEOUT_S, ScoreReport, score_predictions
 from eval.loaders import BenchmarkSpec, load_benchmark
 from eval.metrics import DEFAULT_ITERATIONS
-from eval.prediction_files import check_complete, read_predictions
-from eval.scoring import BIRD_TIMEOUT_S, ScoreReport, score_predictions
 
 PROG = "scale-analytics score"
 

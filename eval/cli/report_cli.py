@@ -11,7 +11,7 @@ Reads the experiment's finished MLflow runs (latest per configuration), prices e
 at ``prices.reference`` (a hosted model's list price, ``conf/prices/default.yaml``; null: none)
 beside its configured cost, puts a paired bootstrap interval on each configuration's EX
 difference from the baseline (over the questions both answered, from their stored predictions:
-``eval.compare``), prints the table and writes
+``eval.reporting.compare``), prints the table and writes
 ``<paths.runs>/<experiment.name>/report/{ablation.md,ablation.csv,cost_vs_accuracy.png}``.
 """
 
@@ -28,11 +28,11 @@ from rich.table import Table
 
 from core.cli_errors import fail, user_errors
 from core.config import load_config, section
-from eval.compare import interval_label, paired_intervals, stored_verdicts
-from eval.costs import with_reference_costs
 from eval.errors import EvalError
-from eval.report import ablation_table, write_experiment_report
-from eval.tracking import experiment_runs
+from eval.reporting.compare import interval_label, paired_intervals, stored_verdicts
+from eval.reporting.costs import with_reference_costs
+from eval.reporting.report import ablation_table, write_experiment_report
+from eval.reporting.tracking import experiment_runs
 from models.budget import PriceList
 
 

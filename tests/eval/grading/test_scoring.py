@@ -9,8 +9,8 @@ import pytest
 
 from core.config import load_config
 from eval.errors import PredictionsFormatError
+from eval.grading.scoring import NO_PREDICTION, score_predictions
 from eval.loaders import BenchmarkSpec, load_benchmark
-from eval.scoring import NO_PREDICTION, score_predictions
 
 
 @pytest.fixture

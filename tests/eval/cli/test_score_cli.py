@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.cli import main as dispatcher
-from eval.score_cli import main, parse_args
+from eval.cli.score_cli import main, parse_args
 
 # Right for questions 0, 2 (BIRD) and 3 (Spider only); 1 errors; 4 and 5 absent.
 SPIDER_LINES = [
@@ -214,12 +214,12 @@ def _refused(capsys, *argv: str) -> str:
 @pytest.fixture
 def no_scoring(monkeypatch):
     """Refusals happen before any query runs."""
-    import eval.score_cli
+    import eval.cli.score_cli
 
     def refuse(*args, **kwargs):
         raise AssertionError("scored although the input was refused")
 
-    monkeypatch.setattr(eval.score_cli, "score_predictions", refuse)
+    monkeypatch.setattr(eval.cli.score_cli, "score_predictions", refuse)
 
 
 def test_a_short_or_shifted_spider_file_is_refused_unless_partial(

@@ -1,0 +1,1 @@
+"""Reporting runs: metrics and reports, cost and step breakdowns, comparisons, MLflow tracking."""
