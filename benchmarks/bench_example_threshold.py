@@ -4,7 +4,7 @@
 
 For each question of the benchmark(s), the k examples the example index returns for its
 skeleton (other databases only, as the pipelines ask) are compared with the gold SQL: an example
-"has the structure" when its SQL skeleton (``pipelines.indexing.sql_skeleton``: identifiers and
+"has the structure" when its SQL skeleton (``pipelines.indexing.examples.sql_skeleton``: identifiers and
 literals masked) equals the gold's. Printed per band of skeleton cosine similarity: how many
 examples fall there and the share that have the structure. An example below the band where that
 share falls under one half is more likely to mislead than to help; the pipelines'
@@ -22,8 +22,8 @@ from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 from core.config import load_config
 from eval.loaders import load_benchmark
 from pipelines.factory import build_retrievers
-from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
-from pipelines.indexing.sql_skeleton import sql_skeleton
+from pipelines.indexing.examples.question_skeleton import SchemaWords, skeletonise
+from pipelines.indexing.examples.sql_skeleton import sql_skeleton
 from pipelines.schema import introspect
 
 BANDS = (0.0, 0.7, 0.8, 0.85, 0.9, 0.95, 1.01)

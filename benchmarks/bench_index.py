@@ -11,7 +11,7 @@ Prints, in one run:
      top-5 cell hits of the question, per mode, for two deterministic queries:
         question  the whole question text, one search;
         ngrams    the question's word n-grams (1-3 words, bounded by content words, quoted spans
-                  whole; pipelines.indexing.ngrams), searched together, top-5 distinct values kept;
+                  whole; pipelines.indexing.cell_values.ngrams), searched together, top-5 distinct values kept;
      a literal counts as found when a hit equals it (case-insensitive; for LIKE patterns, when the
      pattern is inside the hit); "indexed" is the ceiling: literals present in the index at all;
   4. example index on Spider dev (cross-database: the question's own database excluded): how often
@@ -39,16 +39,16 @@ os.environ.setdefault("LANCEDB_LOG", "error")
 from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 from core.config import load_config, section
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing.ngrams import question_ngrams
-from pipelines.indexing.question_skeleton import EMPTY, SchemaWords, skeletonise
-from pipelines.indexing.runner import build_all
+from pipelines.indexing.builder.runner import build_all
+from pipelines.indexing.cell_values.ngrams import question_ngrams
+from pipelines.indexing.examples.question_skeleton import EMPTY, SchemaWords, skeletonise
+from pipelines.indexing.examples.sql_skeleton import sql_skeleton, string_literals
 from pipelines.indexing.settings import IndexSettings
-from pipelines.indexing.sql_skeleton import sql_skeleton, string_literals
 from pipelines.indexing.store import VersionedStore
 
 if TYPE_CHECKING:  # imported after the build: lancedb loaded before Ray forks warns
-    from pipelines.indexing.cell_index import CellRetriever
-    from pipelines.indexing.example_index import ExampleRetriever
+    from pipelines.indexing.cell_values.cell_index import CellRetriever
+    from pipelines.indexing.examples.example_index import ExampleRetriever
 
 MODES = ("vector", "bm25", "hybrid")
 
@@ -271,8 +271,8 @@ def main() -> int:
         dbs = spider_databases(spider) + [demo_database(Path(cfg.paths.demo))]
         if not args.skip_build:
             bench_build(dbs, settings)
-        from pipelines.indexing.cell_index import CellRetriever
-        from pipelines.indexing.example_index import ExampleRetriever
+        from pipelines.indexing.cell_values.cell_index import CellRetriever
+        from pipelines.indexing.examples.example_index import ExampleRetriever
 
         cells, examples = CellRetriever(root), ExampleRetriever(root)
         indexed = {db.db_id for db in dbs if VersionedStore(root, "databases", db.db_id).current()}

@@ -38,7 +38,7 @@ from core.config import load_config, section
 from eval.loaders import load_benchmark
 from pipelines.agents.runtime import as_executor
 from pipelines.factory import build_retrievers
-from pipelines.indexing.ngrams import question_ngrams
+from pipelines.indexing.cell_values.ngrams import question_ngrams
 from pipelines.sandbox import Sandbox
 from pipelines.schema.focus import SchemaFocuser
 from pipelines.schema.reference import reference_schema

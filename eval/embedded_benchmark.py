@@ -21,7 +21,7 @@ build
   check-and-build.
 
 ``examples.yaml`` holds solved examples that are no test question; they are written beside the
-database as ``<db_id>.examples.yml``, where ``pipelines/indexing/own_examples.py`` finds them. They
+database as ``<db_id>.examples.yml``, where ``pipelines/indexing/examples/own_examples.py`` finds them. They
 are not part of the fingerprint: a changed or missing examples file is rewritten on the next call
 without regenerating the database.
 """

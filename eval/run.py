@@ -59,7 +59,7 @@ from eval.sweep.worker import PipelineFactory
 from models.budget import PriceList
 from models.config import ModelSettings
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing.ensure import RetrievalStatus, ensure_indexes
+from pipelines.indexing.builder.ensure import RetrievalStatus, ensure_indexes
 from pipelines.trace import ReasoningTrace, derive_metrics, read_traces
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ question is the first argument that is not ``key=value`` (``core.cli.split_overr
     $ scale-analytics ask "How many singers?" --db concert_singer.sqlite --json | jq .sql
 
 Before answering, the database's L0 indexes (cell values; the example index) are built when
-missing or stale (``pipelines.indexing.ensure``; off with ``pipeline.index.auto_build=false``).
+missing or stale (``pipelines.indexing.builder.ensure``; off with ``pipeline.index.auto_build=false``).
 ``--json`` prints exactly one :class:`AskOutput` object on stdout; progress and logs go to stderr.
 """
 
@@ -44,7 +44,7 @@ from pipelines.schema.documentation.bird import descriptions_beside
 from pipelines.trace import ReasoningTrace
 
 if TYPE_CHECKING:
-    from pipelines.indexing.ensure import RetrievalStatus
+    from pipelines.indexing.builder.ensure import RetrievalStatus
     from pipelines.sandbox import SandboxLimits
 
 PROG = "scale-analytics ask"
@@ -321,7 +321,7 @@ def render(
 
 def main(argv: list[str]) -> int:
     from core.config import load_config, section
-    from pipelines.indexing.ensure import ensure_indexes
+    from pipelines.indexing.builder.ensure import ensure_indexes
     from pipelines.sandbox import SandboxSettings
 
     args, overrides = parse_args(argv)

@@ -88,7 +88,7 @@ def build_pipeline(
             focuser=focuser,
         )
     if scaling.agentic is not None:
-        from pipelines.indexing.own_examples import OwnExampleRetriever
+        from pipelines.indexing.examples.own_examples import OwnExampleRetriever
         from pipelines.strategies.agentic import AgenticPipeline
 
         return AgenticPipeline(
@@ -102,7 +102,7 @@ def build_pipeline(
         )
     extra: dict[str, Any] = {}
     if scaling.adaptive is not None:
-        from pipelines.indexing.own_examples import OwnExampleRetriever
+        from pipelines.indexing.examples.own_examples import OwnExampleRetriever
         from pipelines.strategies.adaptive import AdaptivePipeline as pipeline_class
 
         extra = {"focuser": focuser, "own_examples": own_examples or OwnExampleRetriever()}

@@ -101,7 +101,7 @@ class UnderstandingSettings(Frozen):
     example_threshold: float = 0.1
     examples_in_prompt: int = Field(default=5, ge=0)  # of the k retrieved, shown to ICL prompts
     # The asking database's own solved examples (a file beside it, the endpoint's accepted
-    # answers; pipelines/indexing/own_examples.py) shown before any from another database.
+    # answers; pipelines/indexing/examples/own_examples.py) shown before any from another database.
     own_example_k: int = Field(default=3, ge=0)
     sample_rows: int = Field(default=3, ge=0)  # example rows per table in the DDL view
     max_schema_tokens: int = Field(default=6000, ge=100)  # restrict the schema beyond this

@@ -162,7 +162,7 @@ def _run(cfg, cfgs, settings, ring, registered) -> int:
     from eval.sweep.config import SweepSettings
     from eval.sweep.services import sweep_services
     from eval.sweep.session import ray_session
-    from pipelines.indexing.ensure import ensure_indexes
+    from pipelines.indexing.builder.ensure import ensure_indexes
     from serve.api import database_ref
     from serve.app import APP_NAME, build_application
 

@@ -202,7 +202,7 @@ class QueryEngine:
         (``serve.api.database_ref``), which is what the query log records.
         """
         if self._own_examples is None:
-            from pipelines.indexing.own_examples import OwnExampleRetriever
+            from pipelines.indexing.examples.own_examples import OwnExampleRetriever
 
             store = self.store
             self._own_examples = OwnExampleRetriever(
@@ -212,7 +212,7 @@ class QueryEngine:
 
     def prepare(self, db: Any, name: str) -> str:
         """Build the L0 indexes ``db`` needs (when missing or stale): the retrieval line."""
-        from pipelines.indexing.ensure import ensure_indexes
+        from pipelines.indexing.builder.ensure import ensure_indexes
 
         status = ensure_indexes(self.cfgs[self.settings.default_profile], [db])
         self.index_status[name] = status.summary()

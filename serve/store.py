@@ -20,7 +20,7 @@ different processes, and a connection is never shared between threads. A state f
 before a column existed gets it when the store opens (``_MIGRATIONS``).
 
 Accepted answers become the database's own solved examples (``accepted_examples``), which the
-pipeline deployment shows the model (``pipelines/indexing/own_examples.py``).
+pipeline deployment shows the model (``pipelines/indexing/examples/own_examples.py``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pydantic import Field
 from core.types import Frozen
 
 if TYPE_CHECKING:
-    from pipelines.indexing.own_examples import SolvedExample
+    from pipelines.indexing.examples.own_examples import SolvedExample
 
 FILE_NAME = "serve.sqlite"
 
@@ -241,7 +241,7 @@ class StateStore:
 
         An answer whose SQL was rejected later for the same question is left out.
         """
-        from pipelines.indexing.own_examples import SolvedExample
+        from pipelines.indexing.examples.own_examples import SolvedExample
 
         out: list[SolvedExample] = []
         seen: set[str] = set()

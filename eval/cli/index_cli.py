@@ -29,8 +29,8 @@ from eval.loaders import load_benchmark
 from eval.sds import SDS_BUCKETS, sds_bucket
 from eval.sql_constructs import CONSTRUCTS, sql_constructs
 from pipelines.contracts import Task
-from pipelines.indexing.reports import BuildReport
-from pipelines.indexing.runner import WORKER_ENV, build_all
+from pipelines.indexing.builder.reports import BuildReport
+from pipelines.indexing.builder.runner import WORKER_ENV, build_all
 from pipelines.indexing.settings import IndexSettings
 from pipelines.schema import introspect
 from pipelines.schema.documentation import TableDoc, load_documentation

@@ -18,7 +18,7 @@ concurrent callers, by the machinery ``eval/embedded_benchmark.py`` shares with 
 benchmark.
 
 ``examples.yaml`` holds solved examples that are not test questions; they are written beside the
-database, where ``pipelines/indexing/own_examples.py`` finds them. They are not part of the
+database, where ``pipelines/indexing/examples/own_examples.py`` finds them. They are not part of the
 fingerprint: a changed (or missing) examples file is rewritten on the next call without
 regenerating the database.
 """

@@ -325,7 +325,7 @@ def write_run_report(
 ) -> list[Path]:
     """``report.md`` and its three plots for one run; returns the files written.
 
-    ``retrieval``: the run's retrieval status line (``pipelines.indexing.ensure``); with
+    ``retrieval``: the run's retrieval status line (``pipelines.indexing.builder.ensure``); with
     ``retrieval_expected``, a run where no question used retrieval says so in bold.
     ``pricing`` names the configured prices; ``reference`` is a hosted model's list price the
     run's tokens are also priced at (``eval.reporting.costs``).

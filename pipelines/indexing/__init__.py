@@ -19,25 +19,25 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "BuildReport": "pipelines.indexing.reports",
-    "CellRetriever": "pipelines.indexing.cell_index",
+    "BuildReport": "pipelines.indexing.builder.reports",
+    "CellRetriever": "pipelines.indexing.cell_values.cell_index",
     "DatabaseChangedDuringBuild": "pipelines.indexing.errors",
     "EmbeddingModelUnavailable": "pipelines.indexing.errors",
-    "ExampleRetriever": "pipelines.indexing.example_index",
+    "ExampleRetriever": "pipelines.indexing.examples.example_index",
     "ExampleSourceError": "pipelines.indexing.errors",
     "IndexNotBuilt": "pipelines.indexing.errors",
     "IndexSettings": "pipelines.indexing.settings",
     "IndexingError": "pipelines.indexing.errors",
-    "RetrievalStatus": "pipelines.indexing.ensure",
-    "SchemaWords": "pipelines.indexing.question_skeleton",
-    "build_all": "pipelines.indexing.runner",
-    "build_database": "pipelines.indexing.build",
-    "build_examples": "pipelines.indexing.build",
-    "ensure_indexes": "pipelines.indexing.ensure",
-    "load_schema_view": "pipelines.indexing.build",
-    "skeletonise": "pipelines.indexing.question_skeleton",
-    "sql_skeleton": "pipelines.indexing.sql_skeleton",
-    "string_literals": "pipelines.indexing.sql_skeleton",
+    "RetrievalStatus": "pipelines.indexing.builder.ensure",
+    "SchemaWords": "pipelines.indexing.examples.question_skeleton",
+    "build_all": "pipelines.indexing.builder.runner",
+    "build_database": "pipelines.indexing.builder.build",
+    "build_examples": "pipelines.indexing.builder.build",
+    "ensure_indexes": "pipelines.indexing.builder.ensure",
+    "load_schema_view": "pipelines.indexing.builder.build",
+    "skeletonise": "pipelines.indexing.examples.question_skeleton",
+    "sql_skeleton": "pipelines.indexing.examples.sql_skeleton",
+    "string_literals": "pipelines.indexing.examples.sql_skeleton",
 }
 
 __all__ = [

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from core.types import Frozen
 
-# Bump when the column/value rules in cells.py change: every cell index is then rebuilt.
+# Bump when the column/value rules in cell_values/cells.py change: every cell index is then rebuilt.
 CELL_RULES_VERSION = 2
 
 
@@ -52,7 +52,7 @@ class IndexSettings(Frozen):
     lock_timeout_s: float = Field(default=600, gt=0)
     force: bool = False  # rebuild even when the fingerprint is unchanged
     # ask / eval / demo build the missing or stale indexes of the databases they touch on first
-    # use (pipelines/indexing/ensure.py); false: they use what is built and say what is missing.
+    # use (pipelines/indexing/builder/ensure.py); false: they use what is built and say what is missing.
     auto_build: bool = True
 
     def content_settings_hash(self) -> str:

@@ -40,7 +40,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from pipelines.contracts import ForeignKey, SchemaView
-from pipelines.indexing.question_skeleton import name_words
+from pipelines.indexing.examples.question_skeleton import name_words
 from pipelines.schema.joins import JoinGraph, join_graph, sole_primary_key
 
 # The engine's message naming the column it could not bind: (qualifier, column).

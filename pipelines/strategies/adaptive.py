@@ -59,8 +59,8 @@ from pipelines.contracts import (
     Task,
     WidenStep,
 )
-from pipelines.indexing.own_examples import OwnExampleRetriever
-from pipelines.indexing.question_skeleton import SchemaWords
+from pipelines.indexing.examples.own_examples import OwnExampleRetriever
+from pipelines.indexing.examples.question_skeleton import SchemaWords
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.repair.columns import ColumnRepair
 from pipelines.repair.joins import JoinRepair

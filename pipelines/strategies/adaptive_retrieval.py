@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 from pipelines.agents.types import Context
 from pipelines.contracts import CellHit, ExampleHit, RetrievalSource
-from pipelines.indexing.ngrams import question_ngrams
-from pipelines.indexing.own_examples import OwnExampleRetriever
-from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
+from pipelines.indexing.cell_values.ngrams import question_ngrams
+from pipelines.indexing.examples.own_examples import OwnExampleRetriever
+from pipelines.indexing.examples.question_skeleton import SchemaWords, skeletonise
 from pipelines.settings import UnderstandingSettings
 from pipelines.task_run import TaskRun, describe
 from pipelines.understanding import _call, _index_missing, _supported

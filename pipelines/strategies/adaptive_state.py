@@ -17,7 +17,7 @@ import sqlglot
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Bucket
 from pipelines.contracts import CandidateSQL, RetrievalSource, StepCost, Usage
-from pipelines.indexing.question_skeleton import SchemaWords
+from pipelines.indexing.examples.question_skeleton import SchemaWords
 from pipelines.repair.columns import ColumnRepair
 from pipelines.repair.joins import JoinRepair
 from pipelines.repair.quotes import QuoteRepair

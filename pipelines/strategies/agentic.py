@@ -57,7 +57,7 @@ from pipelines.contracts import (
     ScalingSettings,
     Task,
 )
-from pipelines.indexing.own_examples import OwnExampleRetriever
+from pipelines.indexing.examples.own_examples import OwnExampleRetriever
 from pipelines.schema import introspect
 from pipelines.schema.cache import SchemaCache
 from pipelines.schema.catalog import schema_graph

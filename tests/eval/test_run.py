@@ -176,7 +176,7 @@ def test_a_configuration_runs_exports_reports_logs_and_resumes(local_ray, tiny_s
 
 
 def test_indexes_are_ensured_for_the_databases_of_the_subset_run(local_ray, tiny_spider, tmp_path):
-    from pipelines.indexing.ensure import RetrievalStatus
+    from pipelines.indexing.builder.ensure import RetrievalStatus
 
     calls = []
 

@@ -188,7 +188,7 @@ def test_json_prints_exactly_one_object_with_the_answer(
 def test_ask_ensures_the_databases_indexes_and_reports_what_served(
     tiny_db, scripted, monkeypatch, tmp_path, capsys
 ):
-    from pipelines.indexing import ensure
+    from pipelines.indexing.builder import ensure
 
     scripted_ask(scripted, monkeypatch)
     seen = []

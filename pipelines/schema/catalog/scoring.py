@@ -27,7 +27,7 @@ Ties keep the table's column order.
 from __future__ import annotations
 
 from core.types import Frozen
-from pipelines.indexing.cells import ID_LIKE, ID_LIKE_CAMEL
+from pipelines.indexing.cell_values.cells import ID_LIKE, ID_LIKE_CAMEL
 from pipelines.schema.catalog.model import ColumnNode
 
 

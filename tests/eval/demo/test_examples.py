@@ -17,7 +17,7 @@ import sqlglot
 
 from eval.demo import DEMO_DB_ID, DemoBenchmarkError, build_demo, load_examples, load_questions
 from eval.embedded_benchmark import normalize_question
-from pipelines.indexing.own_examples import examples_beside
+from pipelines.indexing.examples.own_examples import examples_beside
 from pipelines.sandbox import Sandbox, canonical_rows
 
 EXAMPLES = load_examples()

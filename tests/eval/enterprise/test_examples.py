@@ -15,7 +15,7 @@ from eval.enterprise import (
     load_examples,
     load_questions,
 )
-from pipelines.indexing.own_examples import examples_beside
+from pipelines.indexing.examples.own_examples import examples_beside
 from pipelines.sandbox import Sandbox
 
 EXAMPLES = load_examples()

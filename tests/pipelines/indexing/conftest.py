@@ -63,7 +63,7 @@ def zoo_db(tmp_path: Path) -> DatabaseRef:
 @pytest.fixture(scope="session")
 def zoo_index(tmp_path_factory, embedder) -> str:
     """An index root with the zoo database built once, for read-only retrieval tests."""
-    from pipelines.indexing.build import build_database
+    from pipelines.indexing.builder.build import build_database
 
     base = tmp_path_factory.mktemp("zoo_index")
     db = make_sqlite(base / "zoo.sqlite", ZOO)

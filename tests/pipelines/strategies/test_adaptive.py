@@ -745,7 +745,7 @@ async def test_a_large_schema_reaches_the_generators_focused_on_the_question(
 async def test_own_examples_come_first_and_far_examples_of_other_databases_are_dropped(
     tiny_db, sandbox, scripted
 ):
-    from pipelines.indexing.own_examples import OwnExampleRetriever, SolvedExample
+    from pipelines.indexing.examples.own_examples import OwnExampleRetriever, SolvedExample
     from pipelines.settings import PipelineSettings, UnderstandingSettings
 
     class OtherDatabases:

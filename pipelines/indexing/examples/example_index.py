@@ -27,9 +27,9 @@ import lancedb
 import pyarrow as pa
 
 from pipelines.contracts import ExampleHit
+from pipelines.indexing.builder.reports import EXAMPLES_NAME
 from pipelines.indexing.embedder import DIMENSION, embed
 from pipelines.indexing.errors import IndexNotBuilt
-from pipelines.indexing.reports import EXAMPLES_NAME
 from pipelines.indexing.store import VersionedStore
 
 EXAMPLE_TABLE = "examples"

@@ -31,8 +31,8 @@ from pydantic import Field
 from core.config import section
 from core.types import Frozen
 from pipelines.contracts import DatabaseRef, RetrievalSource, ScalingSettings
-from pipelines.indexing.reports import EXAMPLES_NAME, BuildReport
-from pipelines.indexing.runner import WORKER_ENV, build_all
+from pipelines.indexing.builder.reports import EXAMPLES_NAME, BuildReport
+from pipelines.indexing.builder.runner import WORKER_ENV, build_all
 from pipelines.indexing.settings import IndexSettings
 from pipelines.indexing.store import VersionedStore
 from pipelines.settings import UnderstandingSettings

@@ -5,8 +5,8 @@ import sqlite3
 
 import pytest
 
-from pipelines.indexing import runner
-from pipelines.indexing.runner import build_all
+from pipelines.indexing.builder import runner
+from pipelines.indexing.builder.runner import build_all
 
 pytestmark = pytest.mark.usefixtures("embedder")
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.indexing.errors import ExampleSourceError
-from pipelines.indexing.question_skeleton import EMPTY, SchemaWords, skeletonise
-from pipelines.indexing.sql_skeleton import sql_skeleton, string_literals
+from pipelines.indexing.examples.question_skeleton import EMPTY, SchemaWords, skeletonise
+from pipelines.indexing.examples.sql_skeleton import sql_skeleton, string_literals
 
 SKELETONISER_VERSION = 1  # bump when skeletonise() changes: the example index is rebuilt
 

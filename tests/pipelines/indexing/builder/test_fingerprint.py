@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing.fingerprint import fingerprint
+from pipelines.indexing.builder.fingerprint import fingerprint
 from pipelines.sandbox.errors import DatabaseUnavailable
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.indexing.cell_index import CellRetriever
+from pipelines.indexing.cell_values.cell_index import CellRetriever
 from pipelines.indexing.errors import IndexNotBuilt
 
 

@@ -16,8 +16,8 @@ from pydantic import Field
 
 from core.types import Frozen
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing.example_source import source_fingerprint
-from pipelines.indexing.fingerprint import fingerprint
+from pipelines.indexing.builder.fingerprint import fingerprint
+from pipelines.indexing.examples.example_source import source_fingerprint
 from pipelines.indexing.settings import IndexSettings
 from pipelines.indexing.store import VersionedStore
 from pipelines.sandbox.errors import DatabaseUnavailable

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from pipelines.indexing.ngrams import question_ngrams
+from pipelines.indexing.cell_values.ngrams import question_ngrams
 
 
 def test_ngrams_are_bounded_by_content_words():

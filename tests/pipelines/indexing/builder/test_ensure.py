@@ -8,8 +8,8 @@ import pytest
 
 from core.config import load_config
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing import runner
-from pipelines.indexing.ensure import (
+from pipelines.indexing.builder import runner
+from pipelines.indexing.builder.ensure import (
     NOT_AUTO_BUILT,
     RetrievalStatus,
     ensure_indexes,

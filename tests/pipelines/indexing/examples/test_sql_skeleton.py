@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.indexing.sql_skeleton import sql_skeleton, string_literals
+from pipelines.indexing.examples.sql_skeleton import sql_skeleton, string_literals
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,11 @@ import json
 import numpy as np
 
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing.own_examples import OwnExampleRetriever, SolvedExample, examples_beside
+from pipelines.indexing.examples.own_examples import (
+    OwnExampleRetriever,
+    SolvedExample,
+    examples_beside,
+)
 
 YAML = """
 - question: How many members live in Ohio?

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing.reports import BuildReport, unchanged_report
+from pipelines.indexing.builder.reports import BuildReport, unchanged_report
 from pipelines.indexing.settings import IndexSettings
 
 Job = DatabaseRef | None  # None: the example index
@@ -35,7 +35,7 @@ WORKER_ENV = {
 
 def _run(job: Job, settings: IndexSettings) -> BuildReport:
     # Imported where the build runs: the driver never loads lancedb (it warns when Ray forks).
-    from pipelines.indexing.build import build_database, build_examples
+    from pipelines.indexing.builder.build import build_database, build_examples
 
     return build_examples(settings) if job is None else build_database(job, settings)
 

@@ -6,9 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing import build as build_module
-from pipelines.indexing.build import build_database, load_schema_view
-from pipelines.indexing.cell_index import CellRetriever
+from pipelines.indexing.builder import build as build_module
+from pipelines.indexing.builder.build import build_database, load_schema_view
+from pipelines.indexing.cell_values.cell_index import CellRetriever
 from pipelines.indexing.errors import IndexNotBuilt
 from pipelines.indexing.store import VersionedStore
 from pipelines.schema import introspect

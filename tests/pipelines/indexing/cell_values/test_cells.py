@@ -5,7 +5,11 @@ from contextlib import closing
 import pytest
 
 from pipelines.contracts import ColumnInfo, TableInfo
-from pipelines.indexing.cells import column_skip_reason, extract_cell_values, value_skip_reason
+from pipelines.indexing.cell_values.cells import (
+    column_skip_reason,
+    extract_cell_values,
+    value_skip_reason,
+)
 from pipelines.indexing.settings import CellSettings
 from pipelines.sandbox import connect_readonly
 from pipelines.schema import introspect

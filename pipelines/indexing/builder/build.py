@@ -21,13 +21,19 @@ from pathlib import Path
 from filelock import Timeout
 
 from pipelines.contracts import DatabaseRef, SchemaView
-from pipelines.indexing.cell_index import write_cell_table
-from pipelines.indexing.cells import extract_cell_values
+from pipelines.indexing.builder.fingerprint import fingerprint
+from pipelines.indexing.builder.reports import (
+    EXAMPLES_NAME,
+    SCHEMA_FILE,
+    BuildReport,
+    Status,
+    index_size,
+)
+from pipelines.indexing.cell_values.cell_index import write_cell_table
+from pipelines.indexing.cell_values.cells import extract_cell_values
 from pipelines.indexing.errors import DatabaseChangedDuringBuild, IndexingError, IndexNotBuilt
-from pipelines.indexing.example_index import write_example_table
-from pipelines.indexing.example_source import load_examples, source_fingerprint
-from pipelines.indexing.fingerprint import fingerprint
-from pipelines.indexing.reports import EXAMPLES_NAME, SCHEMA_FILE, BuildReport, Status, index_size
+from pipelines.indexing.examples.example_index import write_example_table
+from pipelines.indexing.examples.example_source import load_examples, source_fingerprint
 from pipelines.indexing.settings import IndexSettings
 from pipelines.indexing.store import Manifest, VersionedStore
 from pipelines.sandbox import connect_readonly

@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.indexing.question_skeleton import SchemaWords, name_words, singular, skeletonise
+from pipelines.indexing.examples.question_skeleton import (
+    SchemaWords,
+    name_words,
+    singular,
+    skeletonise,
+)
 
 WORDS = SchemaWords.from_names(
     ["singer", "singer_in_concert", "stadium"], ["Name", "Country", "Song_release_year", "Age"]

@@ -30,7 +30,7 @@ from lancedb.index import FTS
 from lancedb.rerankers import RRFReranker
 
 from pipelines.contracts import CellHit
-from pipelines.indexing.cells import CellValue
+from pipelines.indexing.cell_values.cells import CellValue
 from pipelines.indexing.embedder import DIMENSION, embed
 from pipelines.indexing.errors import IndexNotBuilt
 from pipelines.indexing.store import VersionedStore

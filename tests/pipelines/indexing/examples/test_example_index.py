@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.indexing.build import build_examples
+from pipelines.indexing.builder.build import build_examples
 from pipelines.indexing.errors import IndexNotBuilt
-from pipelines.indexing.example_index import ExampleRetriever
-from pipelines.indexing.example_source import load_examples
-from pipelines.indexing.question_skeleton import SchemaWords, skeletonise
+from pipelines.indexing.examples.example_index import ExampleRetriever
+from pipelines.indexing.examples.example_source import load_examples
+from pipelines.indexing.examples.question_skeleton import SchemaWords, skeletonise
 from pipelines.indexing.settings import ExampleSettings
 
 pytestmark = pytest.mark.usefixtures("embedder")

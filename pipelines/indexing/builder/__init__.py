@@ -1,0 +1,1 @@
+"""Index build machinery: fingerprints, build reports, one build, many builds, builds on demand."""

@@ -1,0 +1,1 @@
+"""Solved examples: the global example index, a database's own examples, question/SQL skeletons."""
