@@ -1,5 +1,6 @@
-"""The local model server under Ray's default worker priority (nice 15) against the local
-session's (0, ``eval/sweep/session.py``): the same eval in alternated rounds. Runs the model.
+"""The local model server under Ray's default worker priority (nice 15: the ``LocalModelServer``
+actor is a Ray worker and the server its child) against nice 0, set through
+``RAY_worker_niceness``: the same eval in alternated rounds. Runs the model.
 
     python benchmarks/bench_worker_niceness.py --rounds 2 [eval overrides ...]
 

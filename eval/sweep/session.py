@@ -22,14 +22,7 @@ import ray.data
 from eval.sweep.config import RayInitSettings
 
 # Local runs need neither token auth nor usage reporting; an environment that sets them wins.
-# Ray starts its workers at nice 15, and the local model server is a worker's child: every wake-up
-# of a nice-0 process (raylet, GCS, the driver) then preempts one of llama.cpp's threads while
-# the others wait at its barrier. The local session's workers run at the driver's priority.
-LOCAL_ENV = {
-    "RAY_AUTH_MODE": "disabled",
-    "RAY_USAGE_STATS_ENABLED": "0",
-    "RAY_worker_niceness": "0",
-}
+LOCAL_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 @contextmanager

@@ -39,16 +39,6 @@ def local_ray():
         yield
 
 
-def test_local_workers_run_at_the_drivers_priority(local_ray):
-    # Ray's default starts them at nice 15, where the model server they own loses its threads
-    # to every wake-up of the raylet and the driver
-    @ray.remote(num_cpus=0)
-    def niceness() -> int:
-        return os.nice(0)
-
-    assert ray.get(niceness.remote()) == os.nice(0)
-
-
 def sweep(tmp_path, name, tasks, pipeline, fakes, config=CONFIG, **kwargs):
     store = RunStore.open(tmp_path / name, identity={"config_hash": "x"})
     result = run_sweep(
