@@ -10,24 +10,26 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pipelines.contracts import DatabaseRef
 from pipelines.repair.quotes import QuoteRepair
+from tests.pipelines.conftest import read_sorted, sqlite_db
 
 NAMES = [(1, "St. Luke's Hospital"), (2, "O'Brien Clinic"), (3, "Mercy")]
 
 
-def sqlite_error(db: Path, sql: str) -> str:
-    with pytest.raises(sqlite3.Error) as caught, sqlite3.connect(db) as conn:
-        conn.execute(sql).fetchall()
+def sqlite_error(db: DatabaseRef, sql: str) -> str:
+    with pytest.raises(sqlite3.Error) as caught:
+        read_sorted(db, sql)
     return str(caught.value)
 
 
 @pytest.fixture
-def sqlite_db(tmp_path: Path) -> Path:
-    path = tmp_path / "providers.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE providers (id INTEGER, name TEXT)")
-        conn.executemany("INSERT INTO providers VALUES (?, ?)", NAMES)
-    return path
+def providers(tmp_path: Path) -> DatabaseRef:
+    return sqlite_db(
+        tmp_path / "providers.sqlite",
+        "CREATE TABLE providers (id INTEGER, name TEXT);"
+        "INSERT INTO providers VALUES (1, 'St. Luke''s Hospital'), (2, 'O''Brien Clinic'), (3, 'Mercy');",
+    )
 
 
 @pytest.mark.parametrize(
@@ -37,12 +39,10 @@ def sqlite_db(tmp_path: Path) -> Path:
         "SELECT id FROM providers WHERE name = 'St. Luke's Hospital'",
     ],
 )
-def test_a_broken_name_in_sqlite_is_repaired_and_finds_its_row(sqlite_db, sql):
-    error = sqlite_error(sqlite_db, sql)
-    fixed = QuoteRepair("sqlite").propose(sql, error)
+def test_a_broken_name_in_sqlite_is_repaired_and_finds_its_row(providers, sql):
+    fixed = QuoteRepair("sqlite").propose(sql, sqlite_error(providers, sql))
     assert fixed == "SELECT id FROM providers WHERE name = 'St. Luke''s Hospital'"
-    with sqlite3.connect(sqlite_db) as conn:
-        assert conn.execute(fixed).fetchall() == [(1,)]
+    assert read_sorted(providers, fixed) == [(1,)]
 
 
 def test_a_broken_name_in_duckdb_is_repaired_and_finds_its_row():
@@ -57,21 +57,21 @@ def test_a_broken_name_in_duckdb_is_repaired_and_finds_its_row():
     assert conn.execute(fixed).fetchall() == [(2,), (3,)]
 
 
-def test_identifiers_and_blob_literals_keep_their_quotes(sqlite_db):
+def test_identifiers_and_blob_literals_keep_their_quotes(providers):
     sql = "SELECT \"O'Brien\", x'0A' FROM providers WHERE name = 'O'Brien Clinic'"
-    fixed = QuoteRepair("sqlite").propose(sql, sqlite_error(sqlite_db, sql))
+    fixed = QuoteRepair("sqlite").propose(sql, sqlite_error(providers, sql))
     assert fixed == "SELECT \"O'Brien\", x'0A' FROM providers WHERE name = 'O''Brien Clinic'"
 
 
-def test_other_errors_and_sql_without_a_stray_apostrophe_are_left_alone(sqlite_db):
+def test_other_errors_and_sql_without_a_stray_apostrophe_are_left_alone(providers):
     repair = QuoteRepair("sqlite")
     broken_name = "SELECT id FROM providers WHERE name = 'O'Brien Clinic'"
     assert repair.propose(broken_name, "no such column: name") is None
     no_apostrophe = "SELECT id FROM providers WHERE name = 'Mercy' AND"
-    assert repair.propose(no_apostrophe, sqlite_error(sqlite_db, no_apostrophe)) is None
+    assert repair.propose(no_apostrophe, sqlite_error(providers, no_apostrophe)) is None
 
 
-def test_a_rewrite_that_does_not_parse_is_not_proposed(sqlite_db):
+def test_a_rewrite_that_does_not_parse_is_not_proposed(providers):
     # 'KY'AND: the apostrophe closes a string; doubling it leaves one open
     sql = "SELECT id FROM providers WHERE name='KY'AND id = 'x"
-    assert QuoteRepair("sqlite").propose(sql, sqlite_error(sqlite_db, sql)) is None
+    assert QuoteRepair("sqlite").propose(sql, sqlite_error(providers, sql)) is None
