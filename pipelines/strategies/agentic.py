@@ -306,7 +306,7 @@ class AgenticPipeline(Strategy):
         if a.checker_chain:
             checked = context.chain.check(tried.sql)
             for rewrite in checked.rewrites:
-                run.recorder.decide("agentic.rewrite", f"attempt_{number}", stage=rewrite.stage)
+                run.recorder.decide("agentic.rewrite", f"attempt_{number}", rewriter=rewrite.stage)
             tried.sql, tried.findings = checked.sql, checked.findings
             if tried.findings:
                 return tried

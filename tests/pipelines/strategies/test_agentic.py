@@ -104,6 +104,24 @@ async def test_a_blocked_sql_is_never_run_and_its_directive_goes_back(
     ]
 
 
+async def test_a_rewritten_sql_runs_as_rewritten_and_the_rewrite_is_traced(
+    work_duckdb, real_sandbox, scripted
+):
+    shouted = "SELECT COUNT(*) FROM TICKETS AS t, UNNEST(t.LINKS) AS u(link) WHERE link.type = 'is_blocked_by'"
+    client = scripted({"single_pass": replies(shouted)})
+    prediction, trace = await pipeline(client, real_sandbox, scaling()).answer_with_trace(
+        task(work_duckdb)
+    )
+
+    assert prediction.exec_result.rows == ((1,),)
+    assert prediction.answered_by == "attempt_1"
+    assert "FROM tickets" in prediction.sql and "t.links" in prediction.sql
+    rewrites = [d for d in trace.decisions if d.label == "agentic.rewrite"]
+    assert [(d.stage, d.features["rewriter"]) for d in rewrites] == [
+        ("attempt_1", "identifier_casing")
+    ]
+
+
 async def test_without_directives_the_generator_gets_only_what_was_found(
     work_duckdb, real_sandbox, scripted
 ):
