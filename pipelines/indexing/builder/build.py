@@ -17,6 +17,7 @@ import logging
 import time
 from contextlib import closing
 from pathlib import Path
+from typing import Literal, NamedTuple
 
 from filelock import Timeout
 
@@ -62,23 +63,34 @@ def _build_database_version(
     return counts, notes
 
 
+class Reporter(NamedTuple):
+    """A build's report at any of its exits: the status, the seconds since it started and the
+    published index's size."""
+
+    name: str
+    kind: Literal["database", "examples"]
+    store: VersionedStore
+    started: float
+
+    def __call__(
+        self, status: Status, reason: str = "", counts: dict[str, int] | None = None
+    ) -> BuildReport:
+        return BuildReport(
+            name=self.name,
+            kind=self.kind,
+            status=status,
+            reason=reason,
+            seconds=time.perf_counter() - self.started,
+            bytes_on_disk=index_size(self.store.current_dir()),
+            counts=counts or {},
+        )
+
+
 def build_database(db: DatabaseRef, settings: IndexSettings) -> BuildReport:
     """(Re)build one database's indexes when its fingerprint changed; never raises."""
     started = time.perf_counter()
     store = VersionedStore(settings.root, "databases", db.db_id)
-
-    def report(
-        status: Status, reason: str = "", counts: dict[str, int] | None = None
-    ) -> BuildReport:
-        return BuildReport(
-            name=db.db_id,
-            kind="database",
-            status=status,
-            reason=reason,
-            seconds=time.perf_counter() - started,
-            bytes_on_disk=index_size(store.current_dir()),
-            counts=counts or {},
-        )
+    report = Reporter(db.db_id, "database", store, started)
 
     try:
         with store.lock(settings.lock_timeout_s):
@@ -128,19 +140,7 @@ def build_examples(settings: IndexSettings) -> BuildReport:
     started = time.perf_counter()
     store = VersionedStore(settings.root, "examples", EXAMPLES_NAME)
     source = settings.examples
-
-    def report(
-        status: Status, reason: str = "", counts: dict[str, int] | None = None
-    ) -> BuildReport:
-        return BuildReport(
-            name=EXAMPLES_NAME,
-            kind="examples",
-            status=status,
-            reason=reason,
-            seconds=time.perf_counter() - started,
-            bytes_on_disk=index_size(store.current_dir()),
-            counts=counts or {},
-        )
+    report = Reporter(EXAMPLES_NAME, "examples", store, started)
 
     try:
         with store.lock(settings.lock_timeout_s):
