@@ -21,7 +21,8 @@ from sqlglot.errors import SqlglotError
 from sqlglot.schema import MappingSchema
 
 from core.types import Frozen
-from pipelines.contracts import ColumnInfo, Dialect, SchemaView, TableInfo
+from pipelines.contracts import ColumnInfo, Dialect, ForeignKey, SchemaView, TableInfo
+from pipelines.repair.columns import ColumnRepair
 from pipelines.schema.documentation.vocabulary import vocabularies
 
 _LISTS = (exp.DataType.Type.ARRAY, exp.DataType.Type.LIST)
@@ -42,6 +43,7 @@ class SchemaIndex(Frozen):
     dialect: Dialect
     tables: dict[str, TableInfo]  # lower-cased name -> table
     vocabularies: dict[str, tuple[str, ...]]  # "table.path" lower-cased -> documented labels
+    foreign_keys: tuple[ForeignKey, ...] = ()
 
     @classmethod
     def from_view(cls, view: SchemaView) -> SchemaIndex:
@@ -49,7 +51,19 @@ class SchemaIndex(Frozen):
             dialect=view.dialect,
             tables={t.name.lower(): t for t in view.tables},
             vocabularies=vocabularies(view),
+            foreign_keys=view.foreign_keys,
         )
+
+    @cached_property
+    def column_repair(self) -> ColumnRepair:
+        """The adaptive pipeline's schema-grounded column repair over this schema."""
+        view = SchemaView(
+            db_id="",
+            dialect=self.dialect,
+            tables=tuple(self.tables.values()),
+            foreign_keys=self.foreign_keys,
+        )
+        return ColumnRepair(view)
 
     def table(self, name: str) -> TableInfo | None:
         return self.tables.get(name.lower())

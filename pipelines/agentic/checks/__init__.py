@@ -5,6 +5,7 @@ rewriters first, then the blockers, cheapest first (``pipelines/agentic/chain.py
                 casing.IdentifierCasing        names spelled as the schema spells them
                 dialect.DialectFunctions       other dialects' functions in the target's
                 list_tables.ListColumnTables   a list column read as a table, unnested from its owner
+                column_names.ColumnNames       unknown columns bound by the schema-grounded column repair
     blockers    unknown_functions.UnknownFunctions   functions the engine lacks (no schema)
                 unknown_names.UnknownNames     tables, qualifiers, columns that do not resolve
                 nested_paths.NestedPaths       fields read off lists, sub-fields that do not exist
@@ -22,6 +23,7 @@ from pipelines.agentic.checks.base import (
     parse,
 )
 from pipelines.agentic.checks.casing import IdentifierCasing
+from pipelines.agentic.checks.column_names import ColumnNames
 from pipelines.agentic.checks.dialect import DialectFunctions
 from pipelines.agentic.checks.enum_values import EnumValues
 from pipelines.agentic.checks.like_on_enum import LikeOnEnum
@@ -36,6 +38,7 @@ DEFAULT_STAGES: tuple[Stage, ...] = (
     IdentifierCasing(),
     DialectFunctions(),
     ListColumnTables(),
+    ColumnNames(),
     UnknownFunctions(),
     UnknownNames(),
     NestedPaths(),
@@ -47,6 +50,7 @@ __all__ = [
     "DEFAULT_STAGES",
     "Blocker",
     "CheckContext",
+    "ColumnNames",
     "DialectFunctions",
     "EnumValues",
     "IdentifierCasing",

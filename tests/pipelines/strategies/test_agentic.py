@@ -135,10 +135,13 @@ async def test_without_directives_the_generator_gets_only_what_was_found(
     assert "open" in feedback and "[enum_value_outside_vocabulary]" not in feedback
 
 
-async def test_a_missing_column_brings_its_entity_into_the_schema(
+async def test_a_missing_table_brings_its_entity_into_the_schema(
     work_duckdb, real_sandbox, scripted
 ):
-    wrong = "SELECT t.title, t.display_name FROM tickets AS t WHERE t.stage = 'queued'"
+    wrong = (
+        "SELECT t.title, u.display_name FROM tickets AS t JOIN user_accounts AS u"
+        " ON u.user_id = t.owner_id WHERE t.stage = 'queued'"
+    )
     right = (
         "SELECT t.title, u.display_name FROM tickets AS t JOIN users AS u"
         " ON u.user_id = t.owner_id WHERE t.stage = 'queued'"
@@ -160,6 +163,29 @@ async def test_a_missing_column_brings_its_entity_into_the_schema(
     assert "The schema now also shows users" in user_message(second)
     select = next(r for a, r in client.requests if a == "select_entities")
     assert select.json_schema["properties"]["entities"]["items"]["enum"] == ["users", "tickets"]
+
+
+async def test_a_column_of_a_table_one_key_away_is_joined_without_a_retry(
+    work_duckdb, real_sandbox, scripted
+):
+    client = scripted(
+        {
+            "select_entities": lambda r: json.dumps({"entities": ["tickets"]}),
+            "single_pass": replies(
+                "SELECT t.title, t.display_name FROM tickets AS t WHERE t.stage = 'queued'"
+            ),
+        }
+    )
+    prediction, trace = await pipeline(
+        client, real_sandbox, scaling(max_entities=1)
+    ).answer_with_trace(task(work_duckdb, "Who owns each queued ticket?"))
+
+    assert prediction.exec_result.rows == (("Login fails", "Ada"),)
+    assert prediction.answered_by == "attempt_1"
+    assert "users" in prediction.sql  # the column repair joined the table that has it
+    assert [d.features["rewriter"] for d in trace.decisions if d.label == "agentic.rewrite"] == [
+        "column_names"
+    ]
 
 
 async def test_an_engine_error_is_classified_and_repaired(work_duckdb, real_sandbox, scripted):
