@@ -99,6 +99,7 @@ def build_pipeline(
             sinks=sinks,
             model_name=model_name,
             own_examples=own_examples or OwnExampleRetriever(),
+            cell_retriever=cell_retriever,
         )
     extra: dict[str, Any] = {}
     if scaling.adaptive is not None:

@@ -28,9 +28,9 @@ from core.types import Frozen
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
-from pipelines.agents.render import DIALECT_NAME, render_evidence, solved_examples
+from pipelines.agents.render import DIALECT_NAME, cells_block, render_evidence, solved_examples
 from pipelines.agents.runtime import AgentRuntime
-from pipelines.contracts import Dialect, ExampleHit
+from pipelines.contracts import CellHit, Dialect, ExampleHit
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.settings import AgentCall
 
@@ -54,6 +54,7 @@ class GenerationRequest(Frozen):
     db_id: str = ""
     schema_text: str
     examples: tuple[ExampleHit, ...] = ()
+    cells: tuple[CellHit, ...] = ()  # database values that match words of the question (L0)
     rules: str = ""  # the cheatsheet's block ("" when it has none)
     history: tuple[Attempt, ...] = ()
     show_sql: bool = False  # the attempts' SQL in the history, not only what was wrong
@@ -97,6 +98,7 @@ async def generate_sql(
         dialect=DIALECT_NAME[request.dialect],
         schema=request.schema_text,
         examples=solved_examples(request.examples, request.db_id, len(request.examples)),
+        cells=cells_block(request.cells),
         rules=request.rules,
         history=render_history(request.history, show_sql=request.show_sql),
         evidence=render_evidence(request.evidence),

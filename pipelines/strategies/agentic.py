@@ -4,8 +4,9 @@ fails, and repaired with the failure's directive — the orchestrator alone hold
     Task ──► catalog(db) ──► select entities (one short call over the catalog; or the schema
              focus's tables, no LLM) ──► entity_schema(chosen): sub-fields, vocabularies, keys
          ──► loop, at most ``max_attempts`` generations:
-               generate_sql(schemas, own solved examples, cheatsheet rules, question,
-                            earlier attempts with their feedback)              [tool; sees no rows]
+               generate_sql(schemas, own solved examples, cell values matching the question,
+                            cheatsheet rules, question, earlier attempts with their feedback)
+                                                                               [tool; sees no rows]
                ──► checker chain: rewriters, then blockers ──► findings?
                ──► plan verifier (optional LLM) ──► objection?
                ──► execute ──► classify (taxonomy) ──► error / empty / NULL-only?
@@ -47,9 +48,11 @@ from pipelines.agentic.generate import Attempt, GenerationRequest, generate_sql
 from pipelines.agentic.taxonomy import Finding, Taxonomy, load_taxonomy
 from pipelines.agents.base import is_fatal
 from pipelines.agents.runtime import ModelClientLike
+from pipelines.agents.types import Context
 from pipelines.contracts import (
     AgenticScaling,
     CandidateSQL,
+    CellHit,
     DatabaseRef,
     ExampleHit,
     ExecutionResult,
@@ -58,6 +61,7 @@ from pipelines.contracts import (
     Task,
 )
 from pipelines.indexing.examples.own_examples import OwnExampleRetriever
+from pipelines.indexing.examples.question_skeleton import SchemaWords
 from pipelines.schema import introspect
 from pipelines.schema.cache import SchemaCache
 from pipelines.schema.catalog import schema_graph
@@ -66,6 +70,7 @@ from pipelines.schema.catalog.views import catalog_of, schemas_of
 from pipelines.schema.focus import SchemaFocuser
 from pipelines.schema.reference import ReferenceSchema, SchemaReadError, reference_schema
 from pipelines.settings import AgentCall, PipelineSettings
+from pipelines.strategies.adaptive_retrieval import retrieve
 from pipelines.strategies.adaptive_state import State
 from pipelines.strategies.base import Strategy
 from pipelines.task_run import TaskRun, describe, record_failure, within_limits
@@ -77,6 +82,11 @@ SELECT_STEP, GENERATE_STEP, VERIFY_STEP, VALIDATE_STEP = (
     "verify",
     "validate",
 )
+
+
+# The skeleton's schema words serve only the other databases' examples, which this mode does
+# not retrieve.
+NO_SCHEMA_WORDS = SchemaWords(tables=frozenset(), columns=frozenset())
 
 
 def _normal(sql: str) -> str:
@@ -161,6 +171,7 @@ class AgenticPipeline(Strategy):
         own_examples: OwnExampleRetriever | None = None,
         taxonomy: Taxonomy | None = None,
         focuser: SchemaFocuser | None = None,
+        cell_retriever: object | None = None,
     ) -> None:
         if scaling.agentic is None:
             raise ValueError(
@@ -172,6 +183,7 @@ class AgenticPipeline(Strategy):
         self.agentic = scaling.agentic
         self.settings = settings
         self.own_examples = own_examples or OwnExampleRetriever()
+        self.cell_retriever = cell_retriever  # L0 cell index; None: no values in the prompt
         self.taxonomy = taxonomy if taxonomy is not None else load_taxonomy()
         self.classifier = Classifier(self.taxonomy)
         self.selector = EntitySelector(settings=AgentCall(temperature=0.0, max_tokens=96))
@@ -228,6 +240,7 @@ class AgenticPipeline(Strategy):
             failure=failure,
             answered_by=state.answered_by if chosen else "",
             steps=tuple(state.steps),
+            retrieval=state.retrieval,
         )
 
     # --- the loop ------------------------------------------------------------------------------
@@ -240,8 +253,13 @@ class AgenticPipeline(Strategy):
         context = await self._database(task.db)
         session.entities = await self._select(run, state, context)
         examples = self._examples(task)
+        cells = await self._cells(run)
+        state.retrieval = tuple(
+            source for source, hits in (("cells", cells), ("examples", examples)) if hits
+        )
+        run.recorder.context = Context(cell_hits=cells, example_hits=examples)  # for the trace
         for number in range(1, a.max_attempts + 1):
-            tried = await self._attempt(run, state, session, context, examples, number)
+            tried = await self._attempt(run, state, session, context, examples, cells, number)
             if tried is None:
                 continue
             self._learn(task.db, session.pending, fixed_by=tried)
@@ -263,6 +281,7 @@ class AgenticPipeline(Strategy):
         session: Session,
         context: DatabaseContext,
         examples: tuple[ExampleHit, ...],
+        cells: tuple[CellHit, ...],
         number: int,
     ) -> Tried | None:
         """Generate, check, verify, execute, classify and validate one SQL. None: the generator
@@ -276,6 +295,7 @@ class AgenticPipeline(Strategy):
             db_id=task.db.db_id,
             schema_text=schemas_of(context.graph, self._shown(context, session)).text(),
             examples=examples,
+            cells=cells,
             rules=self._rules(task.db),
             history=tuple(session.history),
             show_sql=a.show_failed_sql,
@@ -462,6 +482,20 @@ class AgenticPipeline(Strategy):
 
     def _shown(self, context: DatabaseContext, session: Session) -> list[str]:
         return [name for name in context.order if name in session.entities]
+
+    async def _cells(self, run: TaskRun) -> tuple[CellHit, ...]:
+        """The database values that match n-grams of the question, as the adaptive pipeline
+        retrieves them (no LLM); none without a cell index."""
+        if self.cell_retriever is None:
+            return ()
+        context, _ = await retrieve(
+            run,
+            NO_SCHEMA_WORDS,
+            self.settings.understanding,
+            cell_retriever=self.cell_retriever,
+            example_retriever=None,
+        )
+        return context.cell_hits
 
     def _examples(self, task: Task) -> tuple[ExampleHit, ...]:
         if not self.agentic.examples:

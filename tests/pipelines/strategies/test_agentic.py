@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from pipelines.contracts import AgenticScaling, ScalingSettings, Task
+from pipelines.contracts import AgenticScaling, CellHit, ScalingSettings, Task
 from pipelines.factory import build_pipeline
+from pipelines.indexing.errors import IndexNotBuilt
 from pipelines.sandbox import Sandbox
 from pipelines.settings import FocusSettings, PipelineSettings
 from pipelines.strategies.agentic import AgenticPipeline, call_allowance
@@ -77,6 +78,46 @@ async def test_a_clean_first_answer_is_accepted(work_duckdb, real_sandbox, scrip
     assert system.index("## tickets") < system.index("## users")  # hubs first, then larger
     assert (request.temperature, request.n) == (0.0, 1)
     assert "earlier answers" not in user_message(request)
+
+
+class QueuedCells:
+    """A cell index that finds one value for any question."""
+
+    def search_many(self, db_id, queries, k=5, mode="hybrid", threshold=None):
+        return [CellHit(table="tickets", column="stage", value="queued", score=0.9, source="bm25")]
+
+
+class NeverBuilt:
+    def search_many(self, *args, **kwargs):
+        raise IndexNotBuilt("work", "/indexes")
+
+
+async def test_cell_values_matching_the_question_reach_the_generator(
+    work_duckdb, real_sandbox, scripted
+):
+    client = scripted({"single_pass": replies(OPEN_COUNT)})
+    prediction, trace = await pipeline(
+        client, real_sandbox, scaling(), cell_retriever=QueuedCells()
+    ).answer_with_trace(task(work_duckdb, "How many tickets are queued?"))
+
+    (_, request), *_ = client.requests
+    assert "Database values that match words of the question:" in user_message(request)
+    assert "- tickets.stage = 'queued'" in user_message(request)
+    assert prediction.retrieval == ("cells",)
+    assert [h.value for h in trace.context.cell_hits] == ["queued"]
+
+
+async def test_without_a_cell_index_the_question_is_answered_without_values(
+    work_duckdb, real_sandbox, scripted
+):
+    client = scripted({"single_pass": replies(OPEN_COUNT)})
+    prediction, trace = await pipeline(
+        client, real_sandbox, scaling(), cell_retriever=NeverBuilt()
+    ).answer_with_trace(task(work_duckdb, "How many tickets are open?"))
+
+    assert prediction.exec_result.rows == ((2,),) and not prediction.degraded
+    assert "Database values" not in user_message(client.requests[0][1])
+    assert "cell_retriever_unavailable" in {d.label for d in trace.decisions}
 
 
 async def test_a_blocked_sql_is_never_run_and_its_directive_goes_back(
