@@ -761,7 +761,10 @@ async def test_own_examples_come_first_and_far_examples_of_other_databases_are_d
         embed=lambda texts: [[1.0] for _ in texts],
     )
     client = scripted({"single_pass": first_wave(RIGHT, [RIGHT] * 4)})
-    settings = PipelineSettings(understanding=UnderstandingSettings(examples_in_prompt=2))
+    # room for both other-database examples: only the threshold (cosine >= 0.95) drops "far"
+    settings = PipelineSettings(
+        understanding=UnderstandingSettings(examples_in_prompt=3, example_threshold=0.1)
+    )
     p = pipeline(
         client,
         sandbox,
