@@ -224,6 +224,10 @@ class AgenticScaling(Frozen):
     # nothing else questions it: the first enterprise trials accepted a join that matched nothing.
     retry_empty: bool = True
     checker_chain: bool = True
+    # The checker chain binds an unknown column with the adaptive pipeline's column repair
+    # (ColumnNames) instead of reporting it. Off: on the claims tuning half it rewrote 6
+    # questions' SQL, turned none right and one wrong (a join to an unrelated table).
+    bind_columns: bool = False
     directives: bool = True
     schema_expansion: bool = True
     cheatsheet: bool = True

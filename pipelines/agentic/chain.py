@@ -4,7 +4,7 @@ sqlglot.
 
     sql ──► rewriters (never fail: a string an apostrophe broke, names spelled as the schema,
             other dialects' functions in the target's, a list column read as a table unnested
-            from its owner, an unknown column bound by the schema-grounded column repair)
+            from its owner; optionally an unknown column bound by the column repair)
         ──► blockers (pure functions of SQL + schema: pass, or findings that name a taxonomy
             class and the offending part) ──► CheckResult(sql, rewrites, findings)
 

@@ -42,6 +42,7 @@ from typing import NamedTuple
 
 from models.errors import InvalidModelOutput
 from pipelines.agentic.chain import CheckerChain
+from pipelines.agentic.checks import stages
 from pipelines.agentic.classify import Classifier
 from pipelines.agentic.entities import EntitySelector, SelectionInput, entities_for
 from pipelines.agentic.generate import Attempt, GenerationRequest, generate_sql
@@ -414,7 +415,9 @@ class AgenticPipeline(Strategy):
         async def read() -> DatabaseContext:
             graph = await asyncio.to_thread(schema_graph, db, self.settings.catalog)
             view = await asyncio.to_thread(introspect, db, 0)
-            chain = CheckerChain(view, taxonomy=self.taxonomy)
+            chain = CheckerChain(
+                view, stages=stages(bind_columns=self.agentic.bind_columns), taxonomy=self.taxonomy
+            )
             catalog = catalog_of(graph, self.settings.catalog).text()
             return DatabaseContext(graph, catalog, chain, hubs_first(graph))
 

@@ -5,7 +5,8 @@ rewriters first, then the blockers, cheapest first (``pipelines/agentic/chain.py
                 casing.IdentifierCasing        names spelled as the schema spells them
                 dialect.DialectFunctions       other dialects' functions in the target's
                 list_tables.ListColumnTables   a list column read as a table, unnested from its owner
-                column_names.ColumnNames       unknown columns bound by the schema-grounded column repair
+                column_names.ColumnNames       unknown columns bound by the schema-grounded column
+                                               repair (not in DEFAULT_STAGES: stages(bind_columns=True))
     blockers    unknown_functions.UnknownFunctions   functions the engine lacks (no schema)
                 unknown_names.UnknownNames     tables, qualifiers, columns that do not resolve
                 nested_paths.NestedPaths       fields read off lists, sub-fields that do not exist
@@ -38,13 +39,22 @@ DEFAULT_STAGES: tuple[Stage, ...] = (
     IdentifierCasing(),
     DialectFunctions(),
     ListColumnTables(),
-    ColumnNames(),
     UnknownFunctions(),
     UnknownNames(),
     NestedPaths(),
     EnumValues(),
     LikeOnEnum(),
 )
+
+
+def stages(*, bind_columns: bool = False) -> tuple[Stage, ...]:
+    """The default chain, with ``ColumnNames`` after the other rewriters when ``bind_columns``
+    (``scaling.agentic.bind_columns``)."""
+    if not bind_columns:
+        return DEFAULT_STAGES
+    rewriters = tuple(s for s in DEFAULT_STAGES if isinstance(s, Rewriter))
+    return (*rewriters, ColumnNames(), *DEFAULT_STAGES[len(rewriters) :])
+
 
 __all__ = [
     "DEFAULT_STAGES",
@@ -65,4 +75,5 @@ __all__ = [
     "UnknownFunctions",
     "UnknownNames",
     "parse",
+    "stages",
 ]

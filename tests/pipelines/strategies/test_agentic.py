@@ -206,7 +206,7 @@ async def test_a_missing_table_brings_its_entity_into_the_schema(
     assert select.json_schema["properties"]["entities"]["items"]["enum"] == ["users", "tickets"]
 
 
-async def test_a_column_of_a_table_one_key_away_is_joined_without_a_retry(
+async def test_with_bind_columns_a_column_one_key_away_is_joined_without_a_retry(
     work_duckdb, real_sandbox, scripted
 ):
     client = scripted(
@@ -218,7 +218,7 @@ async def test_a_column_of_a_table_one_key_away_is_joined_without_a_retry(
         }
     )
     prediction, trace = await pipeline(
-        client, real_sandbox, scaling(max_entities=1)
+        client, real_sandbox, scaling(max_entities=1, bind_columns=True)
     ).answer_with_trace(task(work_duckdb, "Who owns each queued ticket?"))
 
     assert prediction.exec_result.rows == (("Login fails", "Ada"),)

@@ -1,7 +1,7 @@
 """ColumnNames on the claims schema and a small SQLite database with rows: a column read off
 the wrong alias is bound to the table in scope that has it, and the rewritten SQL runs; a
-column no table in reach has is left for the blocker; in the chain the blocker then reports
-only what the rewrite could not bind."""
+column no table in reach has is left for the blocker; the stage joins the chain only when asked,
+and there the blocker reports only what the rewrite could not bind."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.agentic.chain import CheckerChain
-from pipelines.agentic.checks import ColumnNames
+from pipelines.agentic.checks import DEFAULT_STAGES, ColumnNames, Rewriter, stages
 from pipelines.contracts import DatabaseRef
 from pipelines.schema import introspect
 from tests.pipelines.agentic.conftest import context_for, rows
@@ -68,9 +68,18 @@ def test_known_columns_and_unbindable_ones_are_left_alone(claims_view):
     assert STAGE.rewrite("SELECT FROM WHERE", context) is None
 
 
+def test_the_stage_joins_the_chain_after_the_other_rewriters_only_when_asked():
+    assert not any(isinstance(s, ColumnNames) for s in DEFAULT_STAGES)
+    chain = stages(bind_columns=True)
+    at = next(i for i, s in enumerate(chain) if isinstance(s, ColumnNames))
+    assert all(isinstance(s, Rewriter) for s in chain[:at])
+    assert not any(isinstance(s, Rewriter) for s in chain[at + 1 :])
+    assert len(chain) == len(DEFAULT_STAGES) + 1
+
+
 def test_in_the_chain_the_blocker_reports_only_what_was_not_bound(claims_view):
     sql = WRONG_ALIAS.replace("COUNT(*)", "MAX(c.favourite_colour)")
-    result = CheckerChain(claims_view).check(sql)
+    result = CheckerChain(claims_view, stages=stages(bind_columns=True)).check(sql)
 
     assert [r.stage for r in result.rewrites] == ["column_names"]
     assert [(f.error_class, f.identifier) for f in result.findings] == [
