@@ -46,6 +46,7 @@ EXPECTED = {
         "dialect",
         "schema",
         "examples",
+        "cells",
         "rules",
         "history",
         "evidence",
