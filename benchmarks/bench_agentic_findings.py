@@ -63,16 +63,11 @@ def read_traces(run: Path) -> dict[str, list[dict]]:
 
 
 def ending(decisions: list[dict]) -> str:
-    labels = [d["label"] for d in decisions]
-    for label in labels:
-        if label == "agentic.accept":
-            accepted = next(d for d in decisions if d["label"] == label)
-            return (
-                "accepted, first attempt"
-                if accepted["stage"] == "attempt_1"
-                else "accepted after repairs"
-            )
-    if any(label.startswith("agentic.fallback") for label in labels):
+    accepted = next((d for d in decisions if d["label"] == "agentic.accept"), None)
+    if accepted is not None:
+        first = accepted["stage"] == "attempt_1"
+        return "accepted, first attempt" if first else "accepted after repairs"
+    if any(d["label"].startswith("agentic.fallback") for d in decisions):
         return "fallback"
     return "no answer"
 
@@ -90,6 +85,7 @@ def summarise(frame: pl.DataFrame, traces: dict[str, list[dict]]) -> list[str]:
         endings[ending(decisions)].append(bool(ok))
         classes_at: dict[int, set[str]] = defaultdict(set)
         attempts: set[int] = set()
+        routed: list[tuple[int, tuple[str, str]]] = []  # (attempt, (class, where caught))
         for d in decisions:
             number = attempt_number(d["stage"])
             if number is not None:
@@ -99,15 +95,10 @@ def summarise(frame: pl.DataFrame, traces: dict[str, list[dict]]) -> list[str]:
                 rewrites[rewriter] += 1
                 rewritten_questions[rewriter].add(task_id)
             elif d["label"] in ROUTES and number is not None:
-                classes_at[number].add(str(d["features"].get("error_class", "?")))
-        for d in decisions:
-            number = attempt_number(d["stage"])
-            if d["label"] not in ROUTES or number is None:
-                continue
-            key = (
-                str(d["features"].get("error_class", "?")),
-                where(str(d["features"].get("source", ""))),
-            )
+                error_class = str(d["features"].get("error_class", "?"))
+                classes_at[number].add(error_class)
+                routed.append((number, (error_class, where(str(d["features"].get("source", ""))))))
+        for number, key in routed:
             found[key] += 1
             if number + 1 not in attempts:
                 last[key] += 1

@@ -253,14 +253,18 @@ class AgenticPipeline(Strategy):
         task = run.task
         context = await self._database(task.db)
         session.entities = await self._select(run, state, context)
-        examples = self._examples(task)
-        cells = await self._cells(run)
+        retrieved = Context(cell_hits=await self._cells(run), example_hits=self._examples(task))
         state.retrieval = tuple(
-            source for source, hits in (("cells", cells), ("examples", examples)) if hits
+            source
+            for source, hits in (
+                ("cells", retrieved.cell_hits),
+                ("examples", retrieved.example_hits),
+            )
+            if hits
         )
-        run.recorder.context = Context(cell_hits=cells, example_hits=examples)  # for the trace
+        run.recorder.context = retrieved  # the trace shows what the prompts were given
         for number in range(1, a.max_attempts + 1):
-            tried = await self._attempt(run, state, session, context, examples, cells, number)
+            tried = await self._attempt(run, state, session, context, retrieved, number)
             if tried is None:
                 continue
             self._learn(task.db, session.pending, fixed_by=tried)
@@ -281,8 +285,7 @@ class AgenticPipeline(Strategy):
         state: State,
         session: Session,
         context: DatabaseContext,
-        examples: tuple[ExampleHit, ...],
-        cells: tuple[CellHit, ...],
+        retrieved: Context,
         number: int,
     ) -> Tried | None:
         """Generate, check, verify, execute, classify and validate one SQL. None: the generator
@@ -295,8 +298,8 @@ class AgenticPipeline(Strategy):
             dialect=task.db.dialect,
             db_id=task.db.db_id,
             schema_text=schemas_of(context.graph, self._shown(context, session)).text(),
-            examples=examples,
-            cells=cells,
+            examples=retrieved.example_hits,
+            cells=retrieved.cell_hits,
             rules=self._rules(task.db),
             history=tuple(session.history),
             show_sql=a.show_failed_sql,
