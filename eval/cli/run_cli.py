@@ -102,7 +102,9 @@ def retrieval_summary(outcome: RunOutcome) -> list[str]:
 
 def comparison_table(outcomes: Sequence[RunOutcome], baseline: str) -> Table:
     """The configurations side by side on the same questions: what the compute buys, and its
-    price; ΔEX against ``baseline`` with its paired bootstrap 95 % interval."""
+    price; ΔEX against ``baseline`` with its paired bootstrap 95 % interval. "model s" is the
+    seconds the model was busy per question, calls served from a response cache counted at
+    their recorded time: what the configuration costs alone when another run shared its calls."""
     table = Table(title="Side by side")
     intervals = paired_intervals({o.label: o.verdicts for o in outcomes}, baseline)
     columns = (
@@ -113,6 +115,7 @@ def comparison_table(outcomes: Sequence[RunOutcome], baseline: str) -> Table:
         "EX (Spider)",
         "s/question",
         "p95 s",
+        "model s",
         "calls/question",
         "$/question",
         "$/correct",
@@ -131,6 +134,7 @@ def comparison_table(outcomes: Sequence[RunOutcome], baseline: str) -> Table:
             _fmt(m.get("ex_spider")),
             f"{m.get('latency_mean_s', 0):.1f}",
             f"{m.get('latency_p95_s', 0):.1f}",
+            "–" if "busy_s_per_question" not in m else f"{m['busy_s_per_question']:.1f}",
             f"{m.get('calls_per_question', 0):.1f}",
             usd(m.get("cost_usd_per_question")),
             per_correct(m),

@@ -132,7 +132,13 @@ def test_the_summary_puts_a_paired_interval_on_ex_and_prices_each_correct_answer
     single = outcome("single_pass", 10, {"cost_usd_per_question": 0.001})  # and none right
     single = single.model_copy(update={"verdicts": dict.fromkeys(single.verdicts, False)})
     adaptive = outcome(
-        "adaptive", 30, {"cost_usd_per_question": 0.003, "cost_usd_per_correct": 0.004}
+        "adaptive",
+        30,
+        {
+            "cost_usd_per_question": 0.003,
+            "cost_usd_per_correct": 0.004,
+            "busy_s_per_question": 36.6,
+        },
     )
     console = Console(record=True, width=250)
     print_summary([single, adaptive], console, baseline="adaptive")
@@ -140,6 +146,7 @@ def test_the_summary_puts_a_paired_interval_on_ex_and_prices_each_correct_answer
     # single pass is right on none of the 30 questions adaptive gets right
     assert "\N{MINUS SIGN}0.750 [\N{MINUS SIGN}" in text
     assert "ΔEX vs adaptive [95% CI]" in text and "baseline" in text
+    assert "model s" in text and "36.6" in text  # the model's seconds, cached calls included
     assert "adaptive against single_pass" in text and "ΔEX +0.750 [+0.6" in text
     assert "cost: $0.001/question, n/a (none correct)/correct at the configured prices" in text
     assert "cost: $0.003/question, $0.004/correct at the configured prices" in text

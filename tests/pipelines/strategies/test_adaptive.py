@@ -779,3 +779,24 @@ async def test_own_examples_come_first_and_far_examples_of_other_databases_are_d
         prompt.index("Solved examples from other databases:\nQuestion: near")
     )
     assert "far" not in prompt
+
+
+async def test_the_greedy_profile_is_the_first_call_alone_byte_for_byte(tiny_db, sandbox, scripted):
+    """``scaling=greedy`` (conf/scaling/greedy.yaml) answers with the adaptive pipeline's greedy
+    request and nothing after it, so a response cache shared with an adaptive run serves that call."""
+    from core.config import load_config
+
+    misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"  # repairable, not repaired
+    runs = {}
+    for profile in ("greedy", "adaptive"):
+        cfg = load_config([f"scaling={profile}", "pipeline.trace.directory=null"])
+        client = scripted({"single_pass": first_wave(misspelt, [RIGHT, RIGHT, RIGHT, RIGHT])})
+        prediction = await build_pipeline(cfg, client=client, sandbox=sandbox).answer(task(tiny_db))
+        runs[profile] = prediction, [r for _, r in client.requests]
+
+    (greedy, greedy_requests), (adaptive, adaptive_requests) = runs["greedy"], runs["adaptive"]
+    assert len(greedy_requests) == 1 and greedy.usage.calls == 1
+    assert greedy_requests[0].fingerprint("m") == adaptive_requests[0].fingerprint("m")
+    assert greedy.sql == misspelt and not greedy.exec_result.ok  # no schema repair
+    assert [c.producer for c in greedy.candidates] == ["first_wave/greedy"]
+    assert adaptive.exec_result.rows == ((2,),) and len(adaptive_requests) == 2
