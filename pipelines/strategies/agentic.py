@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from models.errors import InvalidModelOutput
+from models.errors import InvalidModelOutput, ModelError
 from pipelines.agentic.chain import CheckerChain
 from pipelines.agentic.checks import stages
 from pipelines.agentic.classify import Classifier
@@ -155,6 +155,7 @@ class Session:
     history: list[Attempt] = field(default_factory=list)
     pending: tuple[Finding, ...] = ()  # last attempt's findings, for the cheatsheet
     retried_empty: bool = False
+    failure: str | None = None  # the model error that ended the attempts
 
 
 class AgenticPipeline(Strategy):
@@ -228,6 +229,7 @@ class AgenticPipeline(Strategy):
             chosen = await within_limits(run, "agentic", self._orchestrate(run, state, session))
         except SchemaReadError as exc:
             failure = f"cannot read the schema of {task.db.db_id}: {exc}"
+        failure = failure or session.failure
         state.close_step(run.runtime)
         self._learn(task.db, session.pending, fixed=False)
         if chosen is None:
@@ -264,7 +266,17 @@ class AgenticPipeline(Strategy):
         )
         run.recorder.context = retrieved  # the trace shows what the prompts were given
         for number in range(1, a.max_attempts + 1):
-            tried = await self._attempt(run, state, session, context, retrieved, number)
+            try:
+                tried = await self._attempt(run, state, session, context, retrieved, number)
+            except ModelError as exc:
+                if is_fatal(exc):
+                    raise
+                # The model cannot answer this prompt (it overflows the context, the server is
+                # gone): the next one, longer by its history, would fare no better. The attempts
+                # so far answer (``_fallback``).
+                record_failure(run, "generate", f"attempt_{number}", exc)
+                session.failure = describe(exc)
+                break
             if tried is None:
                 continue
             self._learn(task.db, session.pending, fixed_by=tried)

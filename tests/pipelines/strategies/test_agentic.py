@@ -439,6 +439,43 @@ async def test_an_answer_is_given_even_when_no_attempt_ran_cleanly(
     assert "agentic.fallback_last" in [d.label for d in trace.decisions]
 
 
+async def test_a_prompt_the_model_cannot_take_ends_the_attempts_and_the_earlier_ones_answer(
+    work_duckdb, real_sandbox, scripted
+):
+    from models.errors import ContextTooLong
+
+    calls = []
+
+    def reply(request):
+        calls.append(request)
+        if len(calls) == 1:
+            return sql(OFF_VOCABULARY)
+        return ContextTooLong("request (8206 tokens) exceeds the available context size (8192)")
+
+    client = scripted({"single_pass": reply})
+    prediction, trace = await pipeline(client, real_sandbox, scaling()).answer_with_trace(
+        task(work_duckdb, "How many tickets are open?")
+    )
+
+    assert len(calls) == 2  # no third attempt after the overflow
+    assert prediction.sql == OFF_VOCABULARY and prediction.error is None
+    assert "generate_failed" in [d.label for d in trace.decisions] and prediction.degraded
+
+
+async def test_when_the_first_prompt_is_refused_the_answer_is_the_typed_error(
+    work_duckdb, real_sandbox, scripted
+):
+    from models.errors import ContextTooLong
+
+    client = scripted({"single_pass": lambda request: ContextTooLong("8206 > 8192 tokens")})
+    prediction, trace = await pipeline(client, real_sandbox, scaling()).answer_with_trace(
+        task(work_duckdb, "How many tickets are open?")
+    )
+
+    assert prediction.sql == "" and prediction.error.startswith("ContextTooLong")
+    assert trace.decisions and len(client.requests) == 1
+
+
 async def test_the_failed_sql_is_shown_only_when_asked(work_duckdb, real_sandbox, scripted):
     client = scripted({"single_pass": replies(NO_UNNEST, BLOCKED_COUNT)})
     await pipeline(client, real_sandbox, scaling(show_failed_sql=True)).answer(task(work_duckdb))
