@@ -45,6 +45,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--poll", type=int, default=0)
     parser.add_argument("--n-batch", type=int, default=512)
     parser.add_argument("--cache-reuse", type=int, default=0)
+    parser.add_argument("--kv-unified", action="store_true")
     parser.add_argument("--server-binary", help="llama-server's path (runtime llama-server)")
     return parser.parse_args(argv)
 
@@ -86,6 +87,7 @@ def _run_llama_server(args: argparse.Namespace, api_key: str, stop: threading.Ev
         "--threads-batch", str(args.threads),
         "--poll", str(args.poll),
         "--cache-reuse", str(args.cache_reuse),
+        *(["--kv-unified"] if args.kv_unified else []),
         "--no-webui",
         "--verbosity", os.environ.get("SCALE_ANALYTICS_LLAMA_VERBOSITY", "1"),
     ]  # fmt: skip
@@ -119,6 +121,7 @@ def _run_xllamacpp(args: argparse.Namespace, api_key: str, stop: threading.Event
     params.n_ctx = args.n_parallel * args.ctx_per_slot
     params.n_batch = args.n_batch
     params.n_cache_reuse = args.cache_reuse
+    params.kv_unified = args.kv_unified
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     params.cpuparams.poll = args.poll

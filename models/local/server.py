@@ -62,6 +62,11 @@ class LocalServerSettings(Frozen):
     # the slot's cache is shifted into place instead of evaluated again (0: only the common
     # prefix is reused). Focused schemas share table blocks at different offsets.
     cache_reuse: int = Field(default=0, ge=0)
+    # llama.cpp's --kv-unified: one KV buffer for all slots, and an idle slot's prompt is moved to
+    # the host-memory prompt cache (--cache-ram) when another request starts, so every request
+    # starts from the best-matching earlier prompt of any slot. Without it the server keeps a
+    # slot's prompt whenever half of it matches, and evaluates again what another prompt held.
+    kv_unified: bool = False
     startup_timeout_s: float = Field(default=180.0, gt=0)
 
     def resolved(self) -> LocalServerSettings:
@@ -156,6 +161,7 @@ class LocalServer:
             str(cfg.n_batch),
             "--cache-reuse",
             str(cfg.cache_reuse),
+            *(["--kv-unified"] if cfg.kv_unified else []),
         ]
         if cfg.runtime == "llama-server":
             cmd += ["--server-binary", str(cfg.server_binary)]

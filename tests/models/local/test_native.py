@@ -113,7 +113,12 @@ def test_the_server_binary_gets_the_slot_settings_and_the_key_in_its_environment
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
     settings = LocalServerSettings(
-        server_binary=str(binary), n_parallel=3, ctx_per_slot=1024, threads=2, n_batch=256
+        server_binary=str(binary),
+        n_parallel=3,
+        ctx_per_slot=1024,
+        threads=2,
+        n_batch=256,
+        kv_unified=True,
     )
     server = LocalServer(model, settings, alias="m")
     with server:
@@ -128,6 +133,7 @@ def test_the_server_binary_gets_the_slot_settings_and_the_key_in_its_environment
         assert argv[argv.index("--batch-size") + 1] == "256"
         assert argv[argv.index("--alias") + 1] == "m"
         assert argv[argv.index("--host") + 1] == "127.0.0.1"
+        assert "--kv-unified" in argv  # off unless set: the server's own default then
         proc = server._proc
     assert proc.poll() is not None  # stopping the wrapper stops the binary with it
     with pytest.raises(httpx.HTTPError):
