@@ -178,13 +178,19 @@ def print_summary(
     outcomes: Sequence[RunOutcome], console: Console, baseline: str | None = None
 ) -> None:
     """The tables, then a few lines per configuration; ``baseline`` (the experiment's, when it
-    names one of them; else the first) is what the others' ΔEX is measured against."""
+    names one of them; else the first) is what the others' ΔEX is measured against. The verdict
+    lines say how the named baseline fares against each other configuration (without one: each
+    other configuration against the first)."""
     console.print(summary_table(outcomes))
     if len(outcomes) > 1:
         labels = [o.label for o in outcomes]
         console.print(comparison_table(outcomes, baseline if baseline in labels else labels[0]))
-        for other in outcomes[1:]:
-            console.print(verdict(outcomes[0], other))
+        named = next((o for o in outcomes if o.label == baseline), None)
+        for other in outcomes[1:] if named is None else outcomes:
+            if named is None:
+                console.print(verdict(outcomes[0], other))
+            elif other is not named:
+                console.print(verdict(other, named))
     for o in outcomes:
         m = o.metrics
         largest_k = max(

@@ -151,6 +151,10 @@ def test_the_summary_puts_a_paired_interval_on_ex_and_prices_each_correct_answer
     assert "cost: $0.001/question, n/a (none correct)/correct at the configured prices" in text
     assert "cost: $0.003/question, $0.004/correct at the configured prices" in text
 
+    console = Console(record=True, width=250)
+    print_summary([adaptive, single], console, baseline="adaptive")  # the baseline first
+    assert "adaptive against single_pass" in console.export_text()
+
 
 def test_the_summary_shows_sds_buckets_between_the_difficulties_and_all():
     from rich.console import Console
