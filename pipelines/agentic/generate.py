@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.types import Frozen
+from models.errors import ContextTooLong
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
@@ -91,8 +92,10 @@ async def generate_sql(
     settings: AgentCall = DEFAULT_CALL,
     prompt: PromptTemplate | None = None,
 ) -> GeneratedSQL:
-    """One SQL for ``request`` (role ``generator``). Raises ``InvalidModelOutput`` when the reply
-    holds no SQL, and the runtime's errors (budget, call cap, model) as they are."""
+    """One SQL for ``request`` (role ``generator``). A prompt over the model's context window is
+    sent once more without its solved examples and cell values (help; the schema and the history
+    are what the question needs). Raises ``InvalidModelOutput`` when the reply holds no SQL, and
+    the runtime's errors (budget, call cap, model) as they are."""
     prompt = prompt or load_prompt("agentic_generator")
     messages = prompt.render(
         dialect=DIALECT_NAME[request.dialect],
@@ -113,6 +116,12 @@ async def generate_sql(
         grammar_optional=True,
         seed=request.seed,
     )
-    response = await runtime.chat(chat, role="generator", agent=AGENT)
+    try:
+        response = await runtime.chat(chat, role="generator", agent=AGENT)
+    except ContextTooLong:
+        if not (request.examples or request.cells):
+            raise
+        lighter = request.model_copy(update={"examples": (), "cells": ()})
+        return await generate_sql(lighter, runtime, settings=settings, prompt=prompt)
     text = response.texts[0]
     return GeneratedSQL(sql=extract_sql(text), reply=text)
