@@ -186,11 +186,13 @@ def print_summary(
         labels = [o.label for o in outcomes]
         console.print(comparison_table(outcomes, baseline if baseline in labels else labels[0]))
         named = next((o for o in outcomes if o.label == baseline), None)
-        for other in outcomes[1:] if named is None else outcomes:
-            if named is None:
-                console.print(verdict(outcomes[0], other))
-            elif other is not named:
-                console.print(verdict(other, named))
+        pairs = (
+            [(outcomes[0], other) for other in outcomes[1:]]
+            if named is None
+            else [(other, named) for other in outcomes if other is not named]
+        )
+        for reference, measured in pairs:
+            console.print(verdict(reference, measured))
     for o in outcomes:
         m = o.metrics
         largest_k = max(
