@@ -62,10 +62,10 @@ class LocalServerSettings(Frozen):
     # the slot's cache is shifted into place instead of evaluated again (0: only the common
     # prefix is reused). Focused schemas share table blocks at different offsets.
     cache_reuse: int = Field(default=0, ge=0)
-    # llama.cpp's --kv-unified: one KV buffer for all slots, and an idle slot's prompt is moved to
-    # the host-memory prompt cache (--cache-ram) when another request starts, so every request
-    # starts from the best-matching earlier prompt of any slot. Without it the server keeps a
-    # slot's prompt whenever half of it matches, and evaluates again what another prompt held.
+    # llama.cpp's --kv-unified: one KV buffer for all slots; idle slots' prompts are saved to the
+    # host-memory prompt cache (--cache-ram) and cleared when another request starts. It does not
+    # change when the server restores an earlier prompt (only when the slot it picks would keep
+    # less than half of its own): no gain on the claims demo (docs/models.md).
     kv_unified: bool = False
     startup_timeout_s: float = Field(default=180.0, gt=0)
 
