@@ -5,8 +5,10 @@
     scale-analytics index benchmark=spider_dev pipeline.index.executor=local
 
 Exit code 0 when nothing failed, 1 otherwise (the table says which and why). A second table
-says, per database, how many of its columns and tables its own documentation describes and
-from which sources (pipelines/schema/documentation). For a benchmark that rates its questions on
+says, per database, how many of its columns, nested columns' sub-fields and tables its own
+documentation describes, how many columns and sub-fields it gives a value vocabulary, how many
+of those vocabularies the generators' prompt shows whole, and from which sources
+(pipelines/schema/documentation). For a benchmark that rates its questions on
 SDS (``benchmark=enterprise_demo``), a third counts the questions per SDS bucket and the SQL
 constructs their gold queries use (UNNEST, typed-link traversal, window, CTE, set operation;
 ``eval/sql_constructs.py``). The command sits in
@@ -16,6 +18,7 @@ themselves know only databases (``pipelines.indexing.build_all``).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections import Counter
@@ -28,12 +31,16 @@ from core.config import load_config, section
 from eval.loaders import load_benchmark
 from eval.sds import SDS_BUCKETS, sds_bucket
 from eval.sql_constructs import CONSTRUCTS, sql_constructs
+from pipelines.agents.runtime import as_executor
 from pipelines.contracts import Task
 from pipelines.indexing.builder.reports import BuildReport
 from pipelines.indexing.builder.runner import WORKER_ENV, build_all
 from pipelines.indexing.settings import IndexSettings
+from pipelines.sandbox import Sandbox
 from pipelines.schema import introspect
 from pipelines.schema.documentation import TableDoc, load_documentation
+from pipelines.schema.documentation.coverage import coverage
+from pipelines.schema.reference import reference_schema
 
 
 def _table(reports: list[BuildReport]) -> Table:
@@ -54,28 +61,42 @@ def _table(reports: list[BuildReport]) -> Table:
 
 
 def _documentation_table(dbs: list) -> Table:
-    """Per database: how many columns its own documentation describes, and from which sources."""
+    """Per database: how many columns and sub-fields its own documentation describes, how many
+    have a vocabulary and how many of those the prompt shows whole, and from which sources."""
     table = Table(title="Schema documentation")
-    for name in ("database", "documented columns", "tables described", "sources"):
-        table.add_column(
-            name, justify="right" if "described" in name or "columns" in name else "left"
-        )
-    for db in dbs:
-        try:
-            view = introspect(db, 0, infer_joins=False)
-        except Exception as exc:  # noqa: BLE001 - an unreadable database is reported by the build
-            table.add_row(db.db_id, "-", "-", f"unreadable: {exc}")
-            continue
-        docs = load_documentation(db)
-        columns = [(t.name, c.name) for t in view.tables for c in t.columns]
-        documented = sum(1 for t, c in columns if docs.column(t, c))
-        described = sum(1 for t in view.tables if (docs.table(t.name) or TableDoc()).description)
-        table.add_row(
-            db.db_id,
-            f"{documented}/{len(columns)}",
-            f"{described}/{len(view.tables)}",
-            ", ".join(docs.sources) or "none",
-        )
+    names = (
+        "database",
+        "documented columns",
+        "documented sub-fields",
+        "tables described",
+        "vocabularies",
+        "in the prompt",
+        "sources",
+    )
+    for name in names:
+        table.add_column(name, justify="left" if name in ("database", "sources") else "right")
+    with Sandbox() as sandbox:
+        for db in dbs:
+            try:
+                view = introspect(db, 0, infer_joins=False)
+                reference = asyncio.run(reference_schema(as_executor(sandbox), db, sample_rows=0))
+            except Exception as exc:  # noqa: BLE001 - an unreadable database is reported by the build
+                table.add_row(db.db_id, "-", "-", "-", "-", "-", f"unreadable: {exc}")
+                continue
+            docs = load_documentation(db)
+            found = coverage(view, {b.name.lower(): b.text for b in reference.tables})
+            described = sum(
+                1 for t in view.tables if (docs.table(t.name) or TableDoc()).description
+            )
+            table.add_row(
+                db.db_id,
+                f"{found.columns_documented}/{found.columns}",
+                f"{found.subfields_documented}/{found.subfields}",
+                f"{described}/{len(view.tables)}",
+                str(found.vocabularies),
+                f"{found.vocabularies_in_prompt}/{found.vocabularies}",
+                ", ".join(docs.sources) or "none",
+            )
     return table
 
 

@@ -104,6 +104,26 @@ def _columns(name: str, sql_type: Any, comments: dict[str, str], pks: set[str]) 
     )
 
 
+def subfield_paths(type_text: str) -> tuple[str, ...]:
+    """The dotted paths below a column of DuckDB type ``type_text``, at every depth, depth first
+    (``STRUCT(a INT, b STRUCT(c INT))[]`` -> ``('a', 'b', 'b.c')``); ``()`` for a flat type."""
+    found: list[str] = []
+
+    def walk(sql_type: Any, prefix: str) -> None:
+        element = _element(sql_type)
+        if element.id != "struct":
+            return
+        for field, field_type in element.children:
+            found.append(prefix + field)
+            walk(field_type, f"{prefix}{field}.")
+
+    try:
+        walk(duckdb.sqltype(type_text), "")
+    except duckdb.Error:  # a type this DuckDB cannot parse documents no sub-fields
+        return ()
+    return tuple(found)
+
+
 def _with_samples(conn: Any, table: TableInfo, column: ColumnInfo, n: int) -> ColumnInfo:
     if column.children:  # a struct is shown through its sub-fields' samples
         kids = tuple(_with_samples(conn, table, child, n) for child in column.children)

@@ -3,26 +3,31 @@ notes from the database's own documentation and a few example rows, read through
 sandbox; kept per table so a focused prompt shows only the tables a question needs.
 
     DatabaseRef ──► sandbox: SELECT sql FROM sqlite_master / duckdb_tables() ──► DDL per table
-                ──► documentation (YAML, comments, tables.json, BIRD CSVs) ──► /* Column notes: ... */
+                ──► documentation (YAML, comments, ENUMs, tables.json, BIRD CSVs)
+                      ──► /* Column notes: ... */, a nested column's sub-fields each on a line
                 ──► sandbox: SELECT * FROM t LIMIT 3 ──► /* 3 example rows ... */
                 ──► ReferenceSchema(tables=(TableBlock(name, text), ...))
                 ──► .text() the whole prompt │ .text(["singer"]) the focused one
 
 This is the prompt format of the single-pass baseline (docs/benchmarks.md, *Single-pass
 baseline*). The notes come from ``ColumnDoc.note`` (``column_notes``: ``values``, ``auto``,
-``all``, ``off``; see pipelines/settings.py).
+``all``, ``off``; see pipelines/settings.py). A nested column's documentation is shared out
+among its sub-fields (``documentation/subfields.py``): each sub-field the text speaks of, or
+that is documented itself (an ENUM sub-field), gets its own line, ``links.type: ...``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 
 from core.types import Frozen
 from pipelines.agents.errors import PipelineError
 from pipelines.contracts import DatabaseRef, ExecutionResult
-from pipelines.schema.documentation import SchemaDocs, load_documentation
+from pipelines.schema.documentation import ColumnDoc, SchemaDocs, TableDoc, load_documentation
+from pipelines.schema.documentation.subfields import share
+from pipelines.schema.duckdb import subfield_paths
 from pipelines.schema.view import token_size
 
 # (query listing the tables and their DDL, per dialect) — one row per table: (name, sql)
@@ -31,6 +36,11 @@ _CATALOG_SQL = {
     "AND sql IS NOT NULL",
     "duckdb": "SELECT table_name, sql FROM duckdb_tables() WHERE NOT internal",
 }
+# DuckDB's column types, for the sub-fields of nested columns; SQLite has none.
+_NESTED_SQL = (
+    "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE NOT internal "
+    "AND (data_type LIKE 'STRUCT%' OR data_type LIKE 'MAP%' OR data_type LIKE '%[]%')"
+)
 
 
 class SchemaReadError(PipelineError):
@@ -73,16 +83,33 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _notes(table: str, docs: SchemaDocs, columns: list[str], mode: str) -> str:
+def column_notes(
+    table: str, column: str, doc: TableDoc, subfields: Sequence[str], mode: str
+) -> list[str]:
+    """The note lines of one column: its own, then one per sub-field its documentation speaks
+    of (``column.path: ...``), in the type's order."""
+    found = doc.columns.get(column.lower(), ColumnDoc())
+    shared = share(found.description, subfields) if subfields and found.description else {}
+    own = found.model_copy(update={"description": shared.get("", found.description)})
+    lines = [f"{column}: {note}"] if (note := own.note(column, mode, table)) else []
+    for path in subfields:
+        leaf = doc.columns.get(f"{column}.{path}".lower(), ColumnDoc())
+        if path in shared:
+            leaf = ColumnDoc(description=shared[path]).or_else(leaf)
+        if note := leaf.note(path.rsplit(".", 1)[-1], mode, column):
+            lines.append(f"{column}.{path}: {note}")
+    return lines
+
+
+def _notes(
+    table: str, docs: SchemaDocs, columns: list[str], nested: dict[str, tuple[str, ...]], mode: str
+) -> str:
     doc = docs.table(table)
     if doc is None or mode == "off":
         return ""
     lines = []
-    for column in columns or list(doc.columns):
-        found = doc.columns.get(column.lower())
-        note = found.note(column, mode) if found else ""
-        if note:
-            lines.append(f"{column}: {note}")
+    for column in columns or [c for c in doc.columns if "." not in c]:
+        lines += column_notes(table, column, doc, nested.get(column.lower(), ()), mode)
     described = doc.description if mode in ("auto", "all") else ""
     if not lines and not described:
         return ""
@@ -110,6 +137,12 @@ async def reference_schema(
     docs = (
         await asyncio.to_thread(load_documentation, db) if column_notes != "off" else SchemaDocs()
     )
+    nested: dict[str, dict[str, tuple[str, ...]]] = {}
+    if db.dialect == "duckdb" and docs:
+        types = await executor.execute(_NESTED_SQL, db)
+        for table, column, data_type in types.rows if types.ok else ():
+            paths = subfield_paths(str(data_type))
+            nested.setdefault(str(table).lower(), {})[str(column).lower()] = paths
     samples = await asyncio.gather(
         *(
             executor.execute(f"SELECT * FROM {_quote(name)} LIMIT {max(sample_rows, 1)}", db)
@@ -120,7 +153,7 @@ async def reference_schema(
     for (name, ddl), rows in zip(tables, samples):
         parts = [ddl]
         columns = list(rows.columns) if rows.ok else []
-        if notes := _notes(name, docs, columns, column_notes):
+        if notes := _notes(name, docs, columns, nested.get(name.lower(), {}), column_notes):
             parts.append(notes)
         if sample_rows > 0 and rows.ok:
             parts.append(_format_rows(name, rows, sample_rows))

@@ -3,6 +3,7 @@ from every source it may come in, merged, for the schema view, the linking step 
 
     DatabaseRef ──► yaml_file    <stem>.yml / schema.yml beside the file (dbt or plain)
                 ──► comments     COMMENT ON TABLE / COLUMN (DuckDB's catalog)
+                ──► enum_types   the labels of a DuckDB ENUM column or sub-field
                 ──► tables_json  column_descriptions / table_descriptions of a Spider-style entry
                 ──► bird_csv     database_description/<table>.csv (BIRD)
                 ──► SchemaDocs   (per field, the first source in that order wins)
@@ -12,10 +13,10 @@ from every source it may come in, merged, for the schema view, the linking step 
     (('bird_csv',), 3)
     >>> docs.column("singer", "Country")
     ColumnDoc(description='country of citizenship', values='', label='nationality')
-    >>> docs.column("singer", "Country").note("Country")   # the prose only repeats the name
-    ''
-    >>> docs.column("singer", "Country").note("nat")       # an abbreviated name gets it
+    >>> docs.column("singer", "Country").note("Country", table="singer")
     'country of citizenship'
+    >>> ColumnDoc(description="Country of the singer").note("Country", table="singer")
+    ''
 
 Each source is one module with ``NAME`` and ``read(db) -> SchemaDocs``; a source that finds
 nothing, or a file it cannot read (logged), documents nothing. Reads are cached per database and
@@ -28,11 +29,11 @@ import functools
 from pathlib import Path
 
 from pipelines.contracts import DatabaseRef
-from pipelines.schema.documentation import bird, comments, tables_json, yaml_file
+from pipelines.schema.documentation import bird, comments, enum_types, tables_json, yaml_file
 from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc
 
 # Precedence: what the database's owner wrote beside it, then its catalog, then benchmark files.
-SOURCES = (yaml_file, comments, tables_json, bird)
+SOURCES = (yaml_file, comments, enum_types, tables_json, bird)
 
 
 def versions(db: DatabaseRef) -> tuple[float, ...]:

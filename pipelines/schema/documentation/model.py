@@ -1,5 +1,5 @@
 """What a database's own documentation says about its tables and columns, whatever file or
-catalog it came from, and the short notes a prompt shows of it.
+catalog it came from, and the notes a prompt shows of it.
 
     >>> docs = SchemaDocs(tables={"schools": TableDoc(columns={
     ...     "c14": ColumnDoc(description="Students eligible for Title I funding"),
@@ -7,12 +7,14 @@ catalog it came from, and the short notes a prompt shows of it.
     ... })})
     >>> docs.column("Schools", "C14").note("c14")
     'Students eligible for Title I funding'
-    >>> docs.column("schools", "state").note("state")   # the name says what the prose says
+    >>> docs.column("schools", "state").note("state", table="schools")   # adds nothing to the names
     'values: Two-letter code'
 
-A note is the shortest form that adds something to the column's name: the description only
-where the name does not already spell it (``c14``, ``dob``), then how the values are stored
-(codes, units, formats, a vocabulary), which a name never says.
+A note is the column's documentation whole, less only what adds nothing to the column's and
+its table's names: a description is left out only when every word it says is a word of those
+names or a function word ("State of the school" on ``schools.state``); a description that
+lists values, and how the values are stored (codes, units, formats, a vocabulary), always
+stays, and nothing is cut.
 """
 
 from __future__ import annotations
@@ -26,7 +28,13 @@ from core.types import Frozen
 _WORD = re.compile(r"[a-z]+|[0-9]+")
 # Value descriptions that only give examples: the prompt's sample rows show those.
 _EXAMPLES_ONLY = ("e.g.", "eg.", "for example")
-NOTE_CHARS = 240  # a description longer than this is cut at a sentence or word boundary
+# Words that say nothing about a column by themselves ("The state of the member").
+_FUNCTION_WORDS = frozenset(
+    "a an the of for to in on at by with and or is are be this that its it as from each per "
+    "which who whom whose when where what row record value column field table entry".split()
+)
+# A value list inside prose: 'label' = meaning, or "one of" / "either" before the labels.
+_LISTS_VALUES = re.compile(r"'[^'\n]{1,80}'\s*=|\b(?:one of|either)\b", re.IGNORECASE)
 
 
 def one_line(text: object) -> str:
@@ -68,20 +76,20 @@ def stem(word: str) -> str:
     return word
 
 
-def spelled_by(name: str, text: str) -> bool:
-    """True when every word of ``name`` (``claim_status``) occurs in ``text``, so ``text`` tells
-    a reader nothing the name does not; ``id`` is spelled by "identifier" (``ABBREVIATIONS``),
-    and a number only by itself (``c14`` is never spelled by prose about funding)."""
-    said = {stem(w) for w in words(text)}
-    return all(stem(w) in said or stem(ABBREVIATIONS.get(w, w)) in said for w in words(name))
+def adds_to(text: str, *names: str) -> bool:
+    """True when ``text`` says a word that none of ``names`` (a column's, its table's) says and
+    that is not a function word: "Adjudication status of the claim" adds to ``claim_status``
+    ("adjudication"), "State of the school" adds nothing to ``schools.state``. An abbreviation
+    in a name says its word (``dob`` does not say "birth"; ``id`` says "identifier")."""
+    said = {stem(w) for name in names for w in words(name)}
+    said |= {stem(ABBREVIATIONS[w]) for name in names for w in words(name) if w in ABBREVIATIONS}
+    spoken = (w for w in words(text) if not (len(w) == 1 and w.isalpha()))  # the s of "member's"
+    return any(w not in _FUNCTION_WORDS and stem(w) not in said for w in spoken)
 
 
-def _shorten(text: str, limit: int = NOTE_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    end = max(cut.rfind(". "), cut.rfind("; "))
-    return cut[: end + 1] if end > limit // 2 else cut.rsplit(" ", 1)[0] + " ..."
+def lists_values(text: str) -> bool:
+    """True when ``text`` names a column's values (``'open' = ...``, "one of", "either")."""
+    return bool(_LISTS_VALUES.search(text))
 
 
 class ColumnDoc(Frozen):
@@ -100,25 +108,29 @@ class ColumnDoc(Frozen):
             parts.append(f"values: {self.values}")
         return "; ".join(p for p in parts if p)
 
-    def note(self, name: str, mode: str = "auto") -> str:
-        """The prompt's note on column ``name``: ``values`` (how values are stored only),
-        ``auto`` (plus the description where ``name`` does not spell it) or ``all`` (the
-        readable name and description always; ``off``: nothing)."""
+    def note(self, name: str, mode: str = "auto", table: str = "") -> str:
+        """The prompt's note on column ``name`` of ``table``: ``values`` (how values are stored,
+        and a description that lists them), ``auto`` (plus a description that adds to the
+        names, module docstring) or ``all`` (the readable name and description always);
+        ``off``: nothing. Never cut."""
         if mode == "off":
             return ""
         parts = []
         if mode == "all":
             meaning = self.text().split("; values: ")[0]
-        elif mode == "auto" and not spelled_by(name, self.description):
+        elif lists_values(self.description) or (
+            mode == "auto" and adds_to(self.description, name, table)
+        ):
             meaning = self.description
         else:
             meaning = ""
         if meaning:
-            short = _shorten(meaning)
-            parts.append(short[:-1] if short.endswith(".") and not short.endswith("...") else short)
+            parts.append(
+                meaning[:-1] if meaning.endswith(".") and not meaning.endswith("..") else meaning
+            )
         values = self.values.strip()
         if values and not values.lower().startswith(_EXAMPLES_ONLY):
-            parts.append(f"values: {_shorten(values)}")
+            parts.append(f"values: {values}")
         return "; ".join(parts)
 
     def __bool__(self) -> bool:

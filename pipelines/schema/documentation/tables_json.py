@@ -8,6 +8,9 @@ name]``), and readable ``table_names`` / ``column_names``. Documented collection
   each item a string or a ``[table index, text]`` pair;
 - a mapping ``{"table.column": text}`` or ``{table: {column: text}}`` (tables: ``{table: text}``).
 
+``value_enums``, in the same shapes, gives a column's values: a list of labels (``["M", "F"]``,
+written ``one of M, F``) or a text (``M: male; F: female``).
+
 A readable name differing from the stored one (``c14`` -> ``title i funding``) becomes the
 column's label. The file is found at ``DatabaseRef.tables_json``, else beside the database or
 up to two folders above it (Spider's ``<root>/tables.json`` with ``<root>/database/<id>/<id>.sqlite``,
@@ -56,9 +59,13 @@ def _entries(path: str, mtime: float) -> dict[str, dict[str, Any]]:
 
 
 def _text(item: Any) -> str:
-    if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], int):
+    pair = isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], int)
+    if pair and isinstance(item[1], (str, list, tuple)):  # [table index, text]
         item = item[1]
-    return one_line(item) if isinstance(item, str) else ""
+    if isinstance(item, (list, tuple)):  # value_enums: the labels themselves
+        labels = [one_line(v) for v in item if v is not None and one_line(v)]
+        return "one of " + ", ".join(labels) if labels else ""
+    return one_line(item) if isinstance(item, (str, int, float)) else ""
 
 
 def _name(item: Any) -> tuple[int, str]:
@@ -90,6 +97,7 @@ def from_entry(entry: dict[str, Any]) -> SchemaDocs:
     readable = [_name(c)[1] for c in entry.get("column_names") or []]
     keys = [f"{tables[t]}.{name}".lower() if 0 <= t < len(tables) else "" for t, name in originals]
     columns = _described(entry.get("column_descriptions"), keys)
+    values = _described(entry.get("value_enums"), keys)
     table_text = _described(entry.get("table_descriptions"), [t.lower() for t in tables])
     docs: dict[str, TableDoc] = {}
     for i, (t, name) in enumerate(originals):
@@ -99,7 +107,7 @@ def from_entry(entry: dict[str, Any]) -> SchemaDocs:
         label = readable[i] if i < len(readable) else ""
         if "".join(words(label)) == "".join(words(name)):
             label = ""
-        doc = ColumnDoc(description=columns.get(key, ""), label=label)
+        doc = ColumnDoc(description=columns.get(key, ""), values=values.get(key, ""), label=label)
         if doc:
             table = docs.setdefault(tables[t].lower(), TableDoc())
             docs[tables[t].lower()] = table.model_copy(

@@ -103,11 +103,11 @@ def labels(text: str) -> Labels:
     return Labels(listed=_listed(text), candidates=_candidates(text))
 
 
-def _below(column: ColumnInfo) -> Iterator[ColumnInfo]:
+def below(column: ColumnInfo) -> Iterator[ColumnInfo]:
     """The column's sub-fields at every depth, depth first."""
     for child in column.children:
         yield child
-        yield from _below(child)
+        yield from below(child)
 
 
 def column_labels(column: ColumnInfo) -> dict[str, Labels]:
@@ -117,10 +117,10 @@ def column_labels(column: ColumnInfo) -> dict[str, Labels]:
         found = {column.name: labels(column.description or "")}
     else:
         whole = column.description or ""
-        below = list(_below(column))
-        shared = share(whole, [c.name[len(column.name) + 1 :] for c in below])
+        nested = list(below(column))
+        shared = share(whole, [c.name[len(column.name) + 1 :] for c in nested])
         found = {}
-        for leaf in (c for c in below if not c.children):
+        for leaf in (c for c in nested if not c.children):
             own = leaf.description or ""
             about = shared.get(leaf.name[len(column.name) + 1 :], "")
             found[leaf.name] = Labels(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
+from pipelines.agents.runtime import as_executor
 from pipelines.contracts import DatabaseRef
+from pipelines.sandbox import Sandbox
 from pipelines.schema.reference import SchemaReadError, reference_schema
 
 SINGER_CSV = (
@@ -29,8 +32,11 @@ async def test_column_notes_follow_their_table_and_skip_what_the_name_says(
     singer, concert = reference.text().split("\n\n")
     assert singer.startswith("CREATE TABLE singer")
     notes = singer[singer.index("/*\nColumn notes:") : singer.index("example rows")]
-    assert "country: values: Full English name, e.g. 'France'; never a code." in notes
-    # "Singer's name." says no more than the name; "e.g. 1" only gives examples
+    assert (
+        "country: Country of citizenship; values: Full English name, e.g. 'France'; never a code."
+        in notes
+    )
+    # "Singer's name." says no more than the column's and table's names; "e.g. 1" only examples
     assert "singer_id: Unique id\n" in notes and "name:" not in notes
     assert singer.index("Column notes") < singer.index("2 example rows")
     assert "Column notes" not in concert and "2 example rows" in concert
@@ -71,3 +77,41 @@ async def test_an_unreadable_database_is_a_schema_read_error(sandbox, tmp_path):
     bad.write_bytes(b"not a database" * 100)
     with pytest.raises(SchemaReadError, match="cannot read the schema of bad"):
         await reference_schema(sandbox, DatabaseRef(db_id="bad", path=str(bad)))
+
+
+LINKS_COMMENT = (
+    "Typed links to other items, a list. type is the relation to the target; display_id is "
+    "its key. All link types: 'blocks' = it blocks the target; 'resolves' = it fixes the target; "
+    "'relates_to' = a loose relation."
+)
+META_COMMENT = (
+    "Triage record. stage is one of: 'triage' = new; 'resolved' = closed. origin.channel is "
+    "where it came in; origin.region is the customer's region."
+)
+
+
+async def test_a_nested_columns_documentation_gives_each_sub_field_its_own_note(tickets_db):
+    conn = duckdb.connect(tickets_db.path)
+    conn.execute(
+        f"COMMENT ON COLUMN tickets.links IS '{LINKS_COMMENT.replace(chr(39), chr(39) * 2)}'"
+    )
+    conn.execute(
+        f"COMMENT ON COLUMN tickets.meta IS '{META_COMMENT.replace(chr(39), chr(39) * 2)}'"
+    )
+    conn.close()
+    with Sandbox() as sandbox:
+        reference = await reference_schema(as_executor(sandbox), tickets_db, sample_rows=0)
+    notes = reference.text(["tickets"])
+    lines = notes.splitlines()
+    assert "links: Typed links to other items, a list" in lines
+    assert (
+        "links.type: type is the relation to the target. All link types: 'blocks' = it blocks "
+        "the target; 'resolves' = it fixes the target; 'relates_to' = a loose relation" in lines
+    )
+    assert "links.display_id: display_id is its key" in lines
+    assert "meta: Triage record" in lines
+    assert "meta.stage: stage is one of: 'triage' = new; 'resolved' = closed" in lines
+    assert "meta.origin.channel: origin.channel is where it came in" in lines
+    assert "meta.origin.region: origin.region is the customer's region" in lines
+    assert "title: one-line summary" in lines
+    assert not any(line.startswith("meta.score") for line in lines)  # nothing said about it

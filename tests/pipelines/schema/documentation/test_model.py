@@ -2,49 +2,69 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.schema.documentation.model import (
-    NOTE_CHARS,
-    ColumnDoc,
-    SchemaDocs,
-    TableDoc,
-    spelled_by,
+from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc, adds_to
+
+# Real comments of the enterprise work-item database (eval/enterprise/schema.py): each names
+# its own column, and the values it lists appear in no other note.
+STAGE = (
+    "Workflow stage; resolved and canceled are the closed stages. One of: 'queued' = open, "
+    "waiting for a support engineer to pick it up; 'resolved' = closed, the customer's problem "
+    "was solved; 'canceled' = closed without a resolution (a duplicate, withdrawn, or spam)."
+)
+LINKS = (
+    "Typed links from the ticket to other work items, a list (possibly empty). type is the "
+    "relation from this item to the target ('is_resolved_by' -> issue). All link types: "
+    "'is_resolved_by' = ticket -> issue whose fix resolves the ticket (inverse: resolves); "
+    "'resolves' = issue -> ticket it resolves (inverse: is_resolved_by)."
 )
 
 
 @pytest.mark.parametrize(
-    ("name", "text", "spelled"),
+    ("text", "names", "adds"),
     [
-        ("claim_status", "Adjudication status of the claim", True),
-        ("claimStatus", "status of each claim", True),
-        ("members", "a member of the plan", True),  # plural and singular agree
-        ("c14", "Students eligible for Title I funding", False),
-        ("dob", "date of birth", False),
-        ("state", "", False),
+        ("Adjudication status of the claim", ("claim_status",), True),  # "adjudication"
+        ("status of each claim", ("claimStatus",), False),
+        ("a member of the plan", ("members", "plans"), False),  # plural and singular agree
+        ("State of the school", ("state", "schools"), False),  # the table's name says "school"
+        ("Member's first name", ("first_name", "members"), False),  # the s of member's
+        ("Unique identifier of the member", ("member_id", "members"), True),  # "unique"
+        ("Students eligible for Title I funding", ("c14",), True),
+        ("date of birth", ("dob",), True),
+        ("date of birth", ("date_of_birth",), False),
+        ("", ("state",), False),
+        (STAGE, ("stage", "tickets"), True),
+        (LINKS, ("links", "tickets"), True),
     ],
 )
-def test_spelled_by(name, text, spelled):
-    assert spelled_by(name, text) is spelled
+def test_adds_to(text, names, adds):
+    assert adds_to(text, *names) is adds
 
 
-def test_note_shows_a_description_only_where_the_name_does_not_spell_it():
+def test_note_shows_a_description_only_where_it_adds_to_the_names():
     doc = ColumnDoc(description="Date of birth", values="YYYY-MM-DD", label="birth date")
     assert doc.note("dob") == "Date of birth; values: YYYY-MM-DD"  # the final period goes
     assert doc.note("date_of_birth") == "values: YYYY-MM-DD"
     assert doc.note("dob", "values") == "values: YYYY-MM-DD"
     assert doc.note("date_of_birth", "all") == "Date of birth (birth date); values: YYYY-MM-DD"
     assert doc.note("dob", "off") == ""
+    assert ColumnDoc(description="State of the school").note("state", table="schools") == ""
+    assert ColumnDoc(description="State of the school").note("state") == "State of the school"
 
 
-def test_note_skips_example_only_values_and_cuts_long_prose():
+@pytest.mark.parametrize("text", [STAGE, LINKS])
+def test_a_comment_naming_its_own_column_keeps_its_whole_value_list(text):
+    for mode in ("auto", "values"):
+        note = ColumnDoc(description=text).note(text.split()[0].lower(), mode, "tickets")
+        assert note == text[:-1]  # whole: only the final period goes
+    assert "'canceled' = closed" in ColumnDoc(description=STAGE).note("stage", table="tickets")
+
+
+def test_note_skips_example_only_values_and_never_cuts():
     assert ColumnDoc(values="e.g. 12, 13").note("x") == ""
-    long = "A first sentence. " + "word " * 100
-    note = ColumnDoc(description=long).note("x")
-    assert note.startswith("A first sentence. word") and note.endswith(" ...")
-    assert len(note) <= NOTE_CHARS + 4
-    sentences = (
-        "A first sentence of ninety characters or so, long enough to be kept whole here. " * 4
-    )
-    assert ColumnDoc(description=sentences).note("x").endswith("here")
+    long = "A first sentence. " + "word " * 300 + "'last' = the end."
+    assert ColumnDoc(description=long).note("x") == long[:-1]
+    values = "; ".join(f"'v{i}' = value {i}" for i in range(80))
+    assert ColumnDoc(values=values).note("x", "values") == f"values: {values}"
 
 
 def test_or_else_fills_each_empty_field_from_the_other_source():

@@ -65,3 +65,15 @@ def test_the_named_file_wins_and_a_missing_entry_or_broken_file_documents_nothin
     named.write_text("{not json")
     assert not tables_json.read(db)
     assert "unreadable tables file" in caplog.text
+
+
+def test_value_enums_as_label_lists_or_text_in_either_shape(tmp_path):
+    listed = {**ENTRY, "value_enums": [[], [0, ["A", "B"]], ["Y", "N"], "", [1, 2, 3]]}
+    docs = tables_json.read(_spider_layout(tmp_path / "lists", listed))
+    assert docs.column("frpm", "CDSCode").values == "one of A, B"
+    assert docs.column("frpm", "c14").values == "one of Y, N"
+    assert docs.column("satscores", "NumTstTakr").values == "one of 1, 2, 3"
+    mapped = {**ENTRY, "value_enums": {"frpm": {"c14": "Y = funded; N = not funded"}}}
+    docs = tables_json.read(_spider_layout(tmp_path / "map", mapped))
+    assert docs.column("frpm", "c14").values == "Y = funded; N = not funded"
+    assert docs.column("frpm", "c14").note("c14") == "values: Y = funded; N = not funded"

@@ -1,0 +1,69 @@
+"""Source: the value lists of DuckDB ``ENUM`` columns — the type itself is a vocabulary.
+
+A column (or a sub-field of a nested one, named by its dotted path) whose type is an ``ENUM``
+gets the type's labels as its value note, in the form dbt's ``accepted_values`` take
+(``one of sad, ok``), which the vocabulary reader lists (``documentation/vocabulary.py``).
+SQLite has no ENUM type: a SQLite database documents nothing here.
+
+    read(db).column("t", "mood")           # mood ENUM('sad', 'ok')
+    ──► ColumnDoc(description='', values='one of sad, ok', label='')
+    read(db).column("t", "visits.mood")    # visits STRUCT(mood ENUM('sad', 'ok'), n INT)[]
+    ──► ColumnDoc(description='', values='one of sad, ok', label='')
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import closing
+from typing import Any
+
+import duckdb
+
+from pipelines.contracts import DatabaseRef
+from pipelines.sandbox import connect_readonly
+from pipelines.sandbox.errors import DatabaseUnavailable
+from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc
+
+NAME = "enum_types"
+log = logging.getLogger(__name__)
+
+_COLUMNS = (
+    "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+    "WHERE NOT internal AND database_name = current_database() AND data_type LIKE '%ENUM(%'"
+)
+
+
+def enum_labels(sql_type: Any, path: str) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """``(path, labels)`` of every ENUM at or below ``path`` in a parsed DuckDB type, through
+    lists and structs."""
+    while sql_type.id in ("list", "array"):
+        sql_type = sql_type.children[0][1]
+    if sql_type.id == "enum":
+        yield path, tuple(str(label) for label in sql_type.children[0][1])
+    elif sql_type.id == "struct":
+        for field, field_type in sql_type.children:
+            yield from enum_labels(field_type, f"{path}.{field}")
+
+
+def read(db: DatabaseRef) -> SchemaDocs:
+    """The ENUM columns and sub-fields of a DuckDB database, each with its labels."""
+    if db.dialect != "duckdb":
+        return SchemaDocs()
+    try:
+        with closing(connect_readonly(db)) as conn:
+            rows = conn.execute(_COLUMNS).fetchall()
+    except (DatabaseUnavailable, duckdb.Error) as exc:
+        log.warning("cannot read the column types of %s: %s", db.path, exc)
+        return SchemaDocs()
+    docs: dict[str, TableDoc] = {}
+    for schema, table, column, data_type in rows:
+        name = (table if schema == "main" else f"{schema}.{table}").lower()
+        found = docs.get(name, TableDoc())
+        columns = dict(found.columns)
+        for path, labels in enum_labels(duckdb.sqltype(data_type), column.lower()):
+            if labels:
+                columns[path] = ColumnDoc(values="one of " + ", ".join(labels))
+        if columns:
+            docs[name] = found.model_copy(update={"columns": columns})
+    return SchemaDocs(tables=docs, sources=(NAME,) if docs else ())
