@@ -37,6 +37,8 @@ from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 from core.config import load_config, section
 from eval.loaders import load_benchmark
 from pipelines.agents.runtime import as_executor
+from pipelines.contracts import ScalingSettings
+from pipelines.database_rules import settle_for
 from pipelines.factory import build_retrievers
 from pipelines.indexing.cell_values.ngrams import question_ngrams
 from pipelines.sandbox import Sandbox
@@ -89,10 +91,11 @@ async def main() -> None:
     for position, task in enumerate(bench.tasks):
         db = task.db
         if db.path not in references:
+            chosen, _, _ = await settle_for(executor, db, settings, ScalingSettings())
             references[db.path] = await reference_schema(
                 executor,
                 db,
-                sample_rows=settings.single_pass.sample_rows,
+                sample_rows=chosen.single_pass.sample_rows,
                 column_notes=settings.single_pass.column_notes,
             )
             for f in by_order.values():

@@ -109,6 +109,18 @@ class RunOutcome(Frozen):
     pricing: str = ""  # the slots' prices, e.g. "default $0.0892/h"
     reference: str | None = None  # the hosted list price the run's tokens are also priced at
     verdicts: dict[str, bool] = {}  # task id -> EX (BIRD) of each scored question, for pairing
+    chosen: dict[
+        str, str
+    ] = {}  # db id -> the settings the pipeline chose for it (Prediction.chosen)
+
+
+def chosen_by_database(frame: pl.DataFrame) -> dict[str, str]:
+    """db id -> the settings chosen for its questions (the latest answered question's, in
+    benchmark order); databases whose questions recorded none are left out."""
+    if "chosen" not in frame.columns:
+        return {}
+    rows = frame.select("db_id", "chosen").drop_nulls().filter(pl.col("chosen") != "")
+    return dict(zip(rows["db_id"].to_list(), rows["chosen"].to_list()))
 
 
 def config_identity(cfg: DictConfig) -> str:
@@ -197,6 +209,7 @@ def run_configuration(
     )
     flat = flatten(OmegaConf.to_container(cfg, resolve=True))  # type: ignore[arg-type]
     not_identity = _not_identity(cfg)
+    chosen = chosen_by_database(frame)
     tracked = log_run(
         RunLog(
             tracking_uri=str(cfg.experiment.tracking_uri),
@@ -211,6 +224,7 @@ def run_configuration(
                 # tags, not params: an index built later changes them when the run resumes
                 "retrieval": retrieval.label,
                 "retrieval.status": retrieval.summary(),
+                **{f"chosen.{db}": settings for db, settings in chosen.items()},
                 **{k: str(v) for k, v in flat.items() if _mutable(k, not_identity)},
             },
             artifacts={
@@ -243,6 +257,7 @@ def run_configuration(
         pricing=pricing,
         reference=reference[0] if reference else None,
         verdicts=question_verdicts(frame),
+        chosen=chosen,
     )
 
 

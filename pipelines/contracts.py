@@ -158,7 +158,8 @@ class AdaptiveScaling(Frozen):
     # straight to ``select``. On the claims benchmark such pools were never turned right by a
     # widening, which took 20-60 s there and outvoted a right answer twice
     # (docs/benchmarks.md, *Widening only where candidates agree*). 0: every split pool widens.
-    widen_min_votes: int = Field(default=0, ge=0)
+    # auto: 2 on a large schema, else 0 (pipelines/database_rules.py).
+    widen_min_votes: Annotated[int, Field(ge=0)] | Literal["auto"] = "auto"
     # Off: the local 1.5B critic's revisions lose more right majority answers than they fix
     # (docs/benchmarks.md, *Adaptive pipeline vs baselines*).
     revise: bool = False
@@ -175,8 +176,10 @@ class AdaptiveScaling(Frozen):
     # pipelines/selection/likelihood.py). "plain" is the prompt without examples and cell values. Against
     # the vote on the same pools: +3, 0 and +1 questions on three samples of the fixed 108, -3 on
     # 108 other dev questions, for ~0.5 calls and ~12 s where it runs: no gain beyond a run's
-    # noise (docs/benchmarks.md, *Adaptive pipeline vs baselines*).
-    select: Literal["vote", "likelihood"] = "likelihood"
+    # noise (docs/benchmarks.md, *Adaptive pipeline vs baselines*); on the claims halves the vote
+    # answered 21 and 23 of 35 against 19 and 20. auto: the vote on a large schema, else the
+    # likelihood (pipelines/database_rules.py).
+    select: Literal["vote", "likelihood", "auto"] = "auto"
     select_max_sqls: int = Field(default=4, ge=1)
     # Scoring calls in flight at once: 1 on a 2-core CPU (another slot would evaluate the prompt
     # again); a GPU server scores a question's SQLs together.
@@ -185,7 +188,9 @@ class AdaptiveScaling(Frozen):
     # Seconds from the question's start after which no further step (fix, widen, revise,
     # tournament, likelihood) starts: a pool still split is decided by the vote, and the answer is
     # not degraded (global_timeout_s cuts a step off and marks it so). None: every step may run.
-    escalate_within_s: float | None = Field(default=None, gt=0)
+    # auto: 7.5 s per 1,000 tokens of a large schema's prompt, none on a small one
+    # (pipelines/database_rules.py).
+    escalate_within_s: Annotated[float, Field(gt=0)] | None | Literal["auto"] = "auto"
 
     @model_validator(mode="after")
     def _needs_a_candidate(self) -> AdaptiveScaling:
@@ -310,6 +315,20 @@ class StepCost(Frozen):
 RetrievalSource = Literal["cells", "examples"]
 
 
+class ChosenSetting(Frozen):
+    """A setting the pipeline chose for a question's database (``pipelines/database_rules.py``).
+
+    >>> str(ChosenSetting(name="select", value="vote")), str(ChosenSetting(name="budget", value=None))
+    ('select=vote', 'budget=none')
+    """
+
+    name: str
+    value: float | int | str | None
+
+    def __str__(self) -> str:
+        return f"{self.name}={'none' if self.value is None else self.value}"
+
+
 class Prediction(Frozen):
     """The pipeline's answer for one Task, with the pool it chose from.
 
@@ -332,6 +351,7 @@ class Prediction(Frozen):
     answered_by: str = ""
     steps: tuple[StepCost, ...] = ()
     retrieval: tuple[RetrievalSource, ...] = ()
+    chosen: tuple[ChosenSetting, ...] = ()  # the settings chosen for the question's database
 
 
 # --- L0 retrieval (pipelines/indexing) ----------------------------------------------------------

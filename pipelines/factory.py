@@ -1,11 +1,14 @@
 """Build the configured pipeline: single-pass greedy, the adaptive pipeline, the agentic mode, or
-the full-width orchestrator.
+the full-width orchestrator, with its ``auto`` settings chosen per database.
 
     pipeline = build_pipeline(cfg, client=models.build_client(cfg.model), sandbox=sandbox)
     prediction = await pipeline.answer(task)   # the model answers
+    prediction.chosen                          # what the database's measurements chose
     await pipeline.aclose()
 
-All four follow :class:`Pipeline`: ``async answer(task) -> Prediction`` and ``async aclose()``.
+``ask``, the endpoint and ``eval`` all build their pipeline here, so one question on one database
+gets the same settings, and the same SQL, on every surface. Every pipeline follows
+:class:`Pipeline`: ``async answer(task) -> Prediction`` and ``async aclose()``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from typing import Any, Protocol
 from omegaconf import DictConfig, OmegaConf
 
 from core.config import section
-from pipelines.contracts import Prediction, ScalingSettings, Task
+from pipelines.agents.runtime import as_executor
+from pipelines.contracts import ChosenSetting, DatabaseRef, Prediction, ScalingSettings, Task
+from pipelines.database_rules import DatabaseProfile, schema_tokens, settle
+from pipelines.schema.cache import SchemaCache
 from pipelines.settings import PipelineSettings
 from pipelines.trace import JsonlTraceSink, ReasoningTrace, TraceSink
 
@@ -48,6 +54,59 @@ def default_sinks(settings: PipelineSettings) -> tuple[TraceSink, ...]:
     return tuple(sinks)
 
 
+class DatabasePipeline:
+    """The configured strategy, built once for each set of settings the rules choose: each
+    question's database is measured (once per database), its ``auto`` settings are chosen
+    (``pipelines.database_rules``), and the strategy built with them answers; the prediction
+    says what was chosen (``Prediction.chosen``). A database that cannot be measured gets the
+    rules' choice for a small one, and the strategy reports why its schema cannot be read."""
+
+    def __init__(
+        self,
+        build: Any,
+        *,
+        settings: PipelineSettings,
+        scaling: ScalingSettings,
+        sandbox: Any,
+        own_examples: Any | None,
+    ) -> None:
+        self._build = build  # (PipelineSettings, ScalingSettings) -> a strategy
+        self.settings, self.scaling = settings, scaling
+        self._executor = as_executor(sandbox)
+        self.own_examples = own_examples
+        self._sizes: SchemaCache[int] = SchemaCache()
+        self._strategies: dict[tuple[ChosenSetting, ...], Pipeline] = {}
+
+    async def profile(self, db: DatabaseRef) -> DatabaseProfile | None:
+        """``db`` measured (its own examples counted at each call: the endpoint adds accepted
+        answers); None when its schema cannot be read."""
+        try:
+            tokens = await self._sizes.get(db, lambda: schema_tokens(self._executor, db))
+        except Exception:  # noqa: BLE001 - the strategy reports the unreadable schema
+            return None
+        own = len(self.own_examples.examples(db)) if self.own_examples is not None else 0
+        return DatabaseProfile(db_id=db.db_id, schema_tokens=tokens, own_examples=own)
+
+    async def strategy_for(self, db: DatabaseRef) -> tuple[Pipeline, tuple[ChosenSetting, ...]]:
+        settings, scaling, chosen = settle(self.settings, self.scaling, await self.profile(db))
+        if chosen not in self._strategies:
+            self._strategies[chosen] = self._build(settings, scaling)
+        return self._strategies[chosen], chosen
+
+    async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
+        strategy, chosen = await self.strategy_for(task.db)
+        prediction, trace = await strategy.answer_with_trace(task)
+        return prediction.model_copy(update={"chosen": chosen}), trace
+
+    async def answer(self, task: Task) -> Prediction:
+        prediction, _ = await self.answer_with_trace(task)
+        return prediction
+
+    async def aclose(self) -> None:
+        for strategy in self._strategies.values():
+            await strategy.aclose()
+
+
 def build_pipeline(
     cfg: DictConfig,
     *,
@@ -57,10 +116,8 @@ def build_pipeline(
     example_retriever: Any | None = None,
     sinks: tuple[TraceSink, ...] | None = None,
     own_examples: Any | None = None,
-) -> Pipeline:
-    """``cfg.scaling.single_pass`` → :class:`SinglePassPipeline`; ``cfg.scaling.agentic`` set →
-    :class:`AgenticPipeline`; ``cfg.scaling.adaptive`` set → :class:`AdaptivePipeline`; else the
-    full-width :class:`Orchestrator`.
+) -> DatabasePipeline:
+    """The configured strategy (``build_strategy``) behind the per-database rules.
 
     ``client``: a ``models`` ModelClient; ``sandbox``: a Sandbox or sandbox pool; the retrievers
     (``CellRetriever`` / ``ExampleRetriever``) are optional — without them L1 retrieval is
@@ -68,10 +125,47 @@ def build_pipeline(
     ``own_examples`` (an ``OwnExampleRetriever``) defaults to the example files beside each
     database; the endpoint passes one that adds its accepted answers.
     """
+    from pipelines.indexing.examples.own_examples import OwnExampleRetriever
+
     scaling = section(cfg, "scaling", ScalingSettings)
     settings = section(cfg, "pipeline", PipelineSettings)
     sinks = default_sinks(settings) if sinks is None else sinks
     model_name = str(cfg.model.get("name", "")) if cfg.get("model") is not None else ""
+    own_examples = own_examples or OwnExampleRetriever()
+
+    def build(settings: PipelineSettings, scaling: ScalingSettings) -> Pipeline:
+        return build_strategy(
+            settings,
+            scaling,
+            client=client,
+            sandbox=sandbox,
+            cell_retriever=cell_retriever,
+            example_retriever=example_retriever,
+            sinks=sinks,
+            own_examples=own_examples,
+            model_name=model_name,
+        )
+
+    return DatabasePipeline(
+        build, settings=settings, scaling=scaling, sandbox=sandbox, own_examples=own_examples
+    )
+
+
+def build_strategy(
+    settings: PipelineSettings,
+    scaling: ScalingSettings,
+    *,
+    client: Any,
+    sandbox: Any,
+    cell_retriever: Any | None,
+    example_retriever: Any | None,
+    sinks: tuple[TraceSink, ...],
+    own_examples: Any,
+    model_name: str,
+) -> Pipeline:
+    """``scaling.single_pass`` → :class:`SinglePassPipeline`; ``scaling.agentic`` set →
+    :class:`AgenticPipeline`; ``scaling.adaptive`` set → :class:`AdaptivePipeline`; else the
+    full-width :class:`Orchestrator`."""
     from pipelines.schema.focus import SchemaFocuser
 
     focuser = SchemaFocuser(settings.focus)
@@ -88,7 +182,6 @@ def build_pipeline(
             focuser=focuser,
         )
     if scaling.agentic is not None:
-        from pipelines.indexing.examples.own_examples import OwnExampleRetriever
         from pipelines.strategies.agentic import AgenticPipeline
 
         return AgenticPipeline(
@@ -98,15 +191,14 @@ def build_pipeline(
             settings=settings,
             sinks=sinks,
             model_name=model_name,
-            own_examples=own_examples or OwnExampleRetriever(),
+            own_examples=own_examples,
             cell_retriever=cell_retriever,
         )
     extra: dict[str, Any] = {}
     if scaling.adaptive is not None:
-        from pipelines.indexing.examples.own_examples import OwnExampleRetriever
         from pipelines.strategies.adaptive import AdaptivePipeline as pipeline_class
 
-        extra = {"focuser": focuser, "own_examples": own_examples or OwnExampleRetriever()}
+        extra = {"focuser": focuser, "own_examples": own_examples}
     else:
         from pipelines.strategies.orchestrator import Orchestrator as pipeline_class
 

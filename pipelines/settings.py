@@ -44,7 +44,10 @@ class AgentSettings(Frozen):
 class SinglePassSettings(Frozen):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=512, ge=1)
-    sample_rows: int = Field(default=3, ge=0)  # example rows per table in the CREATE TABLE prompt
+    # Example rows per table in the CREATE TABLE prompt. auto: 1 on a large schema (the notes say
+    # how values are stored, and a wide table's rows cost more than they show), else 3
+    # (pipelines/database_rules.py).
+    sample_rows: Annotated[int, Field(ge=0)] | Literal["auto"] = "auto"
     # Under each CREATE TABLE, notes from the database's own documentation
     # (pipelines/schema/documentation): "values" says how values are stored (codes, units,
     # formats: ``state: Two-letter US state code``, so the model writes 'OH', not 'Ohio');
@@ -95,12 +98,12 @@ class UnderstandingSettings(Frozen):
     cell_mode: Literal["vector", "bm25", "hybrid"] = "hybrid"
     example_k: int = Field(default=15, ge=0)
     # Examples from other databases farther than this (squared L2 between unit skeleton vectors,
-    # 2 - 2*cosine) are dropped. 1.5 keeps cosine >= 0.25: nearly every retrieved Spider-train
-    # example, whatever its structure. Chosen by EX (docs/benchmarks.md, *The defaults on the
-    # native runtime*): fixed Spider 108 0.778 at 1.5 against 0.741 at 0.1 (cosine >= 0.95, the
-    # band where most examples share the gold SQL's structure), 108 other dev questions 0.806 at
-    # both, 0.8x the seconds. The claims profile keeps 0.1 (conf/experiment/demo.yaml).
-    example_threshold: float = 1.5
+    # 2 - 2*cosine) are dropped. auto: 0.1 (cosine >= 0.95) where the database has solved
+    # examples of its own — on the claims questions Spider-train examples lent the 1.5B tables
+    # the schema lacks — else 1.5 (cosine >= 0.25, nearly every retrieved one): fixed Spider 108
+    # 0.778 at 1.5 against 0.741 at 0.1, 108 other dev questions 0.806 at both, 0.8x the seconds
+    # (docs/benchmarks.md, *The defaults on the native runtime*; pipelines/database_rules.py).
+    example_threshold: float | Literal["auto"] = "auto"
     examples_in_prompt: int = Field(default=5, ge=0)  # of the k retrieved, shown to ICL prompts
     # The asking database's own solved examples (a file beside it, the endpoint's accepted
     # answers; pipelines/indexing/examples/own_examples.py) shown before any from another database.

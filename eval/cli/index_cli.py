@@ -61,20 +61,13 @@ def _table(reports: list[BuildReport]) -> Table:
 
 
 def _documentation_table(dbs: list) -> Table:
-    """Per database: how many columns and sub-fields its own documentation describes, how many
-    have a vocabulary and how many of those the prompt shows whole, and from which sources."""
-    table = Table(title="Schema documentation")
-    names = (
-        "database",
-        "documented columns",
-        "documented sub-fields",
-        "tables described",
-        "vocabularies",
-        "in the prompt",
-        "sources",
-    )
-    for name in names:
-        table.add_column(name, justify="left" if name in ("database", "sources") else "right")
+    """Per database: how many columns, nested columns' sub-fields and tables its own
+    documentation describes, how many columns and sub-fields it gives a value vocabulary, how
+    many of those the generators' prompt shows whole, and from which sources."""
+    table = Table(title="Schema documentation (documented / all)")
+    for name in ("database", "columns", "sub-fields", "tables", "vocabularies", "in prompt"):
+        table.add_column(name, justify="left" if name == "database" else "right")
+    table.add_column("sources", overflow="fold", min_width=12)
     with Sandbox() as sandbox:
         for db in dbs:
             try:

@@ -100,6 +100,25 @@ def retrieval_summary(outcome: RunOutcome) -> list[str]:
     return [f"[bold red]{line}[/]" if line == NO_RETRIEVAL else escape(line) for line in lines]
 
 
+def chosen_lines(chosen: dict[str, str], shown: int = 4) -> list[str]:
+    """What the pipeline chose per database (pipelines/database_rules.py), databases with the same
+    settings on one line.
+
+    >>> chosen_lines({"a": "select=vote", "b": "select=likelihood", "c": "select=vote"})
+    ['chosen for a, c: select=vote', 'chosen for b: select=likelihood']
+    """
+    groups: dict[str, list[str]] = {}
+    for db, settings in chosen.items():
+        groups.setdefault(settings, []).append(db)
+    lines = []
+    for settings, dbs in groups.items():
+        named = ", ".join(dbs[:shown]) + (
+            f" and {len(dbs) - shown} more" if len(dbs) > shown else ""
+        )
+        lines.append(f"chosen for {named}: {settings}")
+    return lines
+
+
 def comparison_table(outcomes: Sequence[RunOutcome], baseline: str) -> Table:
     """The configurations side by side on the same questions: what the compute buys, and its
     price; ΔEX against ``baseline`` with its paired bootstrap 95 % interval. "model s" is the
@@ -212,6 +231,8 @@ def print_summary(
         )
         for line in retrieval_summary(o):
             console.print(f"  {line}", highlight=False)
+        for line in chosen_lines(o.chosen):
+            console.print(f"  {escape(line)}", highlight=False)
         for line in cost_lines(m, o.pricing, o.reference):
             console.print(f"  cost: {escape(line)}", highlight=False)
         for line in judge_lines(m):

@@ -58,6 +58,7 @@ class QuestionRecord(Frozen):
     answered_by: str = ""  # the pipeline step whose pool gave the answer (Prediction.answered_by)
     steps: tuple[StepCost, ...] = ()  # every step the pipeline ran on this question, with its cost
     retrieval: tuple[str, ...] = ()  # L0 retrievers that served the question ("cells", "examples")
+    chosen: str = ""  # settings chosen for the question's database: "sample_rows=1, select=vote"
     judge_correct: bool | None = None  # the judge's verdict: the result answers the question
     judge_score: int | None = None  # its rubric score, 0-50
     judge_error: str | None = None  # why a judged question has no verdict
@@ -120,6 +121,7 @@ RECORD_SCHEMA = pa.schema(
         ("answered_by", pa.string()),
         ("steps", pa.list_(_STEP)),
         ("retrieval", pa.list_(pa.string())),
+        ("chosen", pa.string()),
         ("judge_correct", pa.bool_()),
         ("judge_score", pa.int64()),
         ("judge_error", pa.string()),

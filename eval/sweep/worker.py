@@ -174,6 +174,7 @@ def _record(
         answered_by=prediction.answered_by,
         steps=prediction.steps,
         retrieval=prediction.retrieval,
+        chosen=", ".join(map(str, prediction.chosen)),
     )
 
 

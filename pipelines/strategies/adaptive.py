@@ -59,6 +59,7 @@ from pipelines.contracts import (
     Task,
     WidenStep,
 )
+from pipelines.database_rules import settle
 from pipelines.indexing.examples.own_examples import OwnExampleRetriever
 from pipelines.indexing.examples.question_skeleton import SchemaWords
 from pipelines.prompts import PromptTemplate, load_prompt
@@ -131,6 +132,7 @@ class AdaptivePipeline(Strategy):
             raise ValueError(
                 "scaling.adaptive is not set: use build_pipeline, which picks the pipeline"
             )
+        settings, scaling, _ = settle(settings, scaling, None)  # built alone: see settle
         super().__init__(
             client=client, sandbox=sandbox, scaling=scaling, sinks=sinks, model_name=model_name
         )

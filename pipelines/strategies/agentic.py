@@ -61,6 +61,7 @@ from pipelines.contracts import (
     ScalingSettings,
     Task,
 )
+from pipelines.database_rules import settle
 from pipelines.indexing.examples.own_examples import OwnExampleRetriever
 from pipelines.indexing.examples.question_skeleton import SchemaWords
 from pipelines.schema import introspect
@@ -179,6 +180,7 @@ class AgenticPipeline(Strategy):
             raise ValueError(
                 "scaling.agentic is not set: use build_pipeline, which picks the pipeline"
             )
+        settings, scaling, _ = settle(settings, scaling, None)  # built alone: see settle
         super().__init__(
             client=client, sandbox=sandbox, scaling=scaling, sinks=sinks, model_name=model_name
         )

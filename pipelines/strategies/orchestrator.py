@@ -37,6 +37,7 @@ from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.runtime import ModelClientLike
 from pipelines.agents.types import Critique
 from pipelines.contracts import CandidateSQL, Prediction, ScalingSettings, SchemaView, Task
+from pipelines.database_rules import settle
 from pipelines.repair.refinement import (
     UNFIXABLE_ERRORS,
     Refiner,
@@ -157,6 +158,7 @@ class Orchestrator(Strategy):
                 raise PipelineConfigError(
                     f"router profile {tier!r} is not a valid ScalingSettings: {exc}"
                 ) from exc
+        settings, scaling, _ = settle(settings, scaling, None)  # built alone: see settle
         super().__init__(
             client=client, sandbox=sandbox, scaling=scaling, sinks=sinks, model_name=model_name
         )

@@ -21,13 +21,14 @@ from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
 from pipelines.agents.render import DIALECT_NAME, render_evidence
 from pipelines.agents.runtime import ModelClientLike
 from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingSettings, Task
+from pipelines.database_rules import settle
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema.cache import SchemaCache
 from pipelines.schema.focus import SchemaFocuser, record_focus
 from pipelines.schema.reference import ReferenceSchema, SchemaReadError, reference_schema
 from pipelines.selection.bucketing import ExecutionBucketer
 from pipelines.selection.tournament import majority_vote
-from pipelines.settings import FocusSettings, SinglePassSettings
+from pipelines.settings import FocusSettings, PipelineSettings, SinglePassSettings
 from pipelines.strategies.base import Strategy
 from pipelines.task_run import TaskRun
 from pipelines.trace import ReasoningTrace, TraceRecorder, TraceSink
@@ -51,7 +52,8 @@ class SinglePassPipeline(Strategy):
         super().__init__(
             client=client, sandbox=sandbox, scaling=scaling, sinks=sinks, model_name=model_name
         )
-        self.settings = settings
+        # built alone: each rule's choice for a database that was not measured (see settle)
+        self.settings = settle(PipelineSettings(single_pass=settings), scaling, None)[0].single_pass
         self.prompt = prompt or load_prompt("single_pass")
         self._schemas: SchemaCache[ReferenceSchema] = SchemaCache()
         # Without a focuser the schema is always shown whole (the baseline's own prompt).

@@ -170,4 +170,4 @@ def test_section_rejects_a_key_the_model_lacks():
 def test_an_experiment_sets_the_groups_composed_before_it():
     cfg = load_config(["experiment=enterprise"])
     assert cfg.eval.judge == "default"
-    assert cfg.pipeline.single_pass.sample_rows == 1
+    assert cfg.benchmark.name == "enterprise_demo" and cfg.benchmark.stride == 2

@@ -18,9 +18,12 @@ async def test_single_pass_from_config(tiny_db, sandbox, scripted, tmp_path):
     )
     client = scripted({"single_pass": lambda r: "SELECT name FROM singer WHERE age > 40"})
     pipeline = pipelines.build_pipeline(cfg, client=client, sandbox=sandbox)
-    assert isinstance(pipeline, SinglePassPipeline)
+    strategy, chosen = await pipeline.strategy_for(tiny_db)
+    assert isinstance(strategy, SinglePassPipeline)
+    assert strategy.settings.sample_rows == 3  # chosen for a small schema
     prediction = await pipeline.answer(Task(task_id="q", question="Who is over 40?", db=tiny_db))
     await pipeline.aclose()
+    assert prediction.chosen == chosen and "sample_rows=3" in map(str, chosen)
     assert prediction.exec_result.row_count == 2
     assert client.requests[0][1].max_tokens == 64
     assert (tmp_path / "traces.jsonl").is_file()

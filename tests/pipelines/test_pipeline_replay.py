@@ -83,7 +83,7 @@ def cpu_cfg(tmp_path, *extra):
 async def test_full_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_path):
     cfg = cpu_cfg(tmp_path)
     pipeline = build_pipeline(cfg, client=replay, sandbox=real_sandbox)
-    assert isinstance(pipeline, Orchestrator)
+    assert isinstance((await pipeline.strategy_for(tiny_db))[0], Orchestrator)
     prediction, trace = await pipeline.answer_with_trace(
         Task(task_id="r1", question=QUESTION, db=tiny_db)
     )
@@ -153,7 +153,8 @@ async def test_adaptive_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_pat
         ]
     )
     pipeline = build_pipeline(cfg, client=replay, sandbox=real_sandbox)
-    assert isinstance(pipeline, AdaptivePipeline)
+    strategy, _ = await pipeline.strategy_for(tiny_db)
+    assert isinstance(strategy, AdaptivePipeline)
     prediction, trace = await pipeline.answer_with_trace(
         Task(
             task_id="r4",
@@ -161,7 +162,7 @@ async def test_adaptive_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_pat
             db=tiny_db,
         )
     )
-    adaptive = section(cfg, "scaling", ScalingSettings).adaptive
+    adaptive = strategy.adaptive  # its settings as chosen for tiny_db
     assert prediction.error is None and prediction.exec_result.ok
     assert 1 <= prediction.usage.calls <= adaptive_allowance(adaptive)
     assert [s.step for s in prediction.steps][-2:] == ["widen", "likelihood"]

@@ -623,13 +623,19 @@ async def test_an_index_never_built_is_noted_and_the_question_answered(tiny_db, 
     assert "cell_retriever_unavailable" in {d.label for d in trace.decisions}
 
 
-def test_build_pipeline_picks_the_adaptive_pipeline_from_config(sandbox, scripted):
+async def test_build_pipeline_picks_the_adaptive_pipeline_from_config(tiny_db, sandbox, scripted):
     from core.config import load_config
+    from core.config import section as config_section
 
     cfg = load_config(["scaling=adaptive", "pipeline.trace.directory=null"])
-    built = build_pipeline(cfg, client=scripted({}), sandbox=sandbox)
+    # scaling=adaptive changes none of its fields
+    assert config_section(cfg, "scaling", ScalingSettings).adaptive == AdaptiveScaling()
+    built, _ = await build_pipeline(cfg, client=scripted({}), sandbox=sandbox).strategy_for(tiny_db)
     assert isinstance(built, AdaptivePipeline)
-    assert built.adaptive == AdaptiveScaling()  # scaling=adaptive changes none of its fields
+    # tiny_db: a small schema without solved examples of its own
+    assert built.adaptive == AdaptiveScaling(
+        select="likelihood", widen_min_votes=0, escalate_within_s=None
+    )
 
 
 def test_the_first_wave_needs_a_candidate():

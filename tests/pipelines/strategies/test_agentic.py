@@ -335,11 +335,11 @@ async def test_no_path_makes_more_calls_than_the_allowance(
     assert 0 < len(client.requests) <= call_allowance(cfg.agentic)
 
 
-def test_the_factory_builds_it_from_scaling_agentic(sandbox):
+async def test_the_factory_builds_it_from_scaling_agentic(tiny_db, sandbox):
     from core.config import load_config
 
     cfg = load_config(["scaling=agentic", "model=replay"])
-    built = build_pipeline(cfg, client=object(), sandbox=sandbox)
+    built, _ = await build_pipeline(cfg, client=object(), sandbox=sandbox).strategy_for(tiny_db)
     assert isinstance(built, AgenticPipeline)
     assert built.agentic == AgenticScaling()
 
