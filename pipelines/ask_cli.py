@@ -33,6 +33,7 @@ from core.cli_errors import fail, user_errors
 from core.types import Frozen
 from pipelines.contracts import (
     CandidateSQL,
+    ChosenSetting,
     DatabaseRef,
     ExecutionResult,
     Prediction,
@@ -180,6 +181,7 @@ class AskOutput(Frozen):
     degraded: bool = False
     degradation_reasons: tuple[str, ...] = ()
     retrieval: AskRetrieval = AskRetrieval()
+    chosen: tuple[ChosenSetting, ...] = ()  # settings chosen for the database (database_rules)
     trace_path: str | None = None
 
 
@@ -250,6 +252,7 @@ def ask_output(
             status=retrieval_line(prediction, status, trace),
             built=status.built,
         ),
+        chosen=prediction.chosen,
         trace_path=prediction.trace_path,
     )
 
@@ -313,6 +316,9 @@ def render(
             f"[yellow]{line}[/]" if not prediction.retrieval and status.needed else line,
             highlight=False,
         )
+    if prediction.chosen:
+        chosen = ", ".join(map(str, prediction.chosen))
+        console.print(f"chosen for {escape(trace.db_id)}: {escape(chosen)}", highlight=False)
     if prediction.degraded:
         console.print(f"[yellow]degraded:[/] {', '.join(prediction.degradation_reasons)}")
     if prediction.trace_path:
