@@ -13,8 +13,8 @@ catalog it came from, and the notes a prompt shows of it.
 A note is the column's documentation whole, less only what adds nothing to the column's and
 its table's names: a description is left out only when every word it says is a word of those
 names or a function word ("State of the school" on ``schools.state``); a description that
-lists values, and how the values are stored (codes, units, formats, a vocabulary), always
-stays, and nothing is cut.
+lists values, and how the values are stored (codes, units, formats, a vocabulary, examples),
+always stays, and nothing is cut.
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ from pydantic import Field
 from core.types import Frozen
 
 _WORD = re.compile(r"[a-z]+|[0-9]+")
-# Value descriptions that only give examples: the prompt's sample rows show those.
-_EXAMPLES_ONLY = ("e.g.", "eg.", "for example")
 # Words that say nothing about a column by themselves ("The state of the member").
 _FUNCTION_WORDS = frozenset(
     "a an the of for to in on at by with and or is are be this that its it as from each per "
@@ -129,7 +127,7 @@ class ColumnDoc(Frozen):
                 meaning[:-1] if meaning.endswith(".") and not meaning.endswith("..") else meaning
             )
         values = self.values.strip()
-        if values and not values.lower().startswith(_EXAMPLES_ONLY):
+        if values:
             parts.append(f"values: {values}")
         return "; ".join(parts)
 

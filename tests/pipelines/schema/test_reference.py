@@ -36,8 +36,8 @@ async def test_column_notes_follow_their_table_and_skip_what_the_name_says(
         "country: Country of citizenship; values: Full English name, e.g. 'France'; never a code."
         in notes
     )
-    # "Singer's name." says no more than the column's and table's names; "e.g. 1" only examples
-    assert "singer_id: Unique id\n" in notes and "name:" not in notes
+    # "Singer's name." says no more than the column's and table's names
+    assert "singer_id: Unique id; values: e.g. 1\n" in notes and "\nname:" not in notes
     assert singer.index("Column notes") < singer.index("2 example rows")
     assert "Column notes" not in concert and "2 example rows" in concert
     assert reference.text(["CONCERT"]) == concert

@@ -59,8 +59,8 @@ def test_a_comment_naming_its_own_column_keeps_its_whole_value_list(text):
     assert "'canceled' = closed" in ColumnDoc(description=STAGE).note("stage", table="tickets")
 
 
-def test_note_skips_example_only_values_and_never_cuts():
-    assert ColumnDoc(values="e.g. 12, 13").note("x") == ""
+def test_note_keeps_every_value_note_and_never_cuts():
+    assert ColumnDoc(values="e.g. 12, 13").note("x") == "values: e.g. 12, 13"
     long = "A first sentence. " + "word " * 300 + "'last' = the end."
     assert ColumnDoc(description=long).note("x") == long[:-1]
     values = "; ".join(f"'v{i}' = value {i}" for i in range(80))
