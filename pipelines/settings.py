@@ -63,7 +63,7 @@ class FocusSettings(Frozen):
     (scored without an LLM, joined up over the join graph); a smaller one is shown whole."""
 
     # Spider's largest dev schema is ~2,100 estimated tokens with 3 example rows; the claims
-    # schema's ~6,100 with 1, the enterprise work-item schema's ~12,000 (docs/benchmarks.md,
+    # schema's ~6,400 with 1, the enterprise work-item schema's ~12,000 (docs/benchmarks.md,
     # *Schema focus*).
     above_tokens: int | None = Field(default=3000, ge=0)  # None: never focus
     min_gain: float = Field(default=1.0, gt=0.0)  # a table must explain this much more to join
