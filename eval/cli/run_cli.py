@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from core import stop
 from core.cli_errors import fail, user_errors
 from core.config import load_config
 from eval.errors import EvalError
@@ -36,8 +37,6 @@ from eval.sweep.errors import SweepInterrupted
 from eval.sweep.services import shared_model_servers
 from eval.sweep.session import ray_session
 from models.errors import ModelError
-
-EXIT_INTERRUPTED = 130
 
 
 def run_all(configurations: Sequence[Configuration], console: Console) -> list[RunOutcome]:
@@ -236,14 +235,13 @@ def main(argv: list[str] | None = None, prog: str = "scale-analytics eval") -> i
         configurations = expand(overrides, load_config, multirun=multirun)
         outcomes = run_all(configurations, console)
     except SweepInterrupted as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        stop.say(f"{prog}: {exc}")
+        return stop.exit_code()
     except KeyboardInterrupt:
-        print(
-            f"{prog}: interrupted; finished questions are saved; rerun the same command to resume",
-            file=sys.stderr,
+        stop.say(
+            f"{prog}: interrupted; finished questions are saved; rerun the same command to resume"
         )
-        return EXIT_INTERRUPTED
+        return stop.exit_code()
     except (
         EvalError,
         HydraException,

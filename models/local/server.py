@@ -213,7 +213,8 @@ class LocalServer:
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def stop(self, timeout_s: float = 10.0) -> None:
+    def stop(self, timeout_s: float = 3.0) -> None:
+        """SIGTERM, then SIGKILL after ``timeout_s``: a server keeps nothing worth waiting for."""
         proc, self._proc = self._proc, None
         if proc is None or proc.poll() is not None:
             return

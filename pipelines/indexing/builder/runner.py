@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from core import stop
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.builder.reports import BuildReport, unchanged_report
 from pipelines.indexing.settings import IndexSettings
@@ -75,6 +76,7 @@ def _ray(jobs: Sequence[Job], settings: IndexSettings) -> Iterator[BuildReport]:
             log_to_driver=False,
             runtime_env={"env_vars": WORKER_ENV},
         )
+        stop.reclaim()  # ray.init replaced the CLI's SIGTERM handler
     try:
         worker = ray.remote(num_cpus=settings.worker_cpus)(IndexWorker)
         threads = max(1, int(settings.worker_cpus))
