@@ -140,6 +140,25 @@ def test_the_server_binary_gets_the_slot_settings_and_the_key_in_its_environment
         httpx.get(url, timeout=1.0)
 
 
+def test_a_shared_server_says_when_it_starts_and_when_it_is_ready(tmp_path, monkeypatch, capsys):
+    from models.local.server import shared_server
+
+    binary = leave_native_build(tmp_path / "b")
+    binary.write_text(FAKE_SERVER.format(python=sys.executable))
+    monkeypatch.setenv("FAKE_RECORD", str(tmp_path / "record.json"))
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    settings = LocalServerSettings(server_binary=str(binary))
+    server, release = shared_server(model, settings, alias="m")
+    again, release_again = shared_server(model, settings, alias="m")
+    release_again()
+    release()
+    lines = capsys.readouterr().err.splitlines()
+    assert again is server and len(lines) == 2  # said once: the second user attached
+    assert lines[0] == "model m: starting its server (llama-server, 4 slots, 2 threads) …"
+    assert lines[1].startswith("model m: ready after ") and lines[1].endswith(" s")
+
+
 def test_build_refuses_without_the_tools(tmp_path, monkeypatch):
     monkeypatch.setattr(native.shutil, "which", lambda tool: None)
     with pytest.raises(native.RuntimeBuildError, match="cmake"):
