@@ -109,6 +109,7 @@ class RunOutcome(Frozen):
     pricing: str = ""  # the slots' prices, e.g. "default $0.0892/h"
     reference: str | None = None  # the hosted list price the run's tokens are also priced at
     verdicts: dict[str, bool] = {}  # task id -> EX (BIRD) of each scored question, for pairing
+    task_ids: tuple[str, ...] = ()  # the questions of this invocation answered in the run dir
 
 
 def config_identity(cfg: DictConfig) -> str:
@@ -243,6 +244,7 @@ def run_configuration(
         pricing=pricing,
         reference=reference[0] if reference else None,
         verdicts=question_verdicts(frame),
+        task_ids=tuple(frame.get_column("task_id").to_list()),
     )
 
 

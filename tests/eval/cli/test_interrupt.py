@@ -1,6 +1,7 @@
 """Ctrl-C on a real ``scale-analytics eval`` (its own process, Ray, the replay model): it stops
 within seconds with one line and exit code 130, leaves no process of its session running, and
-the rerun answers only the questions the first run had not saved."""
+the rerun answers only the questions the first run had not saved. And a time budget stops the
+same sweep early, the next configuration answering the same questions."""
 
 from __future__ import annotations
 
@@ -147,3 +148,23 @@ def test_ctrl_c_or_sigterm_stop_eval_cleanly_and_the_rerun_resumes(tmp_path):
     ]
     asked_again = [t["task_id"] for t in traces if t["started_unix_s"] >= resumed_at]
     assert sorted(asked_again) == sorted(set(answered) - saved)  # only the unsaved ones
+
+
+def test_a_budget_answers_what_fits_and_the_other_configuration_the_same_questions(
+    tmp_path, capsys
+):
+    from eval.cli.run_cli import main as eval_main
+
+    command = eval_command(tmp_path)[4:]  # the overrides, run in this process
+    overrides = [o for o in command if not o.startswith("scaling=")]
+    code = eval_main(
+        [*overrides, "sweep.budget_s=1", "sweep.min_questions=2", "--multirun"]
+        + ["scaling=single_pass,cpu_small"]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "at least 2 questions, then as many as this machine's pace fits" in printed
+    (line,) = [line for line in printed.splitlines() if line.startswith("this machine answers")]
+    assert f"2 of {QUESTIONS} questions fit sweep.budget_s=1" in line
+    runs = list((tmp_path / "runs" / "interrupt").glob("*/predictions.parquet"))
+    assert len(runs) == 2 and all(pl.read_parquet(run).height == 2 for run in runs)
