@@ -5,7 +5,9 @@
 
 Builds the demo database on first use, answers its questions with the local 1.5B model under
 the CPU scaling profile (``conf/experiment/demo.yaml``), and ends with the EX table and where
-the MLflow run and the report are. Rerunning resumes. On a CPU where llama.cpp's server built
+the MLflow run and the report are. Rerunning resumes. With a time budget (``sweep.budget_s``,
+``sweep.min_questions``, ``benchmark.order=mixed``: docs/sweeps.md) it answers as many
+questions as this machine's pace fits and says so. On a CPU where llama.cpp's server built
 for it pays (AVX-512) and none is built, it first says so in one line (``make install-native``).
 """
 
