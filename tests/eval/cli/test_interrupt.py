@@ -22,8 +22,8 @@ from core.stop import descendants
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(180)]
 
 REPO = Path(__file__).resolve().parents[3]
-QUESTIONS = 12
-# Each gold query counts to a few million: ~0.5 s in the sandbox, so the sweep is still running
+QUESTIONS = 8
+# Each gold query counts to two million: ~0.4 s in the sandbox, so the sweep is still running
 # when the first answer is on disk.
 SLOW_GOLD = (
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n}) "
@@ -37,7 +37,7 @@ def slow_spider(root: Path) -> Path:
         conn.execute("CREATE TABLE singer (id INTEGER PRIMARY KEY, name TEXT)")
     conn.close()
     records = [
-        {"db_id": "music", "question": f"Count to {i}?", "query": SLOW_GOLD.format(n=3_000_000 + i)}
+        {"db_id": "music", "question": f"Count to {i}?", "query": SLOW_GOLD.format(n=2_000_000 + i)}
         for i in range(QUESTIONS)
     ]
     (root / "dev.json").write_text(json.dumps(records))
