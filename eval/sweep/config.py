@@ -64,9 +64,9 @@ class SweepSettings(Frozen):
     flush_every: int = Field(default=8, ge=1)
     run_dir: str | None = None  # None: ${paths.runs}/<experiment>/<run label>-<config hash>
     progress: bool = True
-    # Seconds of answering, after which no question starts once ``min_questions`` of the subset
-    # are answered and the next, at this invocation's pace, would end past them; the rest stays
-    # for a rerun (``scale-analytics demo``: a run sized to the machine). null: no budget.
+    # Seconds of answering: once ``min_questions`` of the subset are answered, the sweep ends
+    # after the answer past which one more, at this invocation's pace, would end beyond them; the
+    # rest (a question already started then too) is left for a rerun. null: no budget.
     budget_s: float | None = Field(default=None, gt=0)
     min_questions: int = Field(default=1, ge=1)
     retry: Retry = "none"

@@ -65,8 +65,8 @@ def run_sweep(
 
     ``judge`` builds, in each worker, the Answer Correctness judge of every answer (None: off).
 
-    With ``config.budget_s``, no question starts once the budget is spent (``SweepSettings``);
-    the result says how many were ``left``.
+    With ``config.budget_s``, the sweep ends early when one more answer would end past the
+    budget (``SweepSettings``); the result says how many questions it ``left``.
 
     ``on_record`` sees each record after it is buffered (tests use it to interrupt a sweep).
     Ctrl-C flushes what finished and raises :class:`SweepInterrupted`; a failure Ray gives up
