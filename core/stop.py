@@ -71,8 +71,9 @@ def exit_code() -> int:
 
 
 def say(line: str) -> None:
-    """Print the stop's one line on stderr, once (later calls print nothing)."""
-    if not _said.is_set():
+    """Print the stop's one line on stderr; under :func:`install`, once (later calls, a hard
+    stop's among them, print nothing)."""
+    if _prog is None or not _said.is_set():
         _said.set()
         print(line, file=sys.stderr, flush=True)
 

@@ -41,7 +41,7 @@ class SweepResult(Frozen):
     resumed: int  # finished by an earlier invocation, not run again
     answered: int  # answered by this invocation
     retried: int = 0  # finished earlier, answered again under ``sweep.retry``
-    left: int = 0  # not started: ``sweep.budget_s`` was spent
+    left: int = 0  # left to a rerun: ``sweep.budget_s`` was spent
     elapsed_s: float
 
     @property
