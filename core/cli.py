@@ -15,7 +15,8 @@ The table names each handler by module path and imports it only when its subcomm
 of the project.
 
 Bad input (an override Hydra rejects, a missing file, an unreadable one) ends any subcommand
-with one line on stderr and exit code 2 (``core.cli_errors``); Ctrl-C with exit code 130.
+with one line on stderr and exit code 2 (``core.cli_errors``). Ctrl-C (or SIGTERM) stops any of them
+within seconds with one line and exit code 130 (143), leaving no process behind (``core.stop``).
 """
 
 from __future__ import annotations
@@ -28,8 +29,6 @@ import sys
 # Before any subcommand imports lancedb: 0.40 logs a deprecation warning from the Rust core for
 # every hybrid search (its sub-queries' score columns), dozens of lines per question.
 os.environ.setdefault("LANCEDB_LOG", "error")
-
-EXIT_INTERRUPTED = 130
 
 # subcommand -> ("module:function", one-line help). Handlers take argv (list[str]) -> int.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -72,6 +71,9 @@ def _usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Run as the program (argv from the command line), it takes the stop signals; a caller
+    # in-process (a test) keeps its own handlers.
+    as_program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in {"-h", "--help", "help"}:
         print(_usage())
@@ -83,13 +85,16 @@ def main(argv: list[str] | None = None) -> int:
     target, _ = SUBCOMMANDS[name]
     module_name, func_name = target.split(":")
     module = importlib.import_module(module_name)
+    from core import stop
     from core.cli_errors import fail, user_errors
 
+    if as_program:
+        stop.install(f"scale-analytics {name}")
     try:
         return int(getattr(module, func_name)(rest) or 0)
     except KeyboardInterrupt:
-        print(f"scale-analytics {name}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        stop.say(f"scale-analytics {name}: interrupted")
+        return stop.exit_code()
     except user_errors() as exc:
         return fail(f"scale-analytics {name}", exc)
 

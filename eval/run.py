@@ -109,9 +109,9 @@ class RunOutcome(Frozen):
     pricing: str = ""  # the slots' prices, e.g. "default $0.0892/h"
     reference: str | None = None  # the hosted list price the run's tokens are also priced at
     verdicts: dict[str, bool] = {}  # task id -> EX (BIRD) of each scored question, for pairing
-    chosen: dict[
-        str, str
-    ] = {}  # db id -> the settings the pipeline chose for it (Prediction.chosen)
+    task_ids: tuple[str, ...] = ()  # the questions of this invocation answered in the run dir
+    # db id -> the settings the pipeline chose for it (Prediction.chosen)
+    chosen: dict[str, str] = {}
 
 
 def chosen_by_database(frame: pl.DataFrame) -> dict[str, str]:
@@ -258,6 +258,7 @@ def run_configuration(
         reference=reference[0] if reference else None,
         verdicts=question_verdicts(frame),
         chosen=chosen,
+        task_ids=tuple(frame.get_column("task_id").to_list()),
     )
 
 

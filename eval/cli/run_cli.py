@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from core import stop
 from core.cli_errors import fail, user_errors
 from core.config import load_config
 from eval.errors import EvalError
@@ -33,24 +34,40 @@ from eval.reporting.report import NO_RETRIEVAL, retrieval_lines
 from eval.run import RunOutcome, run_configuration
 from eval.sweep.config import SweepSettings
 from eval.sweep.errors import SweepInterrupted
+from eval.sweep.progress import duration
 from eval.sweep.services import shared_model_servers
 from eval.sweep.session import ray_session
 from models.errors import ModelError
 
-EXIT_INTERRUPTED = 130
-
 
 def run_all(configurations: Sequence[Configuration], console: Console) -> list[RunOutcome]:
-    """Run every configuration in one Ray session, loading each benchmark and model once."""
+    """Run every configuration in one Ray session, loading each benchmark and model once.
+
+    Under a time budget (``sweep.budget_s``) the first configuration answers as many questions
+    as fit, and the others answer the same ones, so that they compare on equal questions.
+    """
     cfgs = [load_config(c.overrides) for c in configurations]
     benchmarks: dict[str, LoadedBenchmark] = {}
-    outcomes = []
-    with ray_session(SweepSettings.from_cfg(cfgs[0]).ray), shared_model_servers(cfgs):
+    outcomes: list[RunOutcome] = []
+    sweep = SweepSettings.from_cfg(cfgs[0])
+    if sweep.budget_s is not None:
+        console.print(
+            f"answering within {duration(sweep.budget_s)} (sweep.budget_s={sweep.budget_s:g}): "
+            f"at least {sweep.min_questions} questions, then as many as this machine's pace "
+            "fits",
+            highlight=False,
+        )
+    with ray_session(sweep.ray), shared_model_servers(cfgs):
         for configuration, cfg in zip(configurations, cfgs):
             key = repr(sorted(cfg.benchmark.items()))
             if key not in benchmarks:
                 benchmarks[key] = load_benchmark(cfg.benchmark)
             benchmark = benchmarks[key]
+            if outcomes and outcomes[0].sweep.left:
+                chosen = set(outcomes[0].task_ids)
+                benchmark = benchmark.model_copy(
+                    update={"tasks": tuple(t for t in benchmark.tasks if t.task_id in chosen)}
+                )
             console.print(
                 f"[bold]{configuration.label}[/]: {len(benchmark.tasks)} questions of {benchmark.name}"
                 + (
@@ -60,7 +77,20 @@ def run_all(configurations: Sequence[Configuration], console: Console) -> list[R
                 )
             )
             outcomes.append(run_configuration(cfg, configuration.label, benchmark))
+            if len(outcomes) == 1 and outcomes[0].sweep.left:
+                console.print(budget_line(outcomes[0], sweep), highlight=False)
     return outcomes
+
+
+def budget_line(outcome: RunOutcome, sweep: SweepSettings) -> str:
+    """What the budget chose and why, and how to get the rest."""
+    result = outcome.sweep
+    answered = result.resumed + result.answered
+    return (
+        f"this machine answers a question in ~{result.pace_s or 0:.0f} s: {answered} of "
+        f"{result.total} questions fit sweep.budget_s={sweep.budget_s:g}; a rerun answers "
+        f"more (it resumes), sweep.budget_s=null all {result.total}"
+    )
 
 
 def summary_table(outcomes: Sequence[RunOutcome]) -> Table:
@@ -257,14 +287,13 @@ def main(argv: list[str] | None = None, prog: str = "scale-analytics eval") -> i
         configurations = expand(overrides, load_config, multirun=multirun)
         outcomes = run_all(configurations, console)
     except SweepInterrupted as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        stop.say(f"{prog}: {exc}")
+        return stop.exit_code()
     except KeyboardInterrupt:
-        print(
-            f"{prog}: interrupted; finished questions are saved; rerun the same command to resume",
-            file=sys.stderr,
+        stop.say(
+            f"{prog}: interrupted; finished questions are saved; rerun the same command to resume"
         )
-        return EXIT_INTERRUPTED
+        return stop.exit_code()
     except (
         EvalError,
         HydraException,

@@ -8,7 +8,7 @@ subsetting, and the split of questions into runnable tasks and skipped ones.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +23,11 @@ BenchmarkKind = Literal["spider", "bird", "demo", "enterprise"]
 
 # The fields of BenchmarkSpec that pick which questions run, not how each is answered: a run
 # is identified without them, so it grows across invocations (eval/run.py, eval/experiments.py).
-SUBSET_FIELDS = ("limit", "stride", "offset")
+SUBSET_FIELDS = ("limit", "stride", "offset", "order")
+
+# given: the file's order. mixed: the difficulties interleaved so that every prefix of the subset
+# keeps its mix (a file sorted by difficulty otherwise puts every hard question last).
+Order = Literal["given", "mixed"]
 
 
 class BenchmarkSpec(Frozen):
@@ -31,7 +35,8 @@ class BenchmarkSpec(Frozen):
 
     ``file`` overrides the split's default question file; ``id_prefix`` (default ``name``)
     starts every task id, so subsets of one file share ids (``spider_dev:42``).
-    Subsetting keeps ``existing[offset::stride][:limit]`` of the questions whose database exists.
+    Subsetting keeps ``existing[offset::stride][:limit]`` of the questions whose database exists,
+    ``order=mixed`` reordering ``existing[offset::stride]`` before the limit (:func:`mixed`).
     """
 
     name: str
@@ -43,6 +48,7 @@ class BenchmarkSpec(Frozen):
     limit: int | None = Field(default=None, ge=0)
     stride: int = Field(default=1, ge=1)
     offset: int = Field(default=0, ge=0)
+    order: Order = "given"
 
     @property
     def prefix(self) -> str:
@@ -142,6 +148,8 @@ def assemble(
             )
         )
     subset = tasks[spec.offset :: spec.stride]
+    if spec.order == "mixed":
+        subset = mixed(subset)
     if spec.limit is not None:
         subset = subset[: spec.limit]
     return LoadedBenchmark(
@@ -156,3 +164,31 @@ def assemble(
         tasks=tuple(subset),
         skipped=tuple(skipped),
     )
+
+
+def mixed(tasks: Sequence[Task]) -> list[Task]:
+    """``tasks`` with their difficulties interleaved: each next task is of the difficulty furthest
+    below its share of ``tasks`` so far, the first-listed on a tie; within a difficulty the order
+    is kept. Every prefix then holds each difficulty in about its share.
+
+    >>> from pipelines.contracts import DatabaseRef
+    >>> db = DatabaseRef(db_id="d", path="d.sqlite")
+    >>> level = {"s": "simple", "m": "moderate", "c": "challenging"}
+    >>> tasks = [Task(task_id=str(i), question="q", db=db, difficulty=level[d])
+    ...          for i, d in enumerate("sssssmmmmmcc")]
+    >>> "".join(t.difficulty[0] for t in mixed(tasks))
+    'smcsmsmsmcsm'
+    """
+    groups: dict[str | None, list[Task]] = {}
+    for task in tasks:
+        groups.setdefault(task.difficulty, []).append(task)
+    taken = dict.fromkeys(groups, 0)
+    out: list[Task] = []
+    for k in range(1, len(tasks) + 1):
+        level = max(
+            (g for g in groups if taken[g] < len(groups[g])),
+            key=lambda g: len(groups[g]) * k / len(tasks) - taken[g],
+        )
+        out.append(groups[level][taken[level]])
+        taken[level] += 1
+    return out

@@ -64,6 +64,11 @@ class SweepSettings(Frozen):
     flush_every: int = Field(default=8, ge=1)
     run_dir: str | None = None  # None: ${paths.runs}/<experiment>/<run label>-<config hash>
     progress: bool = True
+    # Seconds of answering: once ``min_questions`` of the subset are answered, the sweep ends
+    # after the answer past which one more, at this invocation's pace, would end beyond them; the
+    # rest (a question already started then too) is left for a rerun. null: no budget.
+    budget_s: float | None = Field(default=None, gt=0)
+    min_questions: int = Field(default=1, ge=1)
     retry: Retry = "none"
     mlflow_traces: bool = Field(
         default=True,

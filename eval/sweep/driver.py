@@ -41,7 +41,13 @@ class SweepResult(Frozen):
     resumed: int  # finished by an earlier invocation, not run again
     answered: int  # answered by this invocation
     retried: int = 0  # finished earlier, answered again under ``sweep.retry``
+    left: int = 0  # left to a rerun: ``sweep.budget_s`` was spent
     elapsed_s: float
+
+    @property
+    def pace_s(self) -> float | None:
+        """Seconds per question answered by this invocation."""
+        return self.elapsed_s / self.answered if self.answered else None
 
 
 def run_sweep(
@@ -58,6 +64,9 @@ def run_sweep(
     """Answer every task not yet in ``store``; Ray must be initialised (see ``ray_session``).
 
     ``judge`` builds, in each worker, the Answer Correctness judge of every answer (None: off).
+
+    With ``config.budget_s``, the sweep ends early when one more answer would end past the
+    budget (``SweepSettings``); the result says how many questions it ``left``.
 
     ``on_record`` sees each record after it is buffered (tests use it to interrupt a sweep).
     Ctrl-C flushes what finished and raises :class:`SweepInterrupted`; a failure Ray gives up
@@ -86,6 +95,8 @@ def run_sweep(
                     progress.advance(record)
                     if on_record is not None:
                         on_record(record)
+                    if _spent(config, time.perf_counter() - started, answered, resumed):
+                        break  # the rows' generator closes: Ray Data stops its workers
         except KeyboardInterrupt:
             raise SweepInterrupted(str(store.run_dir), resumed + answered, len(tasks)) from None
         except (ray.exceptions.RayError, UserCodeException) as exc:
@@ -96,8 +107,17 @@ def run_sweep(
         resumed=resumed,
         answered=answered,
         retried=retried,
+        left=len(pending) - answered,
         elapsed_s=time.perf_counter() - started,
     )
+
+
+def _spent(config: SweepSettings, elapsed_s: float, answered: int, resumed: int) -> bool:
+    """Whether the budget forbids another question: enough are answered, and one more at this
+    invocation's pace would end past it."""
+    if config.budget_s is None or resumed + answered < config.min_questions:
+        return False
+    return elapsed_s + elapsed_s / answered > config.budget_s
 
 
 def to_retry(done: pl.DataFrame, policy: Retry) -> set[str]:

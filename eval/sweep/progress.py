@@ -1,11 +1,15 @@
-"""The sweep's progress bar: questions done / total, EX so far, ETA, tokens per second.
+"""The sweep's progress bar: questions done / total, EX so far, this machine's pace, the ETA
+it gives, tokens per second, time elapsed.
 
     with SweepProgress(total=108, label="single_pass", previous=store.read()) as bar:
         for record in records:
             bar.advance(record)
 
-``previous`` (rows finished before a resume) counts toward done and EX but not toward the
-token rate, which measures this invocation only.
+``previous`` (rows finished before a resume) counts toward done and EX but not toward the pace,
+the ETA or the token rate, which measure this invocation only: the ETA is the questions left
+times the seconds per question answered so far here (rich's own estimate forgets a rate older
+than 30 s, and a CPU question takes longer). Where the console is not a terminal (a log file),
+each answered question also prints one line with the same figures.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import time
 
 import polars as pl
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from eval.sweep.records import QuestionRecord
 
@@ -39,21 +43,24 @@ class SweepProgress:
                 & pl.col("gold_sql").is_not_null()
             )
             self._graded, self._correct = verdicts.len() + ungraded.height, int(verdicts.sum())
-        self._tokens = 0
+        self._tokens = self._answered = 0
+        self._done, self._total, self._label = done, total, label
+        self._enabled = enabled
         self._started = time.perf_counter()
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("EX {task.fields[ex]}"),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
+            TextColumn("{task.fields[pace]}"),
+            TextColumn("ETA {task.fields[eta]}"),
             TextColumn("{task.fields[tok_s]} tok/s"),
+            TimeElapsedColumn(),
             console=console,
             disable=not enabled,
         )
         self._task = self._progress.add_task(
-            label, total=total, completed=done, ex=self._ex(), tok_s="-"
+            label, total=total, completed=done, ex=self._ex(), pace="", eta="-", tok_s="-"
         )
 
     def _ex(self) -> str:
@@ -73,10 +80,23 @@ class SweepProgress:
         ):  # counted wrong, as in the report
             self._graded += 1
         self._tokens += record.prompt_tokens + record.completion_tokens
+        self._answered += 1
+        self._done += 1
         elapsed = max(time.perf_counter() - self._started, 1e-9)
-        self._progress.update(
-            self._task, advance=1, ex=self._ex(), tok_s=f"{self._tokens / elapsed:.0f}"
-        )
+        pace = elapsed / self._answered
+        fields = {
+            "ex": self._ex(),
+            "pace": f"{pace:.1f} s/question here",
+            "eta": duration(pace * (self._total - self._done)),
+            "tok_s": f"{self._tokens / elapsed:.0f}",
+        }
+        self._progress.update(self._task, advance=1, **fields)
+        if self._enabled and not self._progress.console.is_terminal:
+            self._progress.console.print(
+                f"{self._label}: {self._done}/{self._total}, EX {fields['ex']}, {fields['pace']}, "
+                f"ETA {fields['eta']}, {fields['tok_s']} tok/s",
+                highlight=False,
+            )
 
     def __enter__(self) -> SweepProgress:
         self._progress.start()
@@ -84,3 +104,17 @@ class SweepProgress:
 
     def __exit__(self, *exc: object) -> None:
         self._progress.stop()
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` the way the ETA shows it.
+
+    >>> duration(0), duration(75), duration(3725)
+    ('0 s', '1 min 15 s', '1 h 02 min')
+    """
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"

@@ -7,6 +7,10 @@ Joining a cluster (``sweep.ray.address``) keeps the cluster's authentication: ``
 runs every node and driver with ``RAY_AUTH_MODE=token``.
 
 An already-initialised Ray (a test fixture, a notebook) is used as is and left running.
+
+Under the CLI (``core.stop``), a Ctrl-C or SIGTERM ends the session cleanly: the signal handlers
+``ray.init`` replaces are taken back, and Ray's relay of its workers' lines stops at the first
+signal (the actors killed on the way out would each print why, and Ray's retries).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from contextlib import contextmanager
 import ray
 import ray.data
 
+from core import stop
 from eval.sweep.config import RayInitSettings
 
 # Local runs need neither token auth nor usage reporting; an environment that sets them wins.
@@ -41,12 +46,25 @@ def ray_session(config: RayInitSettings) -> Iterator[None]:
             include_dashboard=config.include_dashboard,
             logging_level=logging.WARNING,
         )
+        stop.reclaim()
     _quiet_ray_data()
+    remove = stop.on_stop(_mute_ray_output)
     try:
         yield
     finally:
+        remove()
         if started_here:
             ray.shutdown()
+
+
+def _mute_ray_output() -> None:
+    """Stop relaying Ray's worker lines and raylet messages to this terminal (Ray 2.60's private
+    printers; pinned in pyproject)."""
+    from ray._private import worker
+    from ray._private.ray_logging import global_worker_stdstream_dispatcher
+
+    global_worker_stdstream_dispatcher.remove_handler("ray_print_logs")
+    worker.print_to_stdstream = lambda *args, **kwargs: None  # the raylet messages' printer
 
 
 def _quiet_ray_data() -> None:

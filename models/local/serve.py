@@ -24,7 +24,9 @@ import argparse
 import os
 import signal
 import subprocess
+import sys
 import threading
+from typing import NoReturn
 
 # The variable lives in server.py so that importing the models package never imports this
 # module: `python -m models.local.serve` warns when it finds itself imported already.
@@ -104,13 +106,13 @@ def _run_llama_server(args: argparse.Namespace, api_key: str, stop: threading.Ev
     if child.poll() is None:
         child.terminate()
         try:
-            child.wait(10)
+            child.wait(2)
         except subprocess.TimeoutExpired:
-            child.kill()
+            child.kill()  # mid-way through a prompt batch, which takes tens of seconds on a slow CPU
     return child.wait()
 
 
-def _run_xllamacpp(args: argparse.Namespace, api_key: str, stop: threading.Event) -> None:
+def _run_xllamacpp(args: argparse.Namespace, api_key: str, stop: threading.Event) -> NoReturn:
     import xllamacpp as xlc
 
     params = xlc.CommonParams()
@@ -129,9 +131,13 @@ def _run_xllamacpp(args: argparse.Namespace, api_key: str, stop: threading.Event
     params.hostnames = ["127.0.0.1"]
     params.port = args.port
     params.verbosity = int(os.environ.get("SCALE_ANALYTICS_LLAMA_VERBOSITY", "1"))
-    server = xlc.Server(params)
+    _server = xlc.Server(params)  # serves from its own threads while referenced
     stop.wait()
-    del server
+    # Exit without the server's destructor: it joins the serving thread, which returns only
+    # after the decode in hand (a prompt batch takes tens of seconds on a slow CPU); the process
+    # holds nothing else.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def _run_llama_cpp_python(args: argparse.Namespace, api_key: str, stop: threading.Event) -> None:
@@ -169,7 +175,6 @@ def main(argv: list[str] | None = None) -> int:
         code = _run_llama_server(args, api_key, stop)
         return 0 if code in (0, -signal.SIGTERM) else code
     _run_xllamacpp(args, api_key, stop)
-    return 0
 
 
 if __name__ == "__main__":

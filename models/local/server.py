@@ -23,7 +23,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, Self
 
@@ -213,7 +214,8 @@ class LocalServer:
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def stop(self, timeout_s: float = 10.0) -> None:
+    def stop(self, timeout_s: float = 3.0) -> None:
+        """SIGTERM, then SIGKILL after ``timeout_s``: a server keeps nothing worth waiting for."""
         proc, self._proc = self._proc, None
         if proc is None or proc.poll() is not None:
             return
@@ -232,6 +234,25 @@ class LocalServer:
         self.stop()
 
 
+@contextmanager
+def announced(alias: str, config: LocalServerSettings) -> Iterator[None]:
+    """Say on stderr that a model server is starting and, once it answers, after how long: the
+    model loads for seconds to a minute, by its size and the machine."""
+    print(
+        f"model {alias}: starting its server "
+        f"({config.runtime}, {config.n_parallel} slots, {config.threads} threads) …",
+        file=sys.stderr,
+        flush=True,
+    )
+    started = time.monotonic()
+    yield
+    print(
+        f"model {alias}: ready after {time.monotonic() - started:.0f} s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 _shared: dict[tuple[str, str, LocalServerSettings], tuple[LocalServer, int]] = {}
 _shared_lock = threading.Lock()
 
@@ -245,7 +266,8 @@ def shared_server(
         server, users = _shared.get(key, (None, 0))
         if server is None or not server.alive():
             server = LocalServer(model_path, config, alias=alias)
-            server.start()
+            with announced(alias, server.config):
+                server.start()
             users = 0
         _shared[key] = (server, users + 1)
     released = threading.Event()

@@ -38,11 +38,12 @@ def test_build_runtime_builds_once_per_cpu_and_reports_failures(
 
     built = []
 
-    def fake_build(dest, *, jobs=None):
+    def fake_build(dest, *, jobs=None, progress):
         built.append((dest, jobs))
         raise native.RuntimeBuildError("cmake exited with 1")
 
     monkeypatch.setattr(native, "build", fake_build)
+    monkeypatch.setattr(native, "build_pays", lambda: True)
     assert main(["build-runtime", "--jobs", "1", f"paths.runtimes={tmp_path}"]) == 1
     assert built == [(native.default_dir(tmp_path), 1)]
     assert "cmake exited with 1" in capsys.readouterr().err
@@ -52,3 +53,23 @@ def test_build_runtime_builds_once_per_cpu_and_reports_failures(
     assert "already built for this CPU" in capsys.readouterr().out and len(built) == 1
     assert main(["build-runtime", "--force", f"paths.runtimes={tmp_path}"]) == 1
     assert len(built) == 2
+
+
+def test_build_runtime_builds_nothing_where_it_does_not_pay_unless_forced(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    from models.local import native
+
+    built = []
+
+    def fake_build(dest, **kwargs):
+        built.append(dest)
+        raise native.RuntimeBuildError("stop here")
+
+    monkeypatch.setattr(native, "build", fake_build)
+    monkeypatch.setattr(native, "build_pays", lambda: False)
+    assert main(["build-runtime", "--force", f"paths.runtimes={tmp_path}"]) == 1
+    assert len(built) == 1
+    capsys.readouterr()
+    assert main(["build-runtime", f"paths.runtimes={tmp_path}"]) == 0
+    assert "not built: this CPU has no AVX-512" in capsys.readouterr().out and len(built) == 1

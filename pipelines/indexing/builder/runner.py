@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from core import stop
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.builder.reports import BuildReport, unchanged_report
 from pipelines.indexing.settings import IndexSettings
@@ -75,6 +76,7 @@ def _ray(jobs: Sequence[Job], settings: IndexSettings) -> Iterator[BuildReport]:
             log_to_driver=False,
             runtime_env={"env_vars": WORKER_ENV},
         )
+        stop.reclaim()  # ray.init replaced the CLI's SIGTERM handler
     try:
         worker = ray.remote(num_cpus=settings.worker_cpus)(IndexWorker)
         threads = max(1, int(settings.worker_cpus))
@@ -89,6 +91,13 @@ def _ray(jobs: Sequence[Job], settings: IndexSettings) -> Iterator[BuildReport]:
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _name(item: Job | BuildReport) -> str:
+    """The example index's name or the database's, for a job or its report."""
+    if isinstance(item, BuildReport):
+        return "examples" if item.kind == "examples" else item.name
+    return "examples" if item is None else item.db_id
 
 
 EXECUTORS: dict[str, Callable[[Sequence[Job], IndexSettings], Iterator[BuildReport]]] = {
@@ -128,10 +137,24 @@ def build_all(
             else:
                 reports.append(report)
                 bar.update(task, advance=1)
+        waiting = [_name(job) for job in stale]
         if stale:
+            # Each build takes seconds to minutes: the bar names what is being built, and a line
+            # per finished build stays above it (the only output where stderr is a log file).
+            bar.update(task, description=f"building {', '.join(waiting)}")
             for report in EXECUTORS[settings.executor](stale, settings):
                 reports.append(report)
-                bar.update(task, advance=1, description=f"{report.name}: {report.status}")
+                waiting.remove(_name(report))
+                if progress:
+                    bar.console.print(
+                        f"index {_name(report)}: {report.status} in {report.seconds:.0f} s",
+                        highlight=False,
+                    )
+                bar.update(
+                    task,
+                    advance=1,
+                    description=f"building {', '.join(waiting)}" if waiting else "done",
+                )
     order = {None if job is None else job.db_id: i for i, job in enumerate(jobs)}
     return sorted(
         reports, key=lambda r: order.get(None if r.kind == "examples" else r.name, len(order))

@@ -32,3 +32,22 @@ def test_progress_counts_done_ex_so_far_and_resumed_rows():
     assert bar.ex_so_far == 0.75
     text = out.getvalue()
     assert "5/10" in text and "EX 0.750" in text and "tok/s" in text
+
+
+def test_the_eta_is_the_questions_left_at_this_invocations_pace(monkeypatch):
+    import eval.sweep.progress as progress
+
+    now = [100.0]
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: now[0])
+    previous = pl.from_arrow(records_to_table([rec(0, True), rec(1, True)]))
+    out = io.StringIO()
+    console = Console(file=out, width=200)  # a log file: one line per question
+    with SweepProgress(total=12, label="adaptive", previous=previous, console=console) as bar:
+        now[0] += 80
+        bar.advance(rec(2, False))
+        now[0] += 40
+        bar.advance(rec(3, True))
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("adaptive:")]
+    # resumed rows count as done, not toward the pace: 60 s a question, 8 left
+    assert lines[-1] == "adaptive: 4/12, EX 0.750, 60.0 s/question here, ETA 8 min 00 s, 2 tok/s"
+    assert lines[0].startswith("adaptive: 3/12, EX 0.667, 80.0 s/question here, ETA 12 min 00 s")

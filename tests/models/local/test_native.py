@@ -140,6 +140,25 @@ def test_the_server_binary_gets_the_slot_settings_and_the_key_in_its_environment
         httpx.get(url, timeout=1.0)
 
 
+def test_a_shared_server_says_when_it_starts_and_when_it_is_ready(tmp_path, monkeypatch, capsys):
+    from models.local.server import shared_server
+
+    binary = leave_native_build(tmp_path / "b")
+    binary.write_text(FAKE_SERVER.format(python=sys.executable))
+    monkeypatch.setenv("FAKE_RECORD", str(tmp_path / "record.json"))
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    settings = LocalServerSettings(server_binary=str(binary))
+    server, release = shared_server(model, settings, alias="m")
+    again, release_again = shared_server(model, settings, alias="m")
+    release_again()
+    release()
+    lines = capsys.readouterr().err.splitlines()
+    assert again is server and len(lines) == 2  # said once: the second user attached
+    assert lines[0] == "model m: starting its server (llama-server, 4 slots, 2 threads) …"
+    assert lines[1].startswith("model m: ready after ") and lines[1].endswith(" s")
+
+
 def test_build_refuses_without_the_tools(tmp_path, monkeypatch):
     monkeypatch.setattr(native.shutil, "which", lambda tool: None)
     with pytest.raises(native.RuntimeBuildError, match="cmake"):
@@ -147,11 +166,14 @@ def test_build_refuses_without_the_tools(tmp_path, monkeypatch):
 
 
 def test_a_failed_build_step_reports_its_log_and_leaves_nothing_usable(tmp_path, monkeypatch):
-    def failing_call(cmd, stdout, **kwargs):
-        stdout.write(b"compiler says no\n")
-        return 2
+    class FailingStep:
+        def __init__(self, cmd, **kwargs):
+            self.stdout = iter([b"compiler says no\n"])
 
-    monkeypatch.setattr(native.subprocess, "call", failing_call)
+        def wait(self):
+            return 2
+
+    monkeypatch.setattr(native.subprocess, "Popen", FailingStep)
     monkeypatch.setattr(native.tempfile, "tempdir", str(tmp_path))
     dest = tmp_path / "dest"
     with pytest.raises(native.RuntimeBuildError, match="compiler says no"):
@@ -160,6 +182,25 @@ def test_a_failed_build_step_reports_its_log_and_leaves_nothing_usable(tmp_path,
     assert not list(dest.iterdir())
     (work,) = tmp_path.glob("scale-analytics-llama-build-*")  # kept for a look at its log
     assert "compiler says no" in (work / "build.log").read_text()
+
+
+def test_a_step_logs_its_output_and_reports_cmakes_percentages(tmp_path):
+    lines = "[  5%] Building a\\nnoise\\n[ 12%] Building b\\n[100%] Linking llama-server"
+    seen = []
+    native._run([sys.executable, "-c", f"print('{lines}')"], tmp_path / "log", seen.append)
+    assert seen == [5, 12, 100]
+    assert "noise" in (tmp_path / "log").read_text()
+
+
+def test_the_build_is_suggested_only_on_avx512_without_a_usable_one(tmp_path, monkeypatch):
+    flags = {"flags": "sse4_2 avx2 fma"}
+    monkeypatch.setattr(native, "_cpuinfo", lambda: flags)
+    assert not native.build_pays() and native.suggestion(tmp_path) is None
+    flags["flags"] += " avx512f avx512_vnni"
+    assert native.build_pays()
+    assert "make install-native" in native.suggestion(tmp_path)
+    leave_native_build(native.default_dir(tmp_path))
+    assert native.suggestion(tmp_path) is None
 
 
 def test_the_built_binary_runs_on_this_cpu():

@@ -23,6 +23,13 @@ def test_local_runner_builds_each_database_once_and_examples_first(zoo_db, numbe
     }
 
 
+def test_each_finished_build_says_so_in_a_line(zoo_db, settings, capsys):
+    build_all([zoo_db], settings)
+    lines = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("index examples: built in ") for line in lines)
+    assert any(line.startswith("index zoo: built in ") for line in lines)
+
+
 def test_nothing_to_do_starts_no_executor(zoo_db, settings, monkeypatch):
     build_all([zoo_db], settings, progress=False)
 

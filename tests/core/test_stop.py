@@ -1,0 +1,63 @@
+"""``core.stop``: a second Ctrl-C during a cleanup that hangs ends the process at once, killing
+what it started, with one line."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from core import stop
+
+REPO = Path(__file__).resolve().parents[2]
+
+HANGS = textwrap.dedent(
+    """
+    import subprocess, time
+    from core import stop
+    stop.install("probe")
+    child = subprocess.Popen(["sleep", "60"])
+    print(child.pid, flush=True)
+    try:
+        time.sleep(60)
+    except KeyboardInterrupt:
+        time.sleep(60)  # a cleanup that never ends
+    """
+)
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_second_signal_kills_what_the_process_started_and_exits_with_one_line():
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HANGS],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    child = int(proc.stdout.readline())
+    assert child in stop.descendants(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    assert proc.poll() is None  # the first signal starts the command's own cleanup
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(5) == 128 + signal.SIGINT  # the signal that started the stop
+    assert proc.stderr.read() == "probe: stopped\n"
+    time.sleep(0.2)
+    assert not alive(child)
+
+
+def test_nothing_is_taken_without_install():
+    assert signal.getsignal(signal.SIGINT) is not stop._on_signal
+    stop.reclaim()
+    assert signal.getsignal(signal.SIGINT) is not stop._on_signal
