@@ -19,7 +19,7 @@ from eval.reporting.tracking import TASK_ID_TAG
 from eval.run import config_identity, run_configuration
 from eval.sweep.config import RayInitSettings
 from eval.sweep.session import ray_session
-from pipelines.contracts import CandidateSQL, Prediction, Task
+from pipelines.contracts import CandidateSQL, ChosenSetting, Prediction, Task
 from pipelines.sandbox import Sandbox
 from pipelines.trace import AgentEvent, JsonlTraceSink, TraceRecorder
 
@@ -55,6 +55,7 @@ class GoldOnEvenQuestions:
             sql=sql,
             candidates=(CandidateSQL(sql=sql, producer="p", exec_result=result),),
             usage=Usage(calls=1, prompt_tokens=50, completion_tokens=5),
+            chosen=(ChosenSetting(name="sample_rows", value=len(task.db.db_id)),),
         )
 
     async def aclose(self):
@@ -168,6 +169,11 @@ def test_a_configuration_runs_exports_reports_logs_and_resumes(local_ray, tiny_s
         and run.data.metrics["retrieval_cells_share"] == 0.0
     )
     assert outcome.retrieval in (run_dir / "report" / "report.md").read_text()
+    # what the pipeline chose for each database: in the outcome (the summary) and as MLflow tags
+    assert outcome.chosen and all(v == f"sample_rows={len(db)}" for db, v in outcome.chosen.items())
+    assert {k: v for k, v in run.data.tags.items() if k.startswith("chosen.")} == {
+        f"chosen.{db}": v for db, v in outcome.chosen.items()
+    }
 
     again = run_configuration(cfg, "scripted", benchmark, services=scripted_services)
     assert (again.sweep.resumed, again.sweep.answered) == (6, 0)
