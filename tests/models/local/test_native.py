@@ -212,3 +212,43 @@ def test_the_built_binary_runs_on_this_cpu():
     out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "version" in out.stdout + out.stderr
+
+
+CRASHING_SERVER = (
+    "#!/bin/sh\nkill -SEGV $$\n"  # dies at start, as a build can at its first thread pool
+)
+
+
+def test_a_native_build_that_dies_while_starting_is_set_aside_and_auto_falls_back(tmp_path, caplog):
+    binary = leave_native_build(native.default_dir(tmp_path))  # where make install-native puts it
+    binary.write_text(CRASHING_SERVER)
+    corrupt = tmp_path / "m.gguf"  # the wheel then refuses the file: its own error is raised
+    corrupt.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\xff" * 4096)
+    server = LocalServer(
+        corrupt, LocalServerSettings(server_binary=str(binary), startup_timeout_s=60)
+    )
+    assert server.config.runtime == "llama-server"
+    with caplog.at_level("WARNING"), pytest.raises(ModelUnavailable, match="xllamacpp server"):
+        server.start()
+    assert (
+        "died while starting" in caplog.text and "serving with the xllamacpp wheel" in caplog.text
+    )
+    assert server.config.runtime == "xllamacpp"
+    failed = native.failure(binary)
+    assert failed is not None and "exited with code" in failed.reason
+    assert native.usable_binary(binary) is None  # every later start takes the wheel
+    assert LocalServerSettings(server_binary=str(binary)).resolved().runtime == "xllamacpp"
+    assert native.suggestion(tmp_path) is None  # building it again would not help
+    (binary.parent / native.FAILED_INFO).unlink()
+    assert native.usable_binary(binary) == binary  # removed: tried again
+
+
+def test_an_explicit_native_runtime_that_dies_is_an_error_not_a_fallback(tmp_path):
+    binary = leave_native_build(tmp_path / "b")
+    binary.write_text(CRASHING_SERVER)
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    settings = LocalServerSettings(runtime="llama-server", server_binary=str(binary))
+    with pytest.raises(ModelUnavailable, match="llama-server server for m.gguf exited"):
+        LocalServer(model, settings).start()
+    assert native.failure(binary) is None
