@@ -171,3 +171,12 @@ def test_an_experiment_sets_the_groups_composed_before_it():
     cfg = load_config(["experiment=enterprise"])
     assert cfg.eval.judge == "default"
     assert cfg.benchmark.name == "enterprise_demo" and cfg.benchmark.stride == 2
+
+
+def test_the_claims_halves_answer_every_question_the_demo_a_budgeted_share():
+    demo = load_config(["experiment=demo"])
+    assert demo.sweep.budget_s == 480 and demo.benchmark.order == "mixed"
+    for offset in (0, 1):
+        claims = load_config(["experiment=claims", f"benchmark.offset={offset}"])
+        assert claims.sweep.budget_s is None and claims.benchmark.order == "given"
+        assert (claims.benchmark.stride, claims.benchmark.offset) == (2, offset)
