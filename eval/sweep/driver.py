@@ -50,6 +50,13 @@ class SweepResult(Frozen):
         return self.elapsed_s / self.answered if self.answered else None
 
 
+def answered_before(done: pl.DataFrame, tasks: Sequence[Task], finished: set[str]) -> pl.DataFrame:
+    """The rows of ``done`` that answer this subset's finished questions: a run directory may
+    hold others (the other half of a split benchmark), which are not this sweep's progress."""
+    kept = [task.task_id for task in tasks if task.task_id in finished]
+    return done.filter(pl.col("task_id").is_in(kept))
+
+
 def run_sweep(
     tasks: Sequence[Task],
     *,
@@ -84,7 +91,7 @@ def run_sweep(
     answered = 0
     if pending:
         rows = _dataset(pending, factory, sandbox, config, judge).iter_rows()
-        previous = done.filter(~pl.col("task_id").is_in(list(redo)))
+        previous = answered_before(done, tasks, finished)
         progress = SweepProgress(len(tasks), label, previous=previous, enabled=config.progress)
         try:
             with progress, store.writer(config.flush_every) as out:

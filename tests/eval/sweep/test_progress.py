@@ -51,3 +51,17 @@ def test_the_eta_is_the_questions_left_at_this_invocations_pace(monkeypatch):
     # resumed rows count as done, not toward the pace: 60 s a question, 8 left
     assert lines[-1] == "adaptive: 4/12, EX 0.750, 60.0 s/question here, ETA 8 min 00 s, 2 tok/s"
     assert lines[0].startswith("adaptive: 3/12, EX 0.667, 80.0 s/question here, ETA 12 min 00 s")
+
+
+def test_progress_counts_only_this_subsets_questions_of_a_shared_run_directory():
+    from eval.sweep.driver import answered_before
+    from pipelines.contracts import DatabaseRef, Task
+
+    # the run directory holds the tuning half (even) and part of the held-out half (odd)
+    done = pl.from_arrow(records_to_table([rec(i, i % 4 == 0) for i in (0, 1, 2, 3, 4)]))
+    db = DatabaseRef(db_id="d", path="/nonexistent.sqlite")
+    held_out = [Task(task_id=f"t:{i}", question="q", db=db) for i in (1, 3, 5, 7)]
+    previous = answered_before(done, held_out, finished={"t:0", "t:1", "t:2", "t:3", "t:4"})
+    assert previous.get_column("task_id").to_list() == ["t:1", "t:3"]
+    with SweepProgress(total=4, label="run", previous=previous, enabled=False) as bar:
+        assert bar.ex_so_far == 0.0
