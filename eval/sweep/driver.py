@@ -92,7 +92,9 @@ def run_sweep(
     if pending:
         rows = _dataset(pending, factory, sandbox, config, judge).iter_rows()
         previous = answered_before(done, tasks, finished)
-        progress = SweepProgress(len(tasks), label, previous=previous, enabled=config.progress)
+        progress = SweepProgress(
+            len(tasks), label, previous=previous, enabled=config.progress, budget_s=config.budget_s
+        )
         try:
             with progress, store.writer(config.flush_every) as out:
                 for row in rows:

@@ -8,8 +8,9 @@ it gives, tokens per second, time elapsed.
 ``previous`` (rows finished before a resume) counts toward done and EX but not toward the pace,
 the ETA or the token rate, which measure this invocation only: the ETA is the questions left
 times the seconds per question answered so far here (rich's own estimate forgets a rate older
-than 30 s, and a CPU question takes longer). Where the console is not a terminal (a log file),
-each answered question also prints one line with the same figures.
+than 30 s, and a CPU question takes longer), and never past the end of a time budget. Where
+the console is not a terminal (a log file), each answered question also prints one line with
+the same figures.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class SweepProgress:
         previous: pl.DataFrame | None = None,
         enabled: bool = True,
         console: Console | None = None,
+        budget_s: float | None = None,
     ) -> None:
         self._graded = self._correct = 0
         done = 0
@@ -45,6 +47,7 @@ class SweepProgress:
             self._graded, self._correct = verdicts.len() + ungraded.height, int(verdicts.sum())
         self._tokens = self._answered = 0
         self._done, self._total, self._label = done, total, label
+        self._budget_s = budget_s  # the sweep's time budget: the ETA is never past its end
         self._enabled = enabled
         self._started = time.perf_counter()
         self._progress = Progress(
@@ -84,10 +87,13 @@ class SweepProgress:
         self._done += 1
         elapsed = max(time.perf_counter() - self._started, 1e-9)
         pace = elapsed / self._answered
+        left = pace * (self._total - self._done)
+        if self._budget_s is not None:
+            left = min(left, max(self._budget_s - elapsed, 0.0))
         fields = {
             "ex": self._ex(),
             "pace": f"{pace:.1f} s/question here",
-            "eta": duration(pace * (self._total - self._done)),
+            "eta": duration(left),
             "tok_s": f"{self._tokens / elapsed:.0f}",
         }
         self._progress.update(self._task, advance=1, **fields)

@@ -53,6 +53,19 @@ def test_the_eta_is_the_questions_left_at_this_invocations_pace(monkeypatch):
     assert lines[0].startswith("adaptive: 3/12, EX 0.667, 80.0 s/question here, ETA 12 min 00 s")
 
 
+def test_under_a_time_budget_the_eta_is_never_past_its_end(monkeypatch):
+    import eval.sweep.progress as progress
+
+    now = [0.0]
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: now[0])
+    out = io.StringIO()
+    console = Console(file=out, width=200)
+    with SweepProgress(total=70, label="demo", console=console, budget_s=480) as bar:
+        now[0] += 100
+        bar.advance(rec(0, True))  # 69 left at 100 s each, but the budget ends in 380 s
+    assert "ETA 6 min 20 s" in out.getvalue()
+
+
 def test_progress_counts_only_this_subsets_questions_of_a_shared_run_directory():
     from eval.sweep.driver import answered_before
     from pipelines.contracts import DatabaseRef, Task
