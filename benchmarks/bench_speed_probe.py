@@ -3,7 +3,7 @@
     python benchmarks/bench_speed_probe.py [model=qwen2.5-coder-1.5b ...] [--repeat 3]
 
 Starts the configured local model (``models.build_client``, the runtime the project would use
-here), then sends ``--repeat`` times a fixed ~1,700-token prompt — the claims database's
+here), then sends ``--repeat`` times a fixed ~1,400-token prompt — the claims database's
 reference schema for two of its tables and a question — each with a different first line, so
 the server evaluates the whole prompt every time, and one token of reply. Prints the prompt
 tokens, seconds and prompt tokens/s of each (minimum, median, maximum) and the slot's runtime
