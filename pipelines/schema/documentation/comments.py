@@ -33,29 +33,38 @@ _COLUMNS = (
 )
 
 
-def _name(schema: str, table: str) -> str:
+def table_key(schema: str, table: str) -> str:
+    """A DuckDB table's documentation key: lower-cased, ``schema.table`` outside ``main``."""
     return (table if schema == "main" else f"{schema}.{table}").lower()
+
+
+def catalog_rows(db: DatabaseRef, what: str, *queries: str) -> list[list[tuple]] | None:
+    """The rows of each catalog query on ``db``, a DuckDB database; None for another dialect or
+    a file that cannot be read (logged, saying ``what`` was being read)."""
+    if db.dialect != "duckdb":
+        return None
+    try:
+        with closing(connect_readonly(db)) as conn:
+            return [conn.execute(query).fetchall() for query in queries]
+    except (DatabaseUnavailable, duckdb.Error) as exc:
+        log.warning("cannot read the %s of %s: %s", what, db.path, exc)
+        return None
 
 
 def read(db: DatabaseRef) -> SchemaDocs:
     """Table and column comments of a DuckDB database (empty for SQLite or an unreadable file)."""
-    if db.dialect != "duckdb":
+    found = catalog_rows(db, "comments", _TABLES, _COLUMNS)
+    if found is None:
         return SchemaDocs()
-    try:
-        with closing(connect_readonly(db)) as conn:
-            tables = conn.execute(_TABLES).fetchall()
-            columns = conn.execute(_COLUMNS).fetchall()
-    except (DatabaseUnavailable, duckdb.Error) as exc:
-        log.warning("cannot read the comments of %s: %s", db.path, exc)
-        return SchemaDocs()
+    tables, columns = found
     docs: dict[str, TableDoc] = {}
     for schema, table, comment in tables:
         if one_line(comment):
-            docs[_name(schema, table)] = TableDoc(description=one_line(comment))
+            docs[table_key(schema, table)] = TableDoc(description=one_line(comment))
     for schema, table, column, comment in columns:
         if not one_line(comment):
             continue
-        found = docs.get(_name(schema, table), TableDoc())
+        found = docs.get(table_key(schema, table), TableDoc())
         described = {**found.columns, column.lower(): ColumnDoc(description=one_line(comment))}
-        docs[_name(schema, table)] = found.model_copy(update={"columns": described})
+        docs[table_key(schema, table)] = found.model_copy(update={"columns": described})
     return SchemaDocs(tables=docs, sources=(NAME,) if docs else ())

@@ -13,20 +13,16 @@ SQLite has no ENUM type: a SQLite database documents nothing here.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
-from contextlib import closing
 from typing import Any
 
 import duckdb
 
 from pipelines.contracts import DatabaseRef
-from pipelines.sandbox import connect_readonly
-from pipelines.sandbox.errors import DatabaseUnavailable
+from pipelines.schema.documentation.comments import catalog_rows, table_key
 from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc
 
 NAME = "enum_types"
-log = logging.getLogger(__name__)
 
 _COLUMNS = (
     "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
@@ -48,17 +44,12 @@ def enum_labels(sql_type: Any, path: str) -> Iterator[tuple[str, tuple[str, ...]
 
 def read(db: DatabaseRef) -> SchemaDocs:
     """The ENUM columns and sub-fields of a DuckDB database, each with its labels."""
-    if db.dialect != "duckdb":
-        return SchemaDocs()
-    try:
-        with closing(connect_readonly(db)) as conn:
-            rows = conn.execute(_COLUMNS).fetchall()
-    except (DatabaseUnavailable, duckdb.Error) as exc:
-        log.warning("cannot read the column types of %s: %s", db.path, exc)
+    found = catalog_rows(db, "column types", _COLUMNS)
+    if found is None:
         return SchemaDocs()
     docs: dict[str, TableDoc] = {}
-    for schema, table, column, data_type in rows:
-        name = (table if schema == "main" else f"{schema}.{table}").lower()
+    for schema, table, column, data_type in found[0]:
+        name = table_key(schema, table)
         found = docs.get(name, TableDoc())
         columns = dict(found.columns)
         for path, labels in enum_labels(duckdb.sqltype(data_type), column.lower()):
