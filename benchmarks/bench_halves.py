@@ -1,6 +1,7 @@
 """A run's figures per half of a split benchmark, read from its stored predictions. No model runs.
 
     python benchmarks/bench_halves.py RUN_DIR [RUN_DIR ...] [--stride 2] [--reference gpt-4.1-mini]
+    python benchmarks/bench_halves.py RUN_DIR --table   # docs/results.md's columns, one row a half
 
 The tuning and held-out halves of the claims and enterprise benchmarks are every other question
 (``benchmark.stride=2``, ``offset`` 0 or 1); one configuration's halves grow one run directory.
@@ -88,11 +89,29 @@ def describe(name: str, frame: pl.DataFrame, reference: tuple[str, object] | Non
     return lines
 
 
+def table_row(name: str, frame: pl.DataFrame, reference: tuple[str, object] | None) -> str:
+    """``| half | EX (right/n) | s/question mean (p95) | calls | $/correct |``: docs/results.md."""
+    m = run_metrics(frame)
+    right = int(frame["ex_bird"].fill_null(False).sum())
+    per_correct = (
+        f"${m['cost_usd_per_correct']:.4f}" if "cost_usd_per_correct" in m else "n/a (none right)"
+    )
+    if reference is not None and "cost_usd_per_correct" in m:
+        ref = reference_costs(m, reference[1])  # type: ignore[arg-type]
+        per_correct += f" / ${ref['ref_cost_usd_per_correct']:.4f}"
+    return (
+        f"| {name} | {m.get('ex_bird', 0):.3f} ({right}/{frame.height}) | "
+        f"{m['latency_mean_s']:.1f} ({m['latency_p95_s']:.1f}) | {m['calls_per_question']:.2f} | "
+        f"{per_correct} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--stride", type=int, default=2)
     parser.add_argument("--reference", default=None, help="a hosted price list entry (conf/prices)")
+    parser.add_argument("--table", action="store_true", help="one Markdown table row a half")
     args = parser.parse_args()
     prices = PriceList.model_validate(OmegaConf.to_container(load_config([]).prices))
     name = args.reference or prices.reference
@@ -101,7 +120,10 @@ def main() -> None:
         frame = pl.read_parquet(run / "predictions.parquet")
         print(run.name)
         for half, part in halves(frame, args.stride).items():
-            print("\n".join(describe(half, part, reference)))
+            if args.table:
+                print(table_row(half, part, reference))
+            else:
+                print("\n".join(describe(half, part, reference)))
 
 
 if __name__ == "__main__":
