@@ -51,7 +51,7 @@ test: install chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/scale-analytics models pull qwen2.5-coder-0.5b
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=20   # the slowest tests, to keep the suite under 15 minutes
 
 # The web page test (tests/serve) drives a headless Chromium from the Debian packages; where it
 # cannot be installed (no root, no package source) that one test skips, saying so.
