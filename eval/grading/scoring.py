@@ -37,7 +37,7 @@ from eval.grading.prediction_files import resolve_key
 from eval.loaders import LoadedBenchmark, task_index
 from eval.metrics import ex_bird, ex_spider, order_matters, r_ves, time_ratio, ves_reward
 from eval.sds import SDS_BUCKETS, sds_bucket
-from pipelines.contracts import DatabaseRef, Difficulty, SkippedTask
+from pipelines.contracts import DatabaseRef, Difficulty, ExecutionResult, SkippedTask
 from pipelines.sandbox import Sandbox, SandboxError
 from pipelines.sandbox.sandbox import ENGINES
 
@@ -66,6 +66,34 @@ class QuestionVerdict(Frozen):
     error_kind: str | None = None
     gold_error: str | None = None
     ves_reward: float | None = None  # R-VES reward, when timing was asked for
+
+
+class ExecutionVerdicts(Frozen):
+    """One executed prediction against its executed gold, under the three semantics."""
+
+    ex_bird: bool
+    ex_spider: bool
+    ex_columns: bool
+
+
+def execution_verdicts(
+    pred: ExecutionResult, gold: ExecutionResult, gold_sql: str
+) -> ExecutionVerdicts:
+    """EX BIRD, EX Spider and column matching of ``pred`` against ``gold`` (both run already).
+
+    An error or a result truncated at the row cap is wrong under all three.
+
+        >>> execution_verdicts(pred, gold, "SELECT name, count(*) FROM t GROUP BY name").ex_columns
+        True
+    """
+    return ExecutionVerdicts(
+        ex_bird=ex_bird(pred, gold),
+        ex_spider=pred.ok
+        and not pred.truncated
+        and not gold.truncated
+        and ex_spider(pred.rows, gold.rows, order_matters(gold_sql)),
+        ex_columns=ex_columns(pred, gold, gold_sql),
+    )
 
 
 class GroupScore(Frozen):
@@ -251,22 +279,14 @@ def _score_job(job: _Job) -> _Outcome:
     pred = _sandbox.execute(job.pred_sql, job.db)
     if not gold.ok:
         return _outcome(job, gold_error=gold.error, error=pred.error, error_kind=pred.error_kind)
-    bird = ex_bird(pred, gold)
-    spider = (
-        pred.ok
-        and not pred.truncated
-        and not gold.truncated
-        and ex_spider(pred.rows, gold.rows, order_matters(job.gold_sql))
-    )
+    verdicts = execution_verdicts(pred, gold, job.gold_sql)
     reward = None
     if job.ves_iterations:
-        reward = ves_reward(_time_ratio(job) if bird else None)
+        reward = ves_reward(_time_ratio(job) if verdicts.ex_bird else None)
     error = pred.error or ("result exceeds the scoring row cap" if pred.truncated else None)
     return _outcome(
         job,
-        ex_bird=bird,
-        ex_spider=spider,
-        ex_columns=ex_columns(pred, gold, job.gold_sql),
+        **verdicts.model_dump(),
         error=error,
         error_kind=pred.error_kind or ("truncated" if pred.truncated else None),
         gold_error="gold result exceeds the scoring row cap" if gold.truncated else None,
