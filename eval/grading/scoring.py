@@ -83,8 +83,11 @@ def execution_verdicts(
 
     An error or a result truncated at the row cap is wrong under all three.
 
-        >>> execution_verdicts(pred, gold, "SELECT name, count(*) FROM t GROUP BY name").ex_columns
-        True
+        >>> pred = ExecutionResult(rows=((7, "Ann", 3),), row_count=1, hash="p")
+        >>> gold = ExecutionResult(rows=(("Ann", 3),), row_count=1, hash="g")
+        >>> verdicts = execution_verdicts(pred, gold, "SELECT name, count(*) FROM t GROUP BY name")
+        >>> verdicts.ex_bird, verdicts.ex_spider, verdicts.ex_columns   # an extra id column
+        (False, False, True)
     """
     return ExecutionVerdicts(
         ex_bird=ex_bird(pred, gold),
