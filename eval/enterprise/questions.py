@@ -9,6 +9,7 @@ gold DuckDB SQL, its SDS ratings (``eval/sds.py``), the constructs it needs and 
           sds: {D1: 2, D2: 0, D3: 0, D4: 0, D5: 1, D6: 0, D7: 0}
           sds_total: 3                 # checked against the sum
           constructs: [enum_filter]
+          floor_construct: enum_filter # optional: the one nested construct a floor question exercises
     examples.yaml                      solved examples shown to pipelines, never test questions
         - question: ...
           sql: ...
@@ -53,6 +54,12 @@ Construct = Literal[
     "time_window",
     "hierarchy",
 ]
+# The nested constructs the floor questions isolate, one each: an UNNEST of a list of structs, a
+# typed-link hop with its type filter, a path into a nested struct, a step up the part tree, a
+# vocabulary filter, a timestamp window.
+FloorConstruct = Literal[
+    "unnest", "typed_link", "nested_field", "hierarchy", "enum_filter", "time_window"
+]
 
 
 class EnterpriseBenchmarkError(EvalError):
@@ -71,12 +78,17 @@ class EnterpriseQuestion(EnterpriseExample):
     sds: SdsScores
     sds_total: int
     constructs: tuple[Construct, ...]
+    floor_construct: FloorConstruct | None = None  # a floor question: the construct it exercises
 
     @model_validator(mode="after")
     def _total_is_the_sum(self) -> EnterpriseQuestion:
         if self.sds_total != self.sds.total:
             raise ValueError(
                 f"sds_total {self.sds_total} is not the sum of its scores ({self.sds.total})"
+            )
+        if self.floor_construct is not None and self.floor_construct not in self.constructs:
+            raise ValueError(
+                f"floor_construct {self.floor_construct!r} is not among {self.constructs}"
             )
         return self
 

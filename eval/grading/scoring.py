@@ -2,9 +2,9 @@
 
     LoadedBenchmark + {task_id | index: sql}
         ──► one job per task: run gold and prediction in a read-only Sandbox (process pool)
-        ──► QuestionVerdict(ex_bird, ex_spider, error, gold_error, ves_reward)
-        ──► ScoreReport: overall, per-difficulty and (where rated) per-SDS-bucket EX under both
-            semantics (+ R-VES)
+        ──► QuestionVerdict(ex_bird, ex_spider, ex_columns, error, gold_error, ves_reward)
+        ──► ScoreReport: overall, per-difficulty and (where rated) per-SDS-bucket EX under the
+            three semantics (+ R-VES)
 
 A question whose gold query fails is reported in ``gold_failures`` and left out of every
 EX denominator; a task with no prediction counts as wrong (``error="no prediction"``), unless
@@ -32,11 +32,12 @@ from concurrent.futures import ProcessPoolExecutor
 from pydantic import Field
 
 from core.types import Frozen
+from eval.grading.column_matching import ex_columns
 from eval.grading.prediction_files import resolve_key
 from eval.loaders import LoadedBenchmark, task_index
 from eval.metrics import ex_bird, ex_spider, order_matters, r_ves, time_ratio, ves_reward
 from eval.sds import SDS_BUCKETS, sds_bucket
-from pipelines.contracts import DatabaseRef, Difficulty, SkippedTask
+from pipelines.contracts import DatabaseRef, Difficulty, ExecutionResult, SkippedTask
 from pipelines.sandbox import Sandbox, SandboxError
 from pipelines.sandbox.sandbox import ENGINES
 
@@ -60,10 +61,42 @@ class QuestionVerdict(Frozen):
     sql: str | None  # the prediction; None when there was none
     ex_bird: bool
     ex_spider: bool
+    ex_columns: bool  # column matching (eval/grading/column_matching.py)
     error: str | None = None  # the prediction's error, or "no prediction"
     error_kind: str | None = None
     gold_error: str | None = None
     ves_reward: float | None = None  # R-VES reward, when timing was asked for
+
+
+class ExecutionVerdicts(Frozen):
+    """One executed prediction against its executed gold, under the three semantics."""
+
+    ex_bird: bool
+    ex_spider: bool
+    ex_columns: bool
+
+
+def execution_verdicts(
+    pred: ExecutionResult, gold: ExecutionResult, gold_sql: str
+) -> ExecutionVerdicts:
+    """EX BIRD, EX Spider and column matching of ``pred`` against ``gold`` (both run already).
+
+    An error or a result truncated at the row cap is wrong under all three.
+
+        >>> pred = ExecutionResult(rows=((7, "Ann", 3),), row_count=1, hash="p")
+        >>> gold = ExecutionResult(rows=(("Ann", 3),), row_count=1, hash="g")
+        >>> verdicts = execution_verdicts(pred, gold, "SELECT name, count(*) FROM t GROUP BY name")
+        >>> verdicts.ex_bird, verdicts.ex_spider, verdicts.ex_columns   # an extra id column
+        (False, False, True)
+    """
+    return ExecutionVerdicts(
+        ex_bird=ex_bird(pred, gold),
+        ex_spider=pred.ok
+        and not pred.truncated
+        and not gold.truncated
+        and ex_spider(pred.rows, gold.rows, order_matters(gold_sql)),
+        ex_columns=ex_columns(pred, gold, gold_sql),
+    )
 
 
 class GroupScore(Frozen):
@@ -73,6 +106,7 @@ class GroupScore(Frozen):
     count: int
     ex_bird: float
     ex_spider: float
+    ex_columns: float
     r_ves: float | None = None
 
 
@@ -110,6 +144,7 @@ class _Outcome(Frozen):
     task_id: str
     ex_bird: bool
     ex_spider: bool
+    ex_columns: bool
     error: str | None
     error_kind: str | None
     gold_error: str | None
@@ -125,7 +160,7 @@ def score_predictions(
     ves_iterations: int = 0,
     partial: bool = False,
 ) -> ScoreReport:
-    """Execute every task's gold and predicted SQL and score them under both EX semantics.
+    """Execute every task's gold and predicted SQL and score them under the three EX semantics.
 
     ``predictions`` keys are task ids (``"spider_dev:3"``) or question indexes (``3`` / ``"3"``).
     ``workers > 1`` runs questions in a process pool, each worker with its own Sandbox;
@@ -209,6 +244,7 @@ def _group_score(name: str, verdicts: Sequence[QuestionVerdict], with_ves: bool)
         count=n,
         ex_bird=sum(v.ex_bird for v in verdicts) / n if n else 0.0,
         ex_spider=sum(v.ex_spider for v in verdicts) / n if n else 0.0,
+        ex_columns=sum(v.ex_columns for v in verdicts) / n if n else 0.0,
         r_ves=r_ves([v.ves_reward or 0.0 for v in verdicts]) if with_ves else None,
     )
 
@@ -246,21 +282,14 @@ def _score_job(job: _Job) -> _Outcome:
     pred = _sandbox.execute(job.pred_sql, job.db)
     if not gold.ok:
         return _outcome(job, gold_error=gold.error, error=pred.error, error_kind=pred.error_kind)
-    bird = ex_bird(pred, gold)
-    spider = (
-        pred.ok
-        and not pred.truncated
-        and not gold.truncated
-        and ex_spider(pred.rows, gold.rows, order_matters(job.gold_sql))
-    )
+    verdicts = execution_verdicts(pred, gold, job.gold_sql)
     reward = None
     if job.ves_iterations:
-        reward = ves_reward(_time_ratio(job) if bird else None)
+        reward = ves_reward(_time_ratio(job) if verdicts.ex_bird else None)
     error = pred.error or ("result exceeds the scoring row cap" if pred.truncated else None)
     return _outcome(
         job,
-        ex_bird=bird,
-        ex_spider=spider,
+        **verdicts.model_dump(),
         error=error,
         error_kind=pred.error_kind or ("truncated" if pred.truncated else None),
         gold_error="gold result exceeds the scoring row cap" if gold.truncated else None,
@@ -272,6 +301,7 @@ def _outcome(job: _Job, **fields: object) -> _Outcome:
     base: dict[str, object] = {
         "ex_bird": False,
         "ex_spider": False,
+        "ex_columns": False,
         "error": None,
         "error_kind": None,
         "gold_error": None,

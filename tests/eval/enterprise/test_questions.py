@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import get_args
 
 import duckdb
 import pytest
@@ -18,7 +19,8 @@ import sqlglot
 from sqlglot import exp
 
 from eval.embedded_benchmark import one_line
-from eval.enterprise import load_questions
+from eval.enterprise import EnterpriseBenchmarkError, load_questions
+from eval.enterprise.questions import FloorConstruct
 from eval.sds import SDS_BUCKETS, sds_bucket
 from eval.sql_constructs import CONSTRUCTS, sql_constructs
 from pipelines.sandbox import Sandbox, canonical_rows
@@ -61,6 +63,31 @@ def test_halves_are_comparable():
         assert min(counts) >= 5 and abs(counts[0] - counts[1]) <= 3, (bucket, counts)
     typed = [sum("typed_link" in q.constructs for q in half) for half in halves]
     assert min(typed) >= 7
+
+
+def test_the_floor_isolates_each_nested_construct_in_both_halves():
+    """Floor questions (SDS 3-8, one construct each) come after the others, so appending them
+    left every earlier question in its half, and each construct sits in both halves."""
+    floor = [(i, q) for i, q in enumerate(QUESTIONS) if q.floor_construct is not None]
+    assert len(floor) >= 30
+    assert all(3 <= q.sds_total <= 8 for _, q in floor)
+    assert [i for i, _ in floor] == list(range(floor[0][0], len(QUESTIONS)))
+    for name in get_args(FloorConstruct):
+        positions = [i for i, q in floor if q.floor_construct == name]
+        assert min(sum(i % 2 == half for i in positions) for half in (0, 1)) >= 2, name
+
+
+def test_a_floor_construct_must_be_among_the_questions_constructs(tmp_path):
+    entry = (
+        "- persona: support lead\n  question: How many tickets were created in May 2025?\n"
+        "  sql: SELECT count(*) FROM tickets\n  difficulty: simple\n"
+        "  sds: {D1: 0, D2: 0, D3: 0, D4: 0, D5: 1, D6: 2, D7: 0}\n  sds_total: 3\n"
+        "  constructs: [time_window]\n  floor_construct: unnest\n"
+    )
+    path = tmp_path / "questions.yaml"
+    path.write_text(entry)
+    with pytest.raises(EnterpriseBenchmarkError, match="floor_construct"):
+        load_questions(path)
 
 
 def test_dev_json_mirrors_the_question_file(enterprise):

@@ -35,6 +35,7 @@ def test_verdicts_follow_each_semantics(bench):
     assert (verdict[1].ex_bird, verdict[1].ex_spider) == (True, False)  # gold has ORDER BY
     assert (verdict[2].ex_bird, verdict[2].ex_spider) == (True, False)  # bag vs set
     assert (verdict[3].ex_bird, verdict[3].ex_spider) == (False, True)  # column permutation
+    assert [verdict[i].ex_columns for i in range(5)] == [True, False, False, True, False]
     assert verdict[4].error == NO_PREDICTION and not verdict[4].ex_bird and verdict[4].sql is None
 
     # the broken gold query is reported, not counted
@@ -44,6 +45,7 @@ def test_verdicts_follow_each_semantics(bench):
     assert report.overall.count == 5
     assert report.overall.ex_bird == pytest.approx(3 / 5)
     assert report.overall.ex_spider == pytest.approx(2 / 5)
+    assert report.overall.ex_columns == pytest.approx(2 / 5)
     assert report.missing_predictions == 1
     assert [s.db_id for s in report.skipped] == ["absent_db"]
     assert sum(g.count for g in report.by_difficulty) == 5
