@@ -37,7 +37,6 @@ from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
 from core.config import load_config, section
 from eval.loaders import load_benchmark
 from pipelines.agents.runtime import as_executor
-from pipelines.contracts import ScalingSettings
 from pipelines.database_rules import settle_for
 from pipelines.factory import build_retrievers
 from pipelines.indexing.cell_values.ngrams import question_ngrams
@@ -45,6 +44,7 @@ from pipelines.sandbox import Sandbox
 from pipelines.schema.focus import SchemaFocuser
 from pipelines.schema.reference import reference_schema
 from pipelines.settings import PipelineSettings
+from pipelines.strategies.full_width_settings import FullWidthScaling
 
 
 def gold_references(sql: str, dialect: str) -> tuple[set[str], set[tuple[str, str]]]:
@@ -91,7 +91,7 @@ async def main() -> None:
     for position, task in enumerate(bench.tasks):
         db = task.db
         if db.path not in references:
-            chosen, _, _ = await settle_for(executor, db, settings, ScalingSettings())
+            chosen, _, _ = await settle_for(executor, db, settings, FullWidthScaling())
             references[db.path] = await reference_schema(
                 executor,
                 db,

@@ -120,7 +120,7 @@ def main(argv: list[str]) -> int:
     console = Console(width=120)
     console.print(
         f"{cfg.benchmark.name} first {len(tasks)} questions · model {cfg.model.name} · scaling "
-        f"single_pass={cfg.scaling.single_pass} · {os.cpu_count()} CPUs · "
+        f"strategy={cfg.scaling.strategy} · {os.cpu_count()} CPUs · "
         f"{platform.processor() or platform.machine()} · "
         f"load average {os.getloadavg()[0]:.1f}"
     )

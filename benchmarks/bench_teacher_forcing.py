@@ -10,7 +10,7 @@ Spider's concert_singer reference schema with one question, the prompt cached on
     the same with logprobs (a scoring call) ┘
     4 distinct SQLs scored one at a time  ║  the same 4 at once  ──► seconds for the four
 
-The last pair decides ``scaling.adaptive.select_parallel``: at once, calls beyond the prompt's
+The last pair decides ``scaling.select_parallel``: at once, calls beyond the prompt's
 slot go to slots that evaluate the prompt again.
 """
 

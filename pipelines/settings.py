@@ -1,8 +1,8 @@
 """The ``pipeline`` config group (``conf/pipeline``) as one model, and its defaults.
 
-Widths, depths and caps are *not* here: they are ScalingSettings (``conf/scaling``), read only by
-the orchestrator. Here are the per-agent knobs (temperatures, max_tokens), retrieval sizes, the
-sandbox's bounds and the L0 index settings.
+Widths, depths and caps are *not* here: they are the strategies' scaling settings
+(``conf/scaling``, ``pipelines/strategies``). Here are the per-agent knobs (temperatures,
+max_tokens), retrieval sizes, the sandbox's bounds and the L0 index settings.
 
     >>> PipelineSettings().agents.extractor.temperature
     0.2
@@ -10,14 +10,15 @@ sandbox's bounds and the L0 index settings.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from core.types import Frozen
-from pipelines.contracts import ScalingSettings
 from pipelines.indexing.settings import IndexSettings
 from pipelines.sandbox.limits import SandboxSettings
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class AgentCall(Frozen):
@@ -129,14 +130,15 @@ class TournamentSettings(Frozen):
 
 
 class RouterSettings(Frozen):
-    """Difficulty router (on with ``scaling.router_enabled``): cheap features pick a profile;
-    agreement of a probe wave may stop early.
+    """Difficulty router of the full-width orchestrator (on with ``scaling.router_enabled``):
+    cheap features pick a profile; agreement of a probe wave may stop early.
 
     ``probe_k`` is the probe wave's samples per generator family (at most the profile's ``k``).
-    ``profiles`` maps a tier to ScalingSettings overrides applied on the configured scaling;
+    ``profiles`` maps a tier to overrides of the configured scaling settings (``FullWidthScaling``);
     a mapping (``k``) merges into the configured one.
 
-        >>> RouterSettings().scaling_for("narrow", ScalingSettings()).k
+        >>> from pipelines.strategies.full_width_settings import FullWidthScaling
+        >>> RouterSettings().scaling_for("narrow", FullWidthScaling()).k
         {'reasoning': 2, 'icl/direct': 1, 'icl/cot': 1, 'icl/decompose': 1}
     """
 
@@ -160,10 +162,8 @@ class RouterSettings(Frozen):
         }
     )
 
-    def scaling_for(self, tier: str, base: ScalingSettings) -> ScalingSettings:
-        return ScalingSettings.model_validate(
-            _merged(base.model_dump(), self.profiles.get(tier, {}))
-        )
+    def scaling_for(self, tier: str, base: M) -> M:
+        return type(base).model_validate(_merged(base.model_dump(), self.profiles.get(tier, {})))
 
 
 def _merged(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

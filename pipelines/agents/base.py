@@ -266,7 +266,7 @@ class GeneratorSpec(Frozen):
         'icl/direct'
     """
 
-    name: str  # producers read "<name>/T=<temperature>"; ScalingSettings.k is keyed by it
+    name: str  # producers read "<name>/T=<temperature>"; FullWidthScaling.k is keyed by it
     generator: type[SQLGenerator]
     view: Literal["light", "ddl"]
     examples: bool = False

@@ -1,22 +1,22 @@
 """What the adaptive pipeline keeps while it answers, and what it asks of a candidate or a bucket.
 
 DatabaseSchema   read once per database: reference schema, schema words, the repairs
-State            per question: steps taken and their cost, the step that answers, repair memos
+State            per question: the repairs' memos, the latency budget passed
 null_only · nothing_found · has_rows   what an executed result shows
 rated_hardness   Spider hardness of a SQL ("extra" when sqlglot cannot parse it)
 fixable          the errored candidates left for the LLM fixer
+vote             the largest answer, ties to rows, then to the greedy candidate's
 """
 
 from __future__ import annotations
 
-import time
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import sqlglot
 
-from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Bucket
-from pipelines.contracts import CandidateSQL, RetrievalSource, StepCost, Usage
+from pipelines.contracts import CandidateSQL
 from pipelines.indexing.examples.question_skeleton import SchemaWords
 from pipelines.repair.columns import ColumnRepair
 from pipelines.repair.joins import JoinRepair
@@ -26,6 +26,8 @@ from pipelines.repair.values import ValueRepair
 from pipelines.schema.reference import ReferenceSchema
 from pipelines.sql_hardness import Hardness, hardness_from_sql
 from pipelines.task_run import TaskRun
+
+FIRST_WAVE = "first_wave"
 
 
 class DatabaseSchema(NamedTuple):
@@ -42,12 +44,10 @@ class DatabaseSchema(NamedTuple):
 
 
 class State:
-    """Which steps ran, what each cost, and which step's pool holds the answer."""
+    """What the repairs of one question remember: the schema's repairs, the SQLs they rewrote or
+    grounded, and whether the latency budget has passed."""
 
     def __init__(self) -> None:
-        self.steps: list[StepCost] = []
-        self.answered_by = ""
-        self.retrieval: tuple[RetrievalSource, ...] = ()
         self.repair: ColumnRepair | None = None
         self.rewritten: set[str] = set()  # errored SQLs the column repair rewrote
         self.values: ValueRepair | None = None
@@ -55,30 +55,6 @@ class State:
         self.quotes: QuoteRepair | None = None
         self.grounded: dict[str, CandidateSQL | None] = {}  # empty-result SQL -> its rewrite
         self.out_of_time = False  # escalate_within_s passed and recorded in the trace
-        self._open: tuple[str, Usage, float] | None = None
-
-    def settle(self) -> None:
-        """Without a step that reached a majority, the answer comes from the last step's pool."""
-        self.answered_by = self.answered_by or (self.steps[-1].step if self.steps else "")
-
-    def open_step(self, name: str, runtime: AgentRuntime) -> None:
-        self._open = (name, runtime.usage, time.monotonic())
-
-    def close_step(self, runtime: AgentRuntime) -> None:
-        if self._open is None:
-            return
-        name, before, started = self._open
-        self._open = None
-        spent = runtime.usage
-        self.steps.append(
-            StepCost(
-                step=name,
-                calls=spent.calls - before.calls,
-                prompt_tokens=spent.prompt_tokens - before.prompt_tokens,
-                completion_tokens=spent.completion_tokens - before.completion_tokens,
-                seconds=round(time.monotonic() - started, 3),
-            )
-        )
 
 
 def null_only(bucket: Bucket) -> bool:
@@ -126,3 +102,21 @@ def fixable(run: TaskRun, state: State) -> list[CandidateSQL]:
         and "fix" not in str(c.lineage)
         and c.sql not in state.rewritten
     ]
+
+
+def vote(run: TaskRun, buckets: Sequence[Bucket]) -> CandidateSQL | None:
+    """Largest non-error bucket; ties: one with rows before an empty one, then the greedy one's.
+
+    An empty result that most candidates agree on stands: questions whose answer is no rows are
+    common, and a lone non-empty SQL beside a large empty bucket is more often the wrong one.
+    """
+    if not buckets:
+        return None
+    field = [b for b in buckets if not b.error] or list(buckets)
+    greedy = f"{FIRST_WAVE}/greedy"
+    ranked = sorted(
+        field, key=lambda b: (-b.size, b.empty, greedy not in {c.producer for c in b.members})
+    )
+    if not run.recorder.ranking:
+        run.recorder.ranking = tuple(b.hash for b in ranked)
+    return ranked[0].representative

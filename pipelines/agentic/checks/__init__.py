@@ -49,7 +49,7 @@ DEFAULT_STAGES: tuple[Stage, ...] = (
 
 def stages(*, bind_columns: bool = False) -> tuple[Stage, ...]:
     """The default chain, with ``ColumnNames`` after the other rewriters when ``bind_columns``
-    (``scaling.agentic.bind_columns``)."""
+    (``scaling.bind_columns`` of the agentic mode)."""
     if not bind_columns:
         return DEFAULT_STAGES
     rewriters = tuple(s for s in DEFAULT_STAGES if isinstance(s, Rewriter))

@@ -10,17 +10,11 @@ import json
 import pytest
 
 from models.errors import ModelUnavailable
-from pipelines.contracts import (
-    AdaptiveScaling,
-    CellHit,
-    ExampleHit,
-    ScalingSettings,
-    Task,
-    WidenStep,
-)
+from pipelines.contracts import CellHit, ExampleHit, Task
 from pipelines.factory import build_pipeline
 from pipelines.indexing.errors import IndexNotBuilt
-from pipelines.strategies.adaptive import AdaptivePipeline, call_allowance
+from pipelines.strategies.adaptive import AdaptivePipeline
+from pipelines.strategies.adaptive_settings import AdaptiveScaling, WidenStep
 
 RIGHT = "SELECT count(*) FROM singer WHERE country = 'France'"  # 2
 WRONG = "SELECT count(*) FROM singer"  # 5
@@ -46,10 +40,10 @@ def critique(verdict="edit") -> str:
     )
 
 
-def scaling(**adaptive) -> ScalingSettings:
+def scaling(**adaptive) -> AdaptiveScaling:
     """The settings under test; a pool still split is decided by the vote unless ``select`` says."""
     adaptive.setdefault("select", "vote")
-    return ScalingSettings(adaptive=AdaptiveScaling(**adaptive), global_timeout_s=30)
+    return AdaptiveScaling(**adaptive, global_timeout_s=30)
 
 
 def task(db) -> Task:
@@ -409,11 +403,11 @@ async def test_the_call_allowance_holds_on_the_most_expensive_path(
             "likelihood": lambda sql: -0.5,
         }
     )
-    cfg = scaling(**adaptive)
-    prediction = await pipeline(client, sandbox, cfg).answer(task(tiny_db))
+    adaptive_pipeline = pipeline(client, sandbox, scaling(**adaptive))
+    prediction = await adaptive_pipeline.answer(task(tiny_db))
 
     assert "budget_exceeded" not in prediction.degradation_reasons
-    assert 0 < prediction.usage.calls <= call_allowance(cfg.adaptive)
+    assert 0 < prediction.usage.calls <= adaptive_pipeline.call_allowance()
     assert prediction.sql
 
 
@@ -603,7 +597,7 @@ async def test_a_global_timeout_answers_from_the_candidates_so_far(tiny_db, sand
                 )
             await asyncio.sleep(10)
 
-    cfg = ScalingSettings(adaptive=AdaptiveScaling(), global_timeout_s=0.5)
+    cfg = AdaptiveScaling(global_timeout_s=0.5)
     prediction = await pipeline(Slow(), sandbox, cfg).answer(task(tiny_db))
 
     assert prediction.degraded and "global_timeout" in prediction.degradation_reasons
@@ -625,16 +619,17 @@ async def test_an_index_never_built_is_noted_and_the_question_answered(tiny_db, 
 
 async def test_build_pipeline_picks_the_adaptive_pipeline_from_config(tiny_db, sandbox, scripted):
     from core.config import load_config
-    from core.config import section as config_section
+    from pipelines.strategies.registry import scaling_settings
 
     cfg = load_config(["scaling=adaptive", "pipeline.trace.directory=null"])
-    # scaling=adaptive changes none of its fields
-    assert config_section(cfg, "scaling", ScalingSettings).adaptive == AdaptiveScaling()
+    limits = {"global_timeout_s": 300, "token_budget": 60000}
+    # scaling=adaptive changes none of its own fields
+    assert scaling_settings(cfg) == AdaptiveScaling(**limits)
     built, _ = await build_pipeline(cfg, client=scripted({}), sandbox=sandbox).strategy_for(tiny_db)
     assert isinstance(built, AdaptivePipeline)
     # tiny_db: a small schema without solved examples of its own
     assert built.adaptive == AdaptiveScaling(
-        select="likelihood", widen_min_votes=0, escalate_within_s=None
+        select="likelihood", widen_min_votes=0, escalate_within_s=None, **limits
     )
 
 

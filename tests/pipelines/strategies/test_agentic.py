@@ -9,12 +9,13 @@ import json
 
 import pytest
 
-from pipelines.contracts import AgenticScaling, CellHit, ScalingSettings, Task
+from pipelines.contracts import CellHit, Task
 from pipelines.factory import build_pipeline
 from pipelines.indexing.errors import IndexNotBuilt
 from pipelines.sandbox import Sandbox
 from pipelines.settings import FocusSettings, PipelineSettings
-from pipelines.strategies.agentic import AgenticPipeline, call_allowance
+from pipelines.strategies.agentic import AgenticPipeline
+from pipelines.strategies.agentic_settings import AgenticScaling
 
 BLOCKED_COUNT = "SELECT count(*) FROM tickets AS t, UNNEST(t.links) AS u(link) WHERE link.type = 'is_blocked_by'"
 NO_UNNEST = "SELECT count(*) FROM tickets AS t WHERE t.links.type = 'is_blocked_by'"
@@ -36,9 +37,9 @@ def replies(*texts: str):
     return reply
 
 
-def scaling(**agentic) -> ScalingSettings:
+def scaling(**agentic) -> AgenticScaling:
     agentic.setdefault("cheatsheet", False)
-    return ScalingSettings(agentic=AgenticScaling(**agentic), global_timeout_s=60)
+    return AgenticScaling(**agentic, global_timeout_s=60)
 
 
 SETTINGS = PipelineSettings(focus=FocusSettings(similarity=False))
@@ -288,7 +289,7 @@ async def test_garbage_selection_falls_back_to_the_schema_focus(
 async def test_the_focus_reads_the_reference_schema_once_per_database(
     work_duckdb, real_sandbox, scripted, monkeypatch
 ):
-    import pipelines.strategies.agentic as agentic_module
+    import pipelines.strategies.base as agentic_module
 
     reads = []
     real = agentic_module.reference_schema
@@ -324,24 +325,28 @@ async def test_no_path_makes_more_calls_than_the_allowance(
             "single_pass": replies(NO_UNNEST),
         }
     )
-    cfg = ScalingSettings(
-        agentic=agentic.model_copy(
-            update={"cheatsheet": False, "verifier": False, "validator": False, "max_entities": 1}
-        ),
-        global_timeout_s=60,
+    cfg = agentic.model_copy(
+        update={
+            "cheatsheet": False,
+            "verifier": False,
+            "validator": False,
+            "max_entities": 1,
+            "global_timeout_s": 60,
+        }
     )
-    await pipeline(client, real_sandbox, cfg).answer(task(work_duckdb))
+    agentic_pipeline = pipeline(client, real_sandbox, cfg)
+    await agentic_pipeline.answer(task(work_duckdb))
 
-    assert 0 < len(client.requests) <= call_allowance(cfg.agentic)
+    assert 0 < len(client.requests) <= agentic_pipeline.call_allowance()
 
 
-async def test_the_factory_builds_it_from_scaling_agentic(tiny_db, sandbox):
+async def test_the_factory_builds_it_from_scaling_strategy_agentic(tiny_db, sandbox):
     from core.config import load_config
 
     cfg = load_config(["scaling=agentic", "model=replay"])
     built, _ = await build_pipeline(cfg, client=object(), sandbox=sandbox).strategy_for(tiny_db)
     assert isinstance(built, AgenticPipeline)
-    assert built.agentic == AgenticScaling()
+    assert built.agentic == AgenticScaling(global_timeout_s=300, token_budget=60000)
 
 
 async def test_a_fixed_finding_becomes_a_rule_the_next_question_is_given(
