@@ -51,9 +51,7 @@ async def add_database(request: Request, ctx: Context) -> DatabaseInfo:
     return await asyncio.to_thread(ctx.summaries.describe, registered)
 
 
-@router.delete(
-    "/v1/databases/{name}", status_code=204, summary="Unregister a database (admin key)"
-)
+@router.delete("/v1/databases/{name}", status_code=204, summary="Unregister a database (admin key)")
 async def delete_database(name: str, request: Request, ctx: Context) -> Response:
     ctx.admin(request)
     if not NAME.fullmatch(name) or not ctx.store.delete_database(name):
