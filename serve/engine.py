@@ -190,7 +190,7 @@ class QueryEngine:
         """The asking database's solved examples: its example file and its accepted answers.
 
         In the endpoint a ``DatabaseRef``'s ``db_id`` is the registered name
-        (``serve.api.database_ref``), which is what the query log records.
+        (``serve.databases.database_ref``), which is what the query log records.
         """
         if self._own_examples is None:
             from pipelines.indexing.examples.own_examples import OwnExampleRetriever
