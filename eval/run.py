@@ -60,7 +60,8 @@ from models.budget import PriceList
 from models.config import ModelSettings
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.builder.ensure import RetrievalStatus, ensure_indexes
-from pipelines.trace import ReasoningTrace, derive_metrics, read_traces
+from eval.metrics.traces import derive_metrics
+from pipelines.trace import ReasoningTrace, read_traces
 
 log = logging.getLogger(__name__)
 
