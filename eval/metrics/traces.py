@@ -1,11 +1,11 @@
 """Per-surface metrics over the reasoning traces of a run's answered questions.
 
-    traces.jsonl ──► pipelines.trace.read_traces ──► derive_metrics ──► TraceMetrics
-                                                     (MLflow: trace/tool_call_success_rate, ...)
+traces.jsonl ──► pipelines.trace.read_traces ──► derive_metrics ──► TraceMetrics
+                                                 (MLflow: trace/tool_call_success_rate, ...)
 
-    >>> from pipelines.trace import ReasoningTrace
-    >>> derive_metrics([ReasoningTrace(task_id="t", question="q", db_id="d", degraded=True)])
-    TraceMetrics(tasks=1, tool_call_success_rate=None, retrieval_precision=None, critic_adherence_rate=None, degraded_rate=1.0)
+>>> from pipelines.trace import ReasoningTrace
+>>> derive_metrics([ReasoningTrace(task_id="t", question="q", db_id="d", degraded=True)]).figures()
+{'trace/degraded_rate': 1.0}
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from eval.metrics.bootstrap import DiffCI, paired_difference
-from eval.reporting.report import question_verdicts
+from eval.reporting.accuracy import question_verdicts
 from eval.sweep.store import PREDICTIONS
 
 

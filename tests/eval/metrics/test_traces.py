@@ -51,7 +51,9 @@ def test_derived_metrics():
 
 
 def test_only_measured_rates_become_mlflow_figures():
-    trace = ReasoningTrace(task_id="1", question="q", db_id="d", events=(event("operational", True),))
+    trace = ReasoningTrace(
+        task_id="1", question="q", db_id="d", events=(event("operational", True),)
+    )
     assert derive_metrics([trace]).figures() == {
         "trace/tool_call_success_rate": 1.0,
         "trace/degraded_rate": 0.0,
