@@ -49,12 +49,12 @@ def describe(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | None
             f"{difficulty[0]} {int(group['ex_bird'].fill_null(False).sum())}/{group.height}"
         )
     lines.append("    by difficulty: " + ", ".join(parts))
-    if result.by_sds:
+    if result.accuracy.by_sds:
         lines.append(
             "    by SDS: "
             + ", ".join(
                 f"{r.group} {round((r.ex_bird or 0) * r.questions)}/{r.questions}"
-                for r in result.by_sds
+                for r in result.accuracy.by_sds
             )
         )
     lines.append(
@@ -69,10 +69,10 @@ def describe(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | None
         if "cost_usd_per_correct" in m
         else ", n/a per correct (none correct)"
     )
-    if result.reference is not None:
-        cost += f"; at {result.reference.name}: ${result.reference.per_question:.5f}/question"
-        if result.reference.per_correct is not None:
-            cost += f", ${result.reference.per_correct:.5f}/correct"
+    if result.costs.reference is not None:
+        cost += f"; at {result.costs.reference.name}: ${result.costs.reference.per_question:.5f}/question"
+        if result.costs.reference.per_correct is not None:
+            cost += f", ${result.costs.reference.per_correct:.5f}/correct"
     lines.append(cost)
     if "judge_correct" in m:
         agreement = m.get("judge_agreement_ex")

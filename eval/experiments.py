@@ -34,7 +34,7 @@ import hashlib
 import itertools
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,7 @@ _MUTABLE_PARAMS = (
     *(f"benchmark.{key}" for key in SUBSET_FIELDS),
     "model.response_cache",
 )
+_PARAM_VALUE_LIMIT = 6000  # MLflow's longest param value
 _SLOT_PRICE = re.compile(r"model\.slots\.[^.]+\.price\.")
 
 
@@ -82,14 +83,20 @@ class Configuration(Frozen):
     experiment: str
     tracking_uri: str
     baseline: str | None = None  # the variant the others are measured against
+    # the flattened config as MLflow params: what is the run's identity, and (as tags) the rest
+    params: dict[str, str] = {}
+    mutable_params: dict[str, str] = {}
 
     @classmethod
     def of(cls, label: str, overrides: Sequence[str], cfg: DictConfig) -> Configuration:
         identity = config_identity(cfg)
+        config = OmegaConf.to_container(cfg, resolve=True)
+        flat = flatten(config)  # type: ignore[arg-type]
+        identity_keys = {key for key in flat if _is_identity(key, config)}  # type: ignore[arg-type]
         return cls(
             label=label,
             overrides=tuple(overrides),
-            config=OmegaConf.to_container(cfg, resolve=True),  # type: ignore[arg-type]
+            config=config,  # type: ignore[arg-type]
             identity=identity,
             run_dir=str(run_dir_for(cfg, label, identity)),
             sweep=SweepSettings.from_cfg(cfg),
@@ -100,6 +107,8 @@ class Configuration(Frozen):
             experiment=str(cfg.experiment.name),
             tracking_uri=str(cfg.experiment.tracking_uri),
             baseline=OmegaConf.select(cfg, "experiment.baseline"),
+            params={k: v for k, v in flat.items() if k in identity_keys},
+            mutable_params={k: v for k, v in flat.items() if k not in identity_keys},
         )
 
     @property
@@ -107,14 +116,31 @@ class Configuration(Frozen):
         """The composed config, for what reads it as Hydra config (index builds, the pipelines)."""
         return OmegaConf.create(self.config)
 
-    def is_identity(self, key: str) -> bool:
-        """Whether the flattened config ``key`` (``scaling.k_icl``) is part of the run's identity:
-        the others may change when it resumes, so MLflow gets them as tags, not params."""
-        return not (
-            key in _MUTABLE_PARAMS
-            or key.split(".", 1)[0] in _not_identity(self.config)
-            or _SLOT_PRICE.match(key) is not None
-        )
+
+def _is_identity(key: str, config: dict[str, Any]) -> bool:
+    """Whether the flattened config ``key`` (``scaling.k_icl``) is part of the run's identity:
+    the others may change when it resumes, so MLflow gets them as tags, not params."""
+    return not (
+        key in _MUTABLE_PARAMS
+        or key.split(".", 1)[0] in _not_identity(config)
+        or _SLOT_PRICE.match(key) is not None
+    )
+
+
+def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """``{"scaling.k_icl": "2", ...}``: a nested config as MLflow params (lists stay one value).
+
+    >>> flatten({"scaling": {"k_icl": 2, "icl_strategies": ["direct", "cot"]}})
+    {'scaling.k_icl': '2', 'scaling.icl_strategies': "['direct', 'cot']"}
+    """
+    flat: dict[str, str] = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = str(value)[:_PARAM_VALUE_LIMIT]
+    return flat
 
 
 def _not_identity(config: DictConfig | dict[str, Any]) -> tuple[str, ...]:

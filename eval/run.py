@@ -15,7 +15,7 @@ What makes a run's identity (its directory and MLflow run) is said in ``eval.exp
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -28,11 +28,11 @@ from eval.experiments import Configuration
 from eval.grading.exports import export_predictions
 from eval.grading.judge import ConfiguredJudge
 from eval.loaders import LoadedBenchmark
-from eval.reporting.costs import slot_prices
+from eval.metrics.traces import latest_traces
 from eval.reporting.report import write_run_report
 from eval.reporting.result import RunResult, run_result
 from eval.reporting.retrieval import RetrievalUse
-from eval.reporting.tracking import RunLog, TrackedRun, flatten, log_run, log_traces
+from eval.reporting.tracking import RunLog, TrackedRun, log_run, log_traces
 from eval.sweep.config import SweepSettings
 from eval.sweep.driver import SweepResult, run_sweep
 from eval.sweep.grading import Executor
@@ -41,7 +41,6 @@ from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.builder.ensure import RetrievalStatus, ensure_indexes
-from pipelines.trace import ReasoningTrace, read_traces
 
 log = logging.getLogger(__name__)
 
@@ -104,21 +103,20 @@ def run_configuration(
         skipped=len(benchmark.skipped),
         traces=traces,
         retrieval=RetrievalUse(status=retrieval.summary(), expected=bool(retrieval.needed)),
-        pricing=slot_prices(configuration.model),
+        model=configuration.model,
         reference=configuration.prices.reference_price(),
         answered=sweep.answered,
         elapsed_s=sweep.elapsed_s,
     )
     exports = export_predictions(frame, benchmark, run_dir / "exports")
     report_files = write_run_report(result, run_dir / "report")
-    flat = flatten(configuration.config)
     tracked = log_run(
         RunLog(
             tracking_uri=configuration.tracking_uri,
             experiment=configuration.experiment,
             run_name=label,
             run_key=configuration.identity,
-            params={k: v for k, v in flat.items() if configuration.is_identity(k)},
+            params=configuration.params,
             metrics=result.metrics(),
             tags={
                 "benchmark": str(configuration.config["benchmark"]["name"]),
@@ -127,7 +125,7 @@ def run_configuration(
                 "retrieval": retrieval.label,
                 "retrieval.status": retrieval.summary(),
                 **{f"chosen.{db}": settings for db, settings in result.chosen.items()},
-                **{k: str(v) for k, v in flat.items() if not configuration.is_identity(k)},
+                **configuration.mutable_params,
             },
             artifacts={
                 "predictions": (str(store.predictions_path), *map(str, exports)),
@@ -152,17 +150,3 @@ def run_configuration(
         report=str(report_files[0]),
         tracked=tracked,
     )
-
-
-def latest_traces(paths: Iterable[Path], answered: set[str]) -> list[ReasoningTrace]:
-    """The trace of each ``answered`` question in the ``traces.jsonl`` files at ``paths``: the
-    latest started when it was answered again."""
-    latest: dict[str, ReasoningTrace] = {}
-    for path in sorted(paths):
-        for trace in read_traces(path):
-            known = latest.get(trace.task_id)
-            if trace.task_id in answered and (
-                known is None or trace.started_unix_s >= known.started_unix_s
-            ):
-                latest[trace.task_id] = trace
-    return list(latest.values())

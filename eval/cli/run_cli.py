@@ -26,10 +26,8 @@ from eval.experiments import Configuration, expand, report_overrides
 from eval.loaders import LoadedBenchmark, load_benchmark
 from eval.reporting.summary import print_summary
 from eval.run import RunOutcome, run_configuration
-from eval.sweep.config import SweepSettings
-from eval.sweep.driver import SweepResult
 from eval.sweep.errors import SweepInterrupted
-from eval.sweep.progress import duration
+from eval.sweep.progress import budget_line, duration
 from eval.sweep.services import shared_model_servers
 from eval.sweep.session import ray_session
 from models.errors import ModelError
@@ -71,19 +69,13 @@ def run_all(configurations: Sequence[Configuration], console: Console) -> list[R
                 )
             )
             outcomes.append(run_configuration(configuration, benchmark))
-            if len(outcomes) == 1 and outcomes[0].sweep.left:
-                console.print(budget_line(outcomes[0].sweep, sweep), highlight=False)
+            first = outcomes[0].sweep
+            if len(outcomes) == 1 and first.left and sweep.budget_s is not None:
+                line = budget_line(
+                    first.resumed + first.answered, first.total, first.pace_s, sweep.budget_s
+                )
+                console.print(line, highlight=False)
     return outcomes
-
-
-def budget_line(result: SweepResult, sweep: SweepSettings) -> str:
-    """What the budget chose and why, and how to get the rest."""
-    answered = result.resumed + result.answered
-    return (
-        f"this machine answers a question in ~{result.pace_s or 0:.0f} s: {answered} of "
-        f"{result.total} questions fit sweep.budget_s={sweep.budget_s:g}; a rerun answers "
-        f"more (it resumes), sweep.budget_s=null all {result.total}"
-    )
 
 
 def main(argv: list[str] | None = None, prog: str = "scale-analytics eval") -> int:
@@ -98,6 +90,7 @@ def main(argv: list[str] | None = None, prog: str = "scale-analytics eval") -> i
     )  # logs and pipes: no 80-column wrap
     try:
         configurations = expand(overrides, load_config, multirun=multirun)
+        report = shlex.join(["scale-analytics", "report", *report_overrides(overrides)])
         outcomes = run_all(configurations, console)
     except SweepInterrupted as exc:
         stop.say(f"{prog}: {exc}")
@@ -116,6 +109,5 @@ def main(argv: list[str] | None = None, prog: str = "scale-analytics eval") -> i
         return fail(prog, exc)
     print_summary(outcomes, console, configurations[0].baseline)
     if len(outcomes) > 1:
-        command = shlex.join(["scale-analytics", "report", *report_overrides(overrides)])
-        console.print(f"Ablation table and plot: {escape(command)}", highlight=False)
+        console.print(f"Ablation table and plot: {escape(report)}", highlight=False)
     return 0

@@ -1,19 +1,20 @@
 """Per-surface metrics over the reasoning traces of a run's answered questions.
 
-traces.jsonl ──► pipelines.trace.read_traces ──► derive_metrics ──► TraceMetrics
+traces.jsonl ──► latest_traces (one per answered question) ──► derive_metrics ──► TraceMetrics
                                                  (MLflow: trace/tool_call_success_rate, ...)
 
->>> from pipelines.trace import ReasoningTrace
+>>> from pipelines.trace import ReasoningTrace, read_traces
 >>> derive_metrics([ReasoningTrace(task_id="t", question="q", db_id="d", degraded=True)]).figures()
 {'trace/degraded_rate': 1.0}
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
 
 from core.types import Frozen
-from pipelines.trace import ReasoningTrace
+from pipelines.trace import ReasoningTrace, read_traces
 
 
 class TraceMetrics(Frozen):
@@ -46,3 +47,19 @@ def derive_metrics(traces: Sequence[ReasoningTrace]) -> TraceMetrics:
         critic_adherence_rate=rate(sum(r.adhered for r in revisions), len(revisions)),
         degraded_rate=rate(sum(t.degraded for t in traces), len(traces)),
     )
+
+
+def latest_traces(
+    paths: Iterable[str | os.PathLike[str]], answered: set[str]
+) -> list[ReasoningTrace]:
+    """The trace of each ``answered`` question in the ``traces.jsonl`` files at ``paths``: the
+    latest started when it was answered again."""
+    latest: dict[str, ReasoningTrace] = {}
+    for path in sorted(paths):
+        for trace in read_traces(path):
+            known = latest.get(trace.task_id)
+            if trace.task_id in answered and (
+                known is None or trace.started_unix_s >= known.started_unix_s
+            ):
+                latest[trace.task_id] = trace
+    return list(latest.values())

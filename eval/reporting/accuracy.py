@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from eval.metrics import pass_at_k
+from core.types import Frozen
+from eval.metrics import pass_at_k, r_ves
 from eval.sds import SDS_BUCKETS, sds_bucket
 
 SEMANTICS = ("ex_bird", "ex_spider")
@@ -122,4 +123,80 @@ def cost_by_difficulty(frame: pl.DataFrame) -> pl.DataFrame:
             pl.col("ex_bird").cast(pl.Float64).mean(),
         )
         .rename({"difficulty": "label"})
+    )
+
+
+class ExRow(Frozen):
+    """EX of one group of scored questions: a difficulty, an SDS bucket, or ``all``."""
+
+    group: str
+    questions: int
+    ex_bird: float | None = None
+    ex_spider: float | None = None
+
+
+class CostPoint(Frozen):
+    """Per difficulty: mean tokens and dollars per scored question, and EX (BIRD)."""
+
+    label: str
+    tokens_per_question: float | None = None
+    cost_usd_per_question: float | None = None
+    ex_bird: float | None = None
+
+
+class Accuracy(Frozen):
+    """How right a run's answers are, computed by :func:`accuracy`."""
+
+    scored: int = 0
+    correct: int = 0  # scored questions right under BIRD semantics
+    by_difficulty: tuple[ExRow, ...] = ()  # the last row is "all"
+    by_sds: tuple[ExRow, ...] = ()  # for a benchmark that rates its questions on SDS
+    pass_at_k: dict[int, float] = {}  # BIRD semantics; k = 1 .. the largest pool
+    pass_at_k_spider: dict[int, float] = {}
+    r_ves: float | None = None
+    ex_bird_degraded: float | None = None
+    ex_bird_not_degraded: float | None = None
+    cost_points: tuple[CostPoint, ...] = ()
+    verdicts: dict[str, bool] = {}  # task id -> EX (BIRD) of each scored question, for pairing
+
+
+def accuracy(frame: pl.DataFrame) -> Accuracy:
+    """EX tables, pass@k curves, R-VES and each question's verdict of ``frame``'s questions."""
+    counted = scored(frame)
+    ex_when = {}
+    for degraded in (True, False):
+        part = counted.filter(pl.col("degraded") == degraded)
+        ex_when[degraded] = (
+            float(part.get_column("ex_bird").cast(pl.Float64).mean()) if part.height else None
+        )
+    return Accuracy(
+        scored=counted.height,
+        correct=int(counted.get_column("ex_bird").sum()) if counted.height else 0,
+        by_difficulty=_ex_rows(ex_by_difficulty(frame), "difficulty"),
+        by_sds=_ex_rows(ex_by_sds(frame), "sds_bucket"),
+        pass_at_k=pass_at_k_curve(frame, SEMANTICS[0]),
+        pass_at_k_spider=pass_at_k_curve(frame, SEMANTICS[1]),
+        r_ves=(
+            r_ves(counted.get_column("ves_reward").fill_null(0.0).to_list())
+            if counted.height
+            else None
+        ),
+        ex_bird_degraded=ex_when[True],
+        ex_bird_not_degraded=ex_when[False],
+        cost_points=tuple(
+            CostPoint(**row) for row in cost_by_difficulty(frame).iter_rows(named=True)
+        ),
+        verdicts=question_verdicts(frame),
+    )
+
+
+def _ex_rows(table: pl.DataFrame, group: str) -> tuple[ExRow, ...]:
+    return tuple(
+        ExRow(
+            group=row[group],
+            questions=row["questions"],
+            ex_bird=row["ex_bird"],
+            ex_spider=row["ex_spider"],
+        )
+        for row in table.iter_rows(named=True)
     )

@@ -1,9 +1,9 @@
 """Cost per question and per correct answer: at the configured prices, and at a hosted reference.
 
-    predictions ──► spend(frame, correct) ──► Spend per question, Spend per correct (None: none correct)
-    reference_costs(name, price, per_question, per_correct) ──► ReferenceCost: the run's tokens
-                                                                 at a hosted model's list price
-    cost_lines(...) ──► what the summary and the report print
+    predictions ──► costs(frame, correct, model settings, reference) ──► Costs:
+        spend per question and per correct answer (None: none correct) at the slots' prices,
+        and the run's tokens at a hosted model's list price (reference_costs)
+    cost_lines(costs, scored) ──► what the summary and the report print
 
 The configured cost is what each question's calls cost at the slots' prices when it was
 answered (tokens at USD per million, busy seconds at USD per hour: ``models.budget``). Per
@@ -55,6 +55,41 @@ class ReferenceCost(Frozen):
     def figures(self) -> dict[str, float]:
         values = {"per_question": self.per_question, "per_correct": self.per_correct}
         return {f"{REF_PREFIX}cost_usd_{per}": v for per, v in values.items() if v is not None}
+
+
+class Costs(Frozen):
+    """What a run's answers cost: at the configured prices, and at a hosted reference."""
+
+    pricing: str = ""  # the slots' prices, e.g. "default $0.0892/h"
+    per_question: Spend | None = None  # None: no question
+    per_correct: Spend | None = None  # None: no question was right
+    reference: ReferenceCost | None = None
+
+    def figures(self) -> dict[str, float]:
+        figures = self.per_question.figures("per_question") if self.per_question else {}
+        if self.per_correct is not None:
+            figures |= self.per_correct.figures("per_correct")
+        return figures | (self.reference.figures() if self.reference else {})
+
+
+def costs(
+    frame: pl.DataFrame,
+    correct: int,
+    model: ModelSettings | None = None,
+    reference: tuple[str, Price] | None = None,
+) -> Costs:
+    """``frame``'s spend per question and per ``correct`` answer, at the prices of ``model``'s
+    slots (as recorded per question) and, with a ``reference``, at that hosted list price."""
+    pricing = slot_prices(model) if model is not None else ""
+    if frame.height == 0:
+        return Costs(pricing=pricing)
+    per_question, per_correct = spend(frame, correct)
+    return Costs(
+        pricing=pricing,
+        per_question=per_question,
+        per_correct=per_correct,
+        reference=reference and reference_costs(*reference, per_question, per_correct),
+    )
 
 
 def spend(frame: pl.DataFrame, correct: int) -> tuple[Spend, Spend | None]:
@@ -129,20 +164,33 @@ def per_correct(value: float | None, scored: int) -> str:
     return "n/a (none correct)" if scored else "n/a (nothing scored)"
 
 
-def cost_lines(
-    per_question: Spend | None,
-    per_correct_answer: Spend | None,
-    scored: int,
-    pricing: str,
-    reference: ReferenceCost | None,
-) -> list[str]:
-    """Cost per question and per correct answer at the configured prices (``pricing`` names
-    them) and, with a ``reference``, at its list prices."""
-    busy = per_question.busy_s if per_question else None
+class CostTexts(Frozen):
+    """A run's costs as the summary shows them: its table's cells and its cost lines."""
+
+    per_question: str
+    per_correct: str
+    lines: tuple[str, ...]
+
+
+def cost_texts(costs: Costs, scored: int) -> CostTexts:
+    """The summary's ``$/question`` and ``$/correct`` cells of ``costs``, and its cost lines."""
+    spent, right = costs.per_question, costs.per_correct
+    return CostTexts(
+        per_question=usd(spent.cost_usd if spent else None),
+        per_correct=per_correct(right.cost_usd if right else None, scored),
+        lines=tuple(cost_lines(costs, scored)),
+    )
+
+
+def cost_lines(costs: Costs, scored: int) -> list[str]:
+    """Cost per question and per correct answer at the configured prices (``costs.pricing``
+    names them) and, with a reference, at its list prices."""
+    spent, right, reference = costs.per_question, costs.per_correct, costs.reference
+    busy = spent.busy_s if spent else None
     lines = [
-        f"{usd(per_question.cost_usd if per_question else None)}/question, "
-        f"{per_correct(per_correct_answer.cost_usd if per_correct_answer else None, scored)}/correct"
-        f" at the configured prices ({pricing or 'free'})"
+        f"{usd(spent.cost_usd if spent else None)}/question, "
+        f"{per_correct(right.cost_usd if right else None, scored)}/correct"
+        f" at the configured prices ({costs.pricing or 'free'})"
         + (f"; model busy {busy:.1f} s/question" if busy is not None else "")
     ]
     if reference is not None and reference.per_question is not None:

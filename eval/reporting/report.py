@@ -21,10 +21,11 @@ import polars as pl
 
 from core.types import Frozen
 from eval.grading.judge import judge_lines
+from eval.reporting.accuracy import CostPoint, ExRow
 from eval.reporting.breakdown import FamilyRow, LossRow, StepCostRow
 from eval.reporting.costs import cost_lines
 from eval.reporting.plots import plot_cost_vs_accuracy, plot_ex_by_difficulty, plot_pass_at_k
-from eval.reporting.result import CostPoint, ExRow, RunResult
+from eval.reporting.result import RunResult
 from eval.reporting.retrieval import NO_RETRIEVAL, retrieval_lines
 
 
@@ -35,15 +36,17 @@ def write_run_report(result: RunResult, out_dir: Path) -> list[Path]:
     title = result.label
     plots = [
         plot_ex_by_difficulty(
-            result.by_difficulty, out_dir / "ex_by_difficulty.png", f"{title}: EX by difficulty"
+            result.accuracy.by_difficulty,
+            out_dir / "ex_by_difficulty.png",
+            f"{title}: EX by difficulty",
         ),
         plot_pass_at_k(
-            {"ex_bird": result.pass_at_k, "ex_spider": result.pass_at_k_spider},
+            {"ex_bird": result.accuracy.pass_at_k, "ex_spider": result.accuracy.pass_at_k_spider},
             out_dir / "pass_at_k.png",
             f"{title}: pass@k",
         ),
         plot_cost_vs_accuracy(
-            rows_frame(result.cost_points, CostPoint),
+            rows_frame(result.accuracy.cost_points, CostPoint),
             out_dir / "cost_vs_accuracy.png",
             f"{title}: cost vs accuracy",
         ),
@@ -54,9 +57,9 @@ def write_run_report(result: RunResult, out_dir: Path) -> list[Path]:
         "",
         "## Execution accuracy",
         "",
-        markdown_table(_ex_frame(result.by_difficulty, "difficulty")),
+        markdown_table(_ex_frame(result.accuracy.by_difficulty, "difficulty")),
         "",
-        *_sds_lines(result.by_sds),
+        *_sds_lines(result.accuracy.by_sds),
         "## Retrieval",
         "",
         *(
@@ -66,16 +69,7 @@ def write_run_report(result: RunResult, out_dir: Path) -> list[Path]:
         "",
         "## Cost",
         "",
-        *(
-            f"- {line}"
-            for line in cost_lines(
-                result.per_question,
-                result.per_correct,
-                result.scored,
-                result.pricing,
-                result.reference,
-            )
-        ),
+        *(f"- {line}" for line in cost_lines(result.costs, result.accuracy.scored)),
         "",
         *_judge_section(result.judge),
         *_breakdown_lines(result),

@@ -251,7 +251,7 @@ def test_a_judged_run_records_each_verdict_or_why_there_is_none(local_ray, tiny_
         outcome.result.metrics()["judge_no_verdict"],
     ) == (0, 6)
     assert "## Answer correctness (LLM judge)" in open(outcome.report).read()
-    assert outcome.result.reference.name == "gpt-4.1-mini"
+    assert outcome.result.costs.reference.name == "gpt-4.1-mini"
     assert "ref_cost_usd_per_question" in outcome.result.metrics()
 
 

@@ -7,8 +7,13 @@ from eval.reporting.report import write_run_report
 from eval.reporting.result import run_result
 from eval.sweep.records import QuestionRecord, records_to_table
 from models.budget import Price
+from models.config import ModelSettings
 
 MINI = ("gpt-4.1-mini", Price(prompt_per_mtok=0.40, completion_per_mtok=1.60))
+MODEL = ModelSettings(
+    name="m",
+    slots={"default": {"backend": "local", "model": "m", "price": {"per_hour": 0.0892}}},
+)
 
 
 def rec(i, ex, *, cost, busy_s, prompt=1000, completion=100):
@@ -50,17 +55,15 @@ def test_cost_per_correct_answer_is_the_total_over_the_right_answers():
     assert m["busy_s_per_question"] == pytest.approx(20.0)
     assert m["ref_cost_usd_per_question"] == pytest.approx((1000 * 0.40 + 100 * 1.60) / 1e6)
     assert m["ref_cost_usd_per_correct"] == pytest.approx(3 * m["ref_cost_usd_per_question"])
-    assert result.reference.name == "gpt-4.1-mini"
+    assert result.costs.reference.name == "gpt-4.1-mini"
 
 
 def test_a_run_with_no_right_answer_says_so_instead_of_dividing_by_zero(tmp_path):
     none_right = frame(rec(0, False, cost=0.01, busy_s=1.0), rec(1, False, cost=0.03, busy_s=1.0))
-    result = run_result(none_right, label="r", pricing="default $0.0892/h", reference=MINI)
+    result = run_result(none_right, label="r", model=MODEL, reference=MINI)
     m = result.metrics()
     assert "cost_usd_per_correct" not in m and "ref_cost_usd_per_correct" not in m
-    configured, hosted = cost_lines(
-        result.per_question, result.per_correct, result.scored, result.pricing, result.reference
-    )
+    configured, hosted = cost_lines(result.costs, result.accuracy.scored)
     assert configured.startswith("$0.02/question, n/a (none correct)/correct at the configured")
     assert "(default $0.0892/h)" in configured and "model busy 1.0 s/question" in configured
     assert hosted.startswith("$0.00056/question, n/a (none correct)/correct with its tokens at")

@@ -9,7 +9,7 @@ from eval.reporting.result import run_result
 
 def test_run_metrics(frame):
     result = run_result(frame, label="r", skipped=7)
-    assert result.overall.ex_bird == 0.5 and max(result.pass_at_k) == 4
+    assert result.overall.ex_bird == 0.5 and max(result.accuracy.pass_at_k) == 4
     m = result.metrics()
     assert (m["questions"], m["questions_scored"], m["gold_errors"], m["skipped"]) == (5, 4, 1, 7)
     assert m["ex_bird"] == 0.5 and m["ex_bird/challenging"] == 0.5 and m["ex_spider"] == 0.25

@@ -2,8 +2,9 @@
 
 from rich.console import Console
 
-from eval.reporting.costs import Spend
-from eval.reporting.result import ExRow, RunResult
+from eval.reporting.accuracy import Accuracy, ExRow
+from eval.reporting.costs import Costs, Spend
+from eval.reporting.result import RunResult
 from eval.reporting.summary import print_summary, summary_table, verdict
 from eval.reporting.tracking import TrackedRun
 from eval.run import RunOutcome
@@ -18,15 +19,15 @@ def rows(*groups):
 
 def test_the_verdict_line_compares_right_answers_at_every_difficulty():
     def result(label, groups):
-        return RunResult(label=label, by_difficulty=rows(*groups))
+        return RunResult(label=label, accuracy=Accuracy(by_difficulty=rows(*groups)))
 
     single = result("single_pass", [("simple", 5, 6), ("moderate", 2, 4), ("all", 7, 10)])
     better = result("adaptive", [("simple", 5, 6), ("moderate", 3, 4), ("all", 8, 10)])
     worse = result("adaptive", [("simple", 4, 6), ("moderate", 4, 4), ("all", 8, 10)])
-    line = verdict(single, better)
+    line = verdict(single, better, None)
     assert "simple 5/6 vs 5/6" in line and "all 8/10 vs 7/10" in line
     assert "at least as many right at every difficulty" in line
-    assert "fewer right on simple" in verdict(single, worse)
+    assert "fewer right on simple" in verdict(single, worse, None)
 
 
 def spend(cost, busy_s=None):
@@ -39,11 +40,14 @@ def test_the_summary_puts_a_paired_interval_on_ex_and_prices_each_correct_answer
     def outcome(label, right, **figures):
         result = RunResult(
             label=label,
-            scored=40,
-            by_difficulty=(ExRow(group="all", questions=40, ex_bird=right / 40, ex_spider=0.0),),
-            verdicts={f"q{i}": i < right for i in range(40)},
-            pricing="default $0.0892/h",
-            **figures,
+            accuracy=Accuracy(
+                scored=40,
+                by_difficulty=(
+                    ExRow(group="all", questions=40, ex_bird=right / 40, ex_spider=0.0),
+                ),
+                verdicts={f"q{i}": i < right for i in range(40)},
+            ),
+            costs=Costs(pricing="default $0.0892/h", **figures),
         )
         return RunOutcome.model_construct(
             run_dir="runs/x",
@@ -75,8 +79,10 @@ def test_the_summary_puts_a_paired_interval_on_ex_and_prices_each_correct_answer
 def test_the_summary_shows_sds_buckets_between_the_difficulties_and_all():
     rated = RunResult(
         label="adaptive",
-        by_difficulty=rows(("simple", 2, 4), ("all", 2, 4)),
-        by_sds=rows(("0-12", 1, 3), ("19-35", 1, 1)),
+        accuracy=Accuracy(
+            by_difficulty=rows(("simple", 2, 4), ("all", 2, 4)),
+            by_sds=rows(("0-12", 1, 3), ("19-35", 1, 1)),
+        ),
     )
     console = Console(width=120, record=True)
     console.print(summary_table([rated]))
