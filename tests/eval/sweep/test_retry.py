@@ -77,7 +77,7 @@ def test_an_ungraded_question_without_gold_sql_is_not_scored():
     frame = pl.from_arrow(
         records_to_table([row(0), row(1, ex=None, grading_error="boom", gold=None)])
     )
-    assert run_result(frame, label="r").scored == 1
+    assert run_result(frame, label="r").accuracy.scored == 1
 
 
 def test_the_progress_bar_counts_grading_errors_like_the_report(frame):
