@@ -124,3 +124,17 @@ def duration(seconds: float) -> str:
     if whole < 3600:
         return f"{whole // 60} min {whole % 60:02d} s"
     return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def budget_line(answered: int, total: int, pace_s: float | None, budget_s: float) -> str:
+    """What a time budget chose and why, and how to get the rest: ``answered`` of ``total``
+    questions fit ``budget_s`` at ``pace_s`` seconds a question.
+
+    >>> budget_line(6, 70, 80.2, 480).split("; ")[0]
+    'this machine answers a question in ~80 s: 6 of 70 questions fit sweep.budget_s=480'
+    """
+    return (
+        f"this machine answers a question in ~{pace_s or 0:.0f} s: {answered} of "
+        f"{total} questions fit sweep.budget_s={budget_s:g}; a rerun answers "
+        f"more (it resumes), sweep.budget_s=null all {total}"
+    )

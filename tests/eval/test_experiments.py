@@ -1,7 +1,7 @@
 import pytest
 
 from core.config import load_config
-from eval.experiments import OverrideError, expand, label_of, merge, sweep_combinations
+from eval.experiments import OverrideError, expand, flatten, label_of, merge, sweep_combinations
 
 
 def test_multirun_is_the_cartesian_product_of_comma_lists():
@@ -119,3 +119,8 @@ def test_experiment_only_runs_the_variants_it_names_in_the_experiments_order():
 def test_experiment_only_refuses_a_name_that_is_no_variant():
     with pytest.raises(OverrideError, match=r"\['fulll'\].*not variants"):
         expand(["experiment=ablation", "experiment.only=[fulll]"], load_config)
+
+
+def test_flatten_nests_with_dots():
+    flat = flatten({"a": {"b": 1, "c": {"d": [1, 2]}}, "e": None})
+    assert flat == {"a.b": "1", "a.c.d": "[1, 2]", "e": "None"}
