@@ -11,7 +11,7 @@ count, EX by difficulty and by SDS bucket where the benchmark rates them, mean /
 seconds, calls and tokens per question, cost per question and per correct answer at the run's
 configured prices and with its tokens at a hosted reference price (``conf/prices``), and the
 judge's verdicts with their agreement with EX where the judge ran — the same functions as the
-run's own summary (``eval/reporting/report.py``, ``eval/grading/judge.py``).
+run's own summary (``eval/reporting/result.py``, ``eval/grading/judge.py``).
 """
 
 from __future__ import annotations
@@ -87,16 +87,16 @@ def describe(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | None
     return lines
 
 
-def table_row(name: str, frame: pl.DataFrame, reference: tuple[str, object] | None) -> str:
+def table_row(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | None) -> str:
     """``| half | EX (right/n) | s/question mean (p95) | calls | $/correct |``: docs/results.md."""
-    m = run_metrics(frame)
+    result = run_result(frame, label=name, reference=reference)
+    m = result.metrics()
     right = int(frame["ex_bird"].fill_null(False).sum())
     per_correct = (
         f"${m['cost_usd_per_correct']:.4f}" if "cost_usd_per_correct" in m else "n/a (none right)"
     )
-    if reference is not None and "cost_usd_per_correct" in m:
-        ref = reference_costs(m, reference[1])  # type: ignore[arg-type]
-        per_correct += f" / ${ref['ref_cost_usd_per_correct']:.4f}"
+    if result.costs.reference is not None and result.costs.reference.per_correct is not None:
+        per_correct += f" / ${result.costs.reference.per_correct:.4f}"
     return (
         f"| {name} | {m.get('ex_bird', 0):.3f} ({right}/{frame.height}) | "
         f"{m['latency_mean_s']:.1f} ({m['latency_p95_s']:.1f}) | {m['calls_per_question']:.2f} | "

@@ -177,8 +177,8 @@ def _run(cfg, cfgs, settings, ring, registered) -> int:
     from eval.sweep.services import sweep_services
     from eval.sweep.session import ray_session
     from pipelines.indexing.builder.ensure import ensure_indexes
-    from serve.databases import database_ref
     from serve.app import APP_NAME, build_application
+    from serve.databases import database_ref
 
     sweep = SweepSettings.from_cfg(cfg).model_copy(
         update={

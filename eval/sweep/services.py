@@ -21,8 +21,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from core.config import section
 from eval.sweep.config import SweepSettings
-from eval.sweep.worker import Pipeline
 from models.config import ModelSettings
+from pipelines.pipeline import Pipeline
 
 
 class ConfiguredPipeline:

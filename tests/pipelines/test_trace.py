@@ -5,8 +5,6 @@ from __future__ import annotations
 import logging
 import time
 
-import pytest
-
 from core.types import Usage
 from pipelines.agents.types import Context, FixAttempt
 from pipelines.contracts import CellHit, Prediction
