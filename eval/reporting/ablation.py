@@ -16,6 +16,7 @@ from eval.reporting.report import markdown_table
 ABLATION_COLUMNS = (
     "ex_bird",
     "ex_spider",
+    "ex_columns",
     "r_ves",
     "calls_per_question",
     "tokens_per_question",

@@ -10,7 +10,7 @@ than k candidates contributes pass@n (all its samples), one with none contribute
 On the predictions of a finished run:
 
     frame = RunStore.open(run_dir, identity).read()
-    ex_by_difficulty(frame)  ──►  difficulty | questions | ex_bird | ex_spider, last row "all"
+    ex_by_difficulty(frame)  ──►  difficulty | questions | ex_bird | ex_spider | ex_columns, last row "all"
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from core.types import Frozen
 from eval.metrics import pass_at_k, r_ves
 from eval.sds import SDS_BUCKETS, sds_bucket
 
-SEMANTICS = ("ex_bird", "ex_spider")
+SEMANTICS = ("ex_bird", "ex_spider", "ex_columns")  # the last: eval/grading/column_matching.py
 DIFFICULTY_ORDER = ("simple", "moderate", "challenging", "easy", "medium", "hard", "extra")
 
 
@@ -68,7 +68,7 @@ def pass_at_k_curve(frame: pl.DataFrame, semantics: str = "ex_bird") -> dict[int
 
 
 def ex_by_difficulty(frame: pl.DataFrame) -> pl.DataFrame:
-    """One row per difficulty (plus ``all``): questions scored, EX under both semantics."""
+    """One row per difficulty (plus ``all``): questions scored, EX under each semantics."""
     counted = scored(frame).with_columns(pl.col("difficulty").fill_null("unlabelled"))
     aggregations = [
         pl.len().alias("questions"),
@@ -91,7 +91,7 @@ _BUCKET_OF = {total: sds_bucket(total) for total in range(36)}
 
 def ex_by_sds(frame: pl.DataFrame) -> pl.DataFrame:
     """One row per SDS bucket of the scored questions that carry an SDS total: questions, EX
-    under both semantics; empty when none does (a benchmark that does not rate its questions)."""
+    under each semantics; empty when none does (a benchmark that does not rate its questions)."""
     if "sds" not in frame.columns:
         return pl.DataFrame()
     rated = scored(frame).filter(pl.col("sds").is_not_null())
@@ -133,6 +133,7 @@ class ExRow(Frozen):
     questions: int
     ex_bird: float | None = None
     ex_spider: float | None = None
+    ex_columns: float | None = None  # None for runs graded before column matching
 
 
 class CostPoint(Frozen):
@@ -197,6 +198,7 @@ def _ex_rows(table: pl.DataFrame, group: str) -> tuple[ExRow, ...]:
             questions=row["questions"],
             ex_bird=row["ex_bird"],
             ex_spider=row["ex_spider"],
+            ex_columns=row["ex_columns"],
         )
         for row in table.iter_rows(named=True)
     )

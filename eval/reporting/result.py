@@ -109,7 +109,7 @@ def _accuracy_figures(acc: Accuracy) -> dict[str, float]:
 
 
 def _ex_figures(row: ExRow, suffix: str) -> dict[str, float]:
-    values = {"ex_bird": row.ex_bird, "ex_spider": row.ex_spider}
+    values = {"ex_bird": row.ex_bird, "ex_spider": row.ex_spider, "ex_columns": row.ex_columns}
     return {f"{name}{suffix}": v for name, v in values.items() if v is not None}
 
 

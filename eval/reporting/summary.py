@@ -83,7 +83,14 @@ def print_summary(
 
 def summary_table(results: Sequence[RunResult]) -> Table:
     table = Table(title="Execution accuracy")
-    for column in ("configuration", "difficulty", "questions", "EX (BIRD)", "EX (Spider)"):
+    for column in (
+        "configuration",
+        "difficulty",
+        "questions",
+        "EX (BIRD)",
+        "EX (Spider)",
+        "EX (columns)",
+    ):
         table.add_column(
             column, justify="left" if column in ("configuration", "difficulty") else "right"
         )
@@ -102,6 +109,7 @@ def summary_table(results: Sequence[RunResult]) -> Table:
                 str(row.questions),
                 _fmt(row.ex_bird),
                 _fmt(row.ex_spider),
+                _fmt(row.ex_columns),
                 end_section=group == "all",
             )
     return table
