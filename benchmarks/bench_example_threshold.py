@@ -8,8 +8,8 @@ skeleton (other databases only, as the pipelines ask) are compared with the gold
 literals masked) equals the gold's. Printed per band of skeleton cosine similarity: how many
 examples fall there and the share that have the structure. An example below the band where that
 share falls under one half is more likely to mislead than to help; the pipelines'
-``pipeline.understanding.example_threshold`` is set from this table (docs/benchmarks.md,
-*Solved examples*). No model is needed; the example index must be built
+``pipeline.understanding.example_threshold`` is set from this table
+(docs/benchmarks.md#example-threshold). No model is needed; the example index must be built
 (``scale-analytics index``).
 """
 

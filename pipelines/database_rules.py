@@ -11,7 +11,7 @@ which applies the rules, so a benchmark is measured with what a user's own datab
                                                 └─► ChosenSetting records (Prediction.chosen,
                                                     the run's summary and MLflow run)
 
-The rules (measurements: docs/benchmarks.md, *One configuration*):
+The rules (measurements: docs/benchmarks.md#one-configuration):
 
 | setting | a large schema (> 3,000 tokens) | a small one |
 |---|---|---|

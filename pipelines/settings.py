@@ -64,8 +64,7 @@ class FocusSettings(Frozen):
     (scored without an LLM, joined up over the join graph); a smaller one is shown whole."""
 
     # Spider's largest dev schema is ~2,100 estimated tokens with 3 example rows; the claims
-    # schema's ~6,400 with 1, the enterprise work-item schema's ~12,000 (docs/benchmarks.md,
-    # *Schema focus*).
+    # schema's ~6,400 with 1, the enterprise work-item schema's ~12,000 (docs/benchmarks.md#schema-focus).
     above_tokens: int | None = Field(default=3000, ge=0)  # None: never focus
     min_gain: float = Field(default=1.0, gt=0.0)  # a table must explain this much more to join
     max_tables: int = Field(default=6, ge=1)  # picked by the cover, before the joining tables
@@ -104,7 +103,7 @@ class UnderstandingSettings(Frozen):
     # examples of its own — on the claims questions Spider-train examples lent the 1.5B tables
     # the schema lacks — else 1.5 (cosine >= 0.25, nearly every retrieved one): fixed Spider 108
     # 0.778 at 1.5 against 0.741 at 0.1, 108 other dev questions 0.806 at both, 0.8x the seconds
-    # (docs/benchmarks.md, *The defaults on the native runtime*; pipelines/database_rules.py).
+    # (docs/benchmarks.md#spider-native-defaults; pipelines/database_rules.py).
     example_threshold: float | Literal["auto"] = "auto"
     examples_in_prompt: int = Field(default=5, ge=0)  # of the k retrieved, shown to ICL prompts
     # The asking database's own solved examples (a file beside it, the endpoint's accepted

@@ -55,7 +55,7 @@ class AdaptiveScaling(StrategyScaling):
     early_stop: bool = True  # False: every enabled step runs (the −early-stop ablation)
     # A majority whose SQL Spider's rules rate harder than this (pipelines/sql_hardness.py) answers
     # only after the pool was widened; "extra" trusts every clear majority. "medium" widened 19 of
-    # the fixed 108 and turned one answer right for ~3.5 s/question more (docs/benchmarks.md).
+    # the fixed 108 and turned one answer right for ~3.5 s/question more (docs/benchmarks.md#hardness-gate).
     stop_max_hardness: Hardness = "extra"
     # Rounds of schema-grounded rewrites of an unbound column, no LLM (pipelines/repair/columns.py).
     column_repair: int = Field(default=3, ge=0)
@@ -73,22 +73,22 @@ class AdaptiveScaling(StrategyScaling):
     # One request each, in order, while the pool is split; () disables widening. The default draws
     # from the plain prompt (no examples, no cell values): its samples are less correlated with the
     # first wave's, 0.48 of them right against 0.28 for more samples of the first wave's prompt on
-    # the same questions (docs/benchmarks.md, *Value repair, and the cost-matched vote*).
+    # the same questions (docs/benchmarks.md#value-repair).
     widen: tuple[WidenStep, ...] = (WidenStep(n=4, temperature=0.8, examples=False, cells=False),)
     # A widening starts only where at least this many candidates already agree on one executed
     # answer; a pool in which no two agree (every candidate errored or answered alone) goes
     # straight to ``select``. On the claims benchmark such pools were never turned right by a
     # widening, which took 20-60 s there and outvoted a right answer twice
-    # (docs/benchmarks.md, *Widening only where candidates agree*). 0: every split pool widens.
+    # (docs/benchmarks.md#widening-rule). 0: every split pool widens.
     # auto: 2 on a large schema, else 0 (pipelines/database_rules.py).
     widen_min_votes: Annotated[int, Field(ge=0)] | Literal["auto"] = "auto"
     # Off: the local 1.5B critic's revisions lose more right majority answers than they fix
-    # (docs/benchmarks.md, *Adaptive pipeline vs baselines*).
+    # (docs/benchmarks.md#spider-adaptive).
     revise: bool = False
     # Selector between the top buckets when their margin is close. Off: the local 1.5B selector
     # is at chance on a right against a wrong answer (18 of 40 verdicts right,
     # benchmarks/bench_selector.py) and answered fewer of its questions than the plain vote in
-    # 3 of 4 runs on the 108 (docs/benchmarks.md); turn it on with a stronger selector model.
+    # 3 of 4 runs on the 108 (docs/benchmarks.md#selector); turn it on with a stronger selector model.
     tournament: bool = False
     tournament_margin: float = Field(default=0.25, ge=0.0, le=1.0)
     tournament_finalists: int = Field(default=2, ge=2)
@@ -98,7 +98,7 @@ class AdaptiveScaling(StrategyScaling):
     # pipelines/selection/likelihood.py). "plain" is the prompt without examples and cell values. Against
     # the vote on the same pools: +3, 0 and +1 questions on three samples of the fixed 108, -3 on
     # 108 other dev questions, for ~0.5 calls and ~12 s where it runs: no gain beyond a run's
-    # noise (docs/benchmarks.md, *Adaptive pipeline vs baselines*); on the claims halves the vote
+    # noise (docs/benchmarks.md#spider-adaptive); on the claims halves the vote
     # answered 21 and 23 of 35 against 19 and 20. auto: the vote on a large schema, else the
     # likelihood (pipelines/database_rules.py).
     select: Literal["vote", "likelihood", "auto"] = "auto"
