@@ -45,8 +45,7 @@ def run_all(configurations: Sequence[Configuration], console: Console) -> list[R
     if sweep.budget_s is not None:
         console.print(
             f"answering within {duration(sweep.budget_s)} (sweep.budget_s={sweep.budget_s:g}): "
-            f"at least {sweep.min_questions} questions, then as many as this machine's pace "
-            "fits",
+            "as many questions as this machine's pace fits",
             highlight=False,
         )
     with ray_session(sweep.ray), shared_model_servers([c.model for c in configurations]):
@@ -72,7 +71,11 @@ def run_all(configurations: Sequence[Configuration], console: Console) -> list[R
             first = outcomes[0].sweep
             if len(outcomes) == 1 and first.left and sweep.budget_s is not None:
                 line = budget_line(
-                    first.resumed + first.answered, first.total, first.pace_s, sweep.budget_s
+                    first.resumed + first.answered,
+                    first.total,
+                    first.pace_s,
+                    sweep.budget_s,
+                    wanted=sweep.min_questions,
                 )
                 console.print(line, highlight=False)
     return outcomes

@@ -64,9 +64,11 @@ class SweepSettings(Frozen):
     flush_every: int = Field(default=8, ge=1)
     run_dir: str | None = None  # None: ${paths.runs}/<experiment>/<run label>-<config hash>
     progress: bool = True
-    # Seconds of answering: once ``min_questions`` of the subset are answered, the sweep ends
-    # after the answer past which one more, at this invocation's pace, would end beyond them; the
-    # rest (a question already started then too) is left for a rerun. null: no budget.
+    # Seconds of answering: the sweep ends after the answer past which one more, at this
+    # invocation's pace, would end beyond them; the rest (a question already started then too)
+    # is left for a rerun. null: no budget. The budget binds on every machine: where it fits
+    # fewer than ``min_questions`` (the fewest a comparison should rest on), the run says what
+    # they would take here instead of running past it.
     budget_s: float | None = Field(default=None, gt=0)
     min_questions: int = Field(default=1, ge=1)
     retry: Retry = "none"
