@@ -3,10 +3,11 @@
     Task ──► reference schema (CREATE TABLE + example rows), the shared system message of every call
          ──► L0 retrieval without an LLM: cell values for the question's n-grams ║ examples for its skeleton
          ──► first wave: greedy + n samples of one prompt (schema, cells, examples, question),
-             every candidate executed; "no such column" rewritten from the schema (no LLM,
-             pipelines/repair/columns.py; a string an apostrophe broke, pipelines/repair/quotes.py);
-             a string filter that matches no row grounded in the stored values
-             (pipelines/repair/values.py); bucketed by result
+             every candidate executed through the listed repairs (scaling.repairs, no LLM,
+             pipelines/repair/rounds.py): a JOIN that joins no key given the schema's key before it
+             runs; "no such column" rewritten from the schema (a string an apostrophe broke
+             doubled) after; a string filter that matches no row grounded in the stored values;
+             bucketed by result
          ──► clear majority? ── yes ──► answer (answered_by = "first_wave")
          ──► fix: the most common errored SQLs ──► SQLFixer with the engine's message ──► check
          ──► widen: more samples of a prompt variant (scaling.widen), where at least
