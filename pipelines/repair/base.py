@@ -14,6 +14,8 @@ The adaptive pipeline runs its written rewriters before a candidate runs, its fa
 errored candidate (rounds, each rewrite executed) and its found_nothing ones on an empty result
 (``pipelines/repair/rounds.py``); the agentic checker chain runs written rewriters and blockers
 (``pipelines/agentic/chain.py``). Every one reads the schema through ``RepairContext.index``.
+A failed-phase repair's ``rounds`` setting (1 where it has none) bounds the rewrites an errored
+candidate gets: the largest of the listed ones.
 
     class Shouting(Rewriter):
         name: ClassVar[str] = "shouting"

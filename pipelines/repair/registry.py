@@ -21,7 +21,7 @@ from pipelines.repair.base import Repair
 
 # name ──► "module:Class" of its Repair (imported on first use)
 REPAIRS: dict[str, str] = {
-    # the adaptive pipeline's, in the order its rounds run them
+    # on a candidate before it runs, on its error, on an empty result (pipelines/repair/rounds.py)
     "joins": "pipelines.repair.joins:Joins",
     "columns": "pipelines.repair.columns:Columns",
     "quotes": "pipelines.repair.quotes:Quotes",

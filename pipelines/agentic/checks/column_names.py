@@ -1,4 +1,4 @@
-"""Rewriter: a column the schema lacks, bound by the adaptive pipeline's column repair
+"""Rewriter: a column the schema lacks, bound by the schema-grounded column repair
 (``pipelines/repair/columns.py``): no LLM, the schema alone.
 
 Small models qualify a column with the wrong alias or spell it another way, and shown the
