@@ -3,10 +3,11 @@
     Task ──► reference schema (CREATE TABLE + example rows), the shared system message of every call
          ──► L0 retrieval without an LLM: cell values for the question's n-grams ║ examples for its skeleton
          ──► first wave: greedy + n samples of one prompt (schema, cells, examples, question),
-             every candidate executed; "no such column" rewritten from the schema (no LLM,
-             pipelines/repair/columns.py; a string an apostrophe broke, pipelines/repair/quotes.py);
-             a string filter that matches no row grounded in the stored values
-             (pipelines/repair/values.py); bucketed by result
+             every candidate executed through the listed repairs (scaling.repairs, no LLM,
+             pipelines/repair/rounds.py): a JOIN that joins no key given the schema's key before it
+             runs; "no such column" rewritten from the schema (a string an apostrophe broke
+             doubled) after; a string filter that matches no row grounded in the stored values;
+             bucketed by result
          ──► clear majority? ── yes ──► answer (answered_by = "first_wave")
          ──► fix: the most common errored SQLs ──► SQLFixer with the engine's message ──► check
          ──► widen: more samples of a prompt variant (scaling.widen), where at least
@@ -46,6 +47,8 @@ from typing import Any
 from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
 from models.types import ChatMessage, ChatRequest
+from pipelines.agentic.schema_index import SchemaIndex
+from pipelines.agentic.taxonomy import load_taxonomy
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
 from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.render import DIALECT_NAME, cells_block, render_evidence, solved_examples
@@ -53,20 +56,17 @@ from pipelines.agents.types import Bucket
 from pipelines.contracts import CandidateSQL, DatabaseRef
 from pipelines.indexing.examples.question_skeleton import SchemaWords
 from pipelines.prompts import PromptTemplate, load_prompt
-from pipelines.repair.columns import ColumnRepair
-from pipelines.repair.joins import JoinRepair
-from pipelines.repair.quotes import QuoteRepair
+from pipelines.repair.base import RepairContext
 from pipelines.repair.refinement import Refiner
-from pipelines.repair.values import ValueRepair
+from pipelines.repair.registry import build_repairs
+from pipelines.repair.rounds import ERROR_ROUNDS, RepairRounds
 from pipelines.schema import introspect
 from pipelines.schema.cache import SchemaCache
 from pipelines.schema.focus import record_focus
-from pipelines.schema.joins import join_graph
 from pipelines.selection.bucketing import ExecutionBucketer
 from pipelines.selection.likelihood import LikelihoodSelector
 from pipelines.selection.tournament import Tournament, TournamentQuestion
 from pipelines.sql_hardness import HARDNESS
-from pipelines.strategies.adaptive_repairs import ground_values, rejoin, repair_columns
 from pipelines.strategies.adaptive_settings import AdaptiveScaling, WidenStep
 from pipelines.strategies.adaptive_state import (
     FIRST_WAVE,
@@ -106,6 +106,8 @@ class AdaptivePipeline(Strategy):
             max_tokens=settings.single_pass.max_tokens,
         )
         self.bucketer = ExecutionBucketer()
+        self.repairs = build_repairs(self.adaptive.repairs)
+        self.taxonomy = load_taxonomy()
         self._schemas: SchemaCache[DatabaseSchema] = SchemaCache()
 
     def call_allowance(self, fixer_passes: int = 1) -> int:
@@ -150,8 +152,9 @@ class AdaptivePipeline(Strategy):
         if focused.focused:
             record_focus(run, focused)
         run.light = run.ddl = focused.text  # every agent's shared system message
-        state.repair, state.values, state.joins = schema.repair, schema.values, schema.joins
-        state.quotes = schema.quotes if a.quote_repair else None
+        state.repairs = RepairRounds(
+            self.repairs, RepairContext(index=schema.index, taxonomy=self.taxonomy), self.stage
+        )
 
         steps: list[tuple[str, bool, Callable[[], Awaitable[object]]]] = [
             (FIRST_WAVE, True, lambda: self._first_wave(run, state)),
@@ -212,22 +215,18 @@ class AdaptivePipeline(Strategy):
         return vote(run, buckets)
 
     async def _schema(self, db: DatabaseRef) -> DatabaseSchema:
-        """The reference schema text, the schema's words (for skeletons) and its column repair,
-        read once per database."""
+        """The reference schema text, the schema's words (for skeletons) and the schema the
+        repairs read, once per database."""
 
         async def read() -> DatabaseSchema:
             reference = await self.focused_reference(
                 db, self.focuser, sample_rows=self.settings.single_pass.sample_rows
             )
             view = await asyncio.to_thread(introspect, db, 0)
-            graph = join_graph(view)  # declared and inferred keys, shared by the three repairs
             return DatabaseSchema(
                 reference=reference,
                 words=SchemaWords.from_view(view),
-                repair=ColumnRepair(view, graph),
-                values=ValueRepair(view, graph),
-                joins=JoinRepair(view, graph),
-                quotes=QuoteRepair(view.dialect),
+                index=SchemaIndex.from_view(view),
             )
 
         return await self.once_per_database(self._schemas, db, read)
@@ -294,20 +293,13 @@ class AdaptivePipeline(Strategy):
                 candidates.append(CandidateSQL(sql=extract_sql(text), producer=producer))
             except InvalidModelOutput:
                 run.recorder.decide("generator_unusable", "adaptive", generator=producer)
-        a = self.adaptive
-        if a.join_repair:
-            candidates = rejoin(state, candidates)
-        executed = await run.execute_all(candidates)
-        repaired = await repair_columns(
-            run,
-            state,
-            executed,
-            a.column_repair,
-            lambda: self._out_of_time("column_repair", run, state),
+        repairs = state.repairs
+        executed = await run.execute_all(repairs.before_run(candidates))
+        repaired = await repairs.after_error(
+            run, executed, lambda: self._out_of_time(ERROR_ROUNDS, run, state)
         )
-        if a.value_repair:
-            executed = await ground_values(run, state, executed)
-            repaired = await ground_values(run, state, repaired)
+        executed = await repairs.ground(run, executed)
+        repaired = await repairs.ground(run, repaired)
         run.add(executed)
         run.add(repaired)
 

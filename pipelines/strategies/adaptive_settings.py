@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from core.types import Frozen
+from pipelines.repair.base import Grounder, Rewriter
+from pipelines.repair.registry import RepairEntry, RepairList, build_repairs
 from pipelines.sql_hardness import Hardness
 from pipelines.strategies.scaling import StrategyScaling
 
@@ -33,8 +35,9 @@ class WidenStep(Frozen):
 class AdaptiveScaling(StrategyScaling):
     """Widths, thresholds and steps of the adaptive pipeline (``pipelines/strategies/adaptive.py``).
 
-    A first wave of ``greedy`` + ``samples`` candidates from one prompt, each SQL that names a
-    column the schema lacks rewritten from the schema (``column_repair`` rounds); a clear majority —
+    A first wave of ``greedy`` + ``samples`` candidates from one prompt, each repaired by the
+    listed schema-grounded ``repairs`` (an SQL that names a column the schema lacks rewritten
+    from the schema, ...); a clear majority —
     the top bucket non-empty, error-free, holding ``stop_share`` of the executed answers and at
     least ``stop_min_votes``, and before the widening its SQL no harder than
     ``stop_max_hardness`` — answers; otherwise the enabled steps run in order, each followed
@@ -57,18 +60,15 @@ class AdaptiveScaling(StrategyScaling):
     # only after the pool was widened; "extra" trusts every clear majority. "medium" widened 19 of
     # the fixed 108 and turned one answer right for ~3.5 s/question more (docs/benchmarks.md#hardness-gate).
     stop_max_hardness: Hardness = "extra"
-    # Rounds of schema-grounded rewrites of an unbound column, no LLM (pipelines/repair/columns.py).
-    column_repair: int = Field(default=3, ge=0)
-    # An empty result whose ``column = 'literal'`` filter names no stored value: the literal looked
-    # up in the scope's text columns, no LLM (pipelines/repair/values.py).
-    value_repair: bool = True
-    # A JOIN whose ON condition names no key between the new table and those before it
-    # (``ON T1.MakeId = T1.Make``) gets the schema's one join key before it runs, no LLM
-    # (pipelines/repair/joins.py).
-    join_repair: bool = True
-    # A syntax error from an apostrophe inside a string (``'St. Luke\'s'``, ``'O'Brien'``): the
-    # apostrophe doubled, no LLM (pipelines/repair/quotes.py); runs in the column repair's rounds.
-    quote_repair: bool = True
+    # The schema-grounded repairs of a candidate, no LLM, by name (pipelines/repair/registry.py),
+    # each with its settings as ``{name: {setting: value}}``; they run by phase, in this order
+    # within a phase: ``joins`` before it runs (a JOIN whose ON names no key between the new table
+    # and those before it gets the schema's one join key: ``ON T1.MakeId = T1.Make``), ``columns``
+    # and ``quotes`` on its error (an unbound column rewritten from the schema, ``rounds``: 3
+    # rewrites at most; an apostrophe inside a string, ``'O'Brien'``, doubled), ``values`` on a
+    # result with nothing in it (a ``column = 'literal'`` filter that names no stored value,
+    # the literal looked up in the scope's text columns). [] runs none.
+    repairs: RepairList = ("joins", "columns", "quotes", "values")
     fix_max: int = Field(default=1, ge=0)  # distinct errored SQLs repaired, most frequent first
     # One request each, in order, while the pool is split; () disables widening. The default draws
     # from the plain prompt (no examples, no cell values): its samples are less correlated with the
@@ -113,6 +113,14 @@ class AdaptiveScaling(StrategyScaling):
     # auto: 7.5 s per 1,000 tokens of a large schema's prompt, none on a small one
     # (pipelines/database_rules.py).
     escalate_within_s: Annotated[float, Field(gt=0)] | None | Literal["auto"] = "auto"
+
+    @field_validator("repairs")
+    @classmethod
+    def _runs_on_candidates(cls, repairs: tuple[RepairEntry, ...]) -> tuple[RepairEntry, ...]:
+        for repair in build_repairs(repairs):
+            if not isinstance(repair, (Rewriter, Grounder)):
+                raise ValueError(f"{repair.name} reports findings; the adaptive pipeline rewrites")
+        return repairs
 
     @model_validator(mode="after")
     def _needs_a_candidate(self) -> AdaptiveScaling:

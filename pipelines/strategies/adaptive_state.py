@@ -1,8 +1,8 @@
 """What the adaptive pipeline keeps while it answers, and what it asks of a candidate or a bucket.
 
-DatabaseSchema   read once per database: reference schema, schema words, the repairs
-State            per question: the repairs' memos, the latency budget passed
-null_only · nothing_found · has_rows   what an executed result shows
+DatabaseSchema   read once per database: reference schema, schema words, the repairs' schema
+State            per question: its repair rounds, the latency budget passed
+null_only        what an executed bucket shows
 rated_hardness   Spider hardness of a SQL ("extra" when sqlglot cannot parse it)
 fixable          the errored candidates left for the LLM fixer
 vote             the largest answer, ties to rows, then to the greedy candidate's
@@ -15,14 +15,12 @@ from typing import NamedTuple
 
 import sqlglot
 
+from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.agents.types import Bucket
 from pipelines.contracts import CandidateSQL
 from pipelines.indexing.examples.question_skeleton import SchemaWords
-from pipelines.repair.columns import ColumnRepair
-from pipelines.repair.joins import JoinRepair
-from pipelines.repair.quotes import QuoteRepair
 from pipelines.repair.refinement import UNFIXABLE_ERRORS
-from pipelines.repair.values import ValueRepair
+from pipelines.repair.rounds import RepairRounds
 from pipelines.schema.reference import ReferenceSchema
 from pipelines.sql_hardness import Hardness, hardness_from_sql
 from pipelines.task_run import TaskRun
@@ -32,28 +30,20 @@ FIRST_WAVE = "first_wave"
 
 class DatabaseSchema(NamedTuple):
     """What the pipeline reads of a database once: the reference schema (per table, for the
-    focus), the schema's words (for question skeletons), the three repairs built on its view
-    and join graph, and the dialect's quote repair."""
+    focus), the schema's words (for question skeletons), and the schema the repairs read (its
+    view and join graph)."""
 
     reference: ReferenceSchema
     words: SchemaWords
-    repair: ColumnRepair
-    values: ValueRepair
-    joins: JoinRepair
-    quotes: QuoteRepair
+    index: SchemaIndex
 
 
 class State:
-    """What the repairs of one question remember: the schema's repairs, the SQLs they rewrote or
-    grounded, and whether the latency budget has passed."""
+    """What one question keeps: its repair rounds (what they rewrote and grounded), and whether
+    the latency budget has passed."""
 
     def __init__(self) -> None:
-        self.repair: ColumnRepair | None = None
-        self.rewritten: set[str] = set()  # errored SQLs the column repair rewrote
-        self.values: ValueRepair | None = None
-        self.joins: JoinRepair | None = None
-        self.quotes: QuoteRepair | None = None
-        self.grounded: dict[str, CandidateSQL | None] = {}  # empty-result SQL -> its rewrite
+        self.repairs: RepairRounds | None = None  # set once the schema is read
         self.out_of_time = False  # escalate_within_s passed and recorded in the trace
 
 
@@ -68,21 +58,6 @@ def null_only(bucket: Bucket) -> bool:
     )
 
 
-def nothing_found(candidate: CandidateSQL) -> bool:
-    """No rows, or one row of zeros and NULLs: what aggregates over a filter that matched nothing give."""
-    result = candidate.exec_result
-    if result is None or not result.ok:
-        return False
-    return result.row_count == 0 or (
-        result.row_count == 1 and all(v is None or v == 0 for v in result.rows[0])
-    )
-
-
-def has_rows(candidate: CandidateSQL) -> bool:
-    result = candidate.exec_result
-    return result is not None and result.ok and result.row_count > 0
-
-
 def rated_hardness(sql: str) -> Hardness:
     """Spider hardness of a SQL; one sqlglot cannot parse rates "extra" (escalate when unsure)."""
     try:
@@ -92,15 +67,16 @@ def rated_hardness(sql: str) -> Hardness:
 
 
 def fixable(run: TaskRun, state: State) -> list[CandidateSQL]:
-    """Errored candidates for the LLM fixer: not fixed before, and not SQLs the column repair
-    rewrote (their rewrite stands for them when it still fails)."""
+    """Errored candidates for the LLM fixer: not fixed before, and not SQLs the repairs of an
+    error rewrote (their rewrite stands for them when it still fails)."""
+    rewritten = state.repairs.rewritten if state.repairs is not None else set()
     return [
         c
         for c in run.pool
         if not c.exec_result.ok
         and c.exec_result.error_kind not in UNFIXABLE_ERRORS
         and "fix" not in str(c.lineage)
-        and c.sql not in state.rewritten
+        and c.sql not in rewritten
     ]
 
 

@@ -42,7 +42,6 @@ from typing import Any
 from models.errors import InvalidModelOutput, ModelError
 from pipelines.agentic.attempts import Session, Tried, best_attempt, normal
 from pipelines.agentic.chain import CheckerChain
-from pipelines.agentic.checks import stages
 from pipelines.agentic.classify import Classifier
 from pipelines.agentic.context import DatabaseContext, hubs_first
 from pipelines.agentic.entities import EntitySelector, SelectionInput, entities_for
@@ -54,6 +53,7 @@ from pipelines.agents.types import Context
 from pipelines.contracts import CandidateSQL, CellHit, DatabaseRef, ExampleHit, Task
 from pipelines.indexing.examples.own_examples import OwnExampleRetriever
 from pipelines.indexing.examples.question_skeleton import SchemaWords
+from pipelines.repair.registry import build_repairs
 from pipelines.schema import introspect
 from pipelines.schema.cache import SchemaCache
 from pipelines.schema.catalog import schema_graph
@@ -216,13 +216,12 @@ class AgenticPipeline(Strategy):
             run.steps.close()
         tried = Tried(number=number, sql=generated.sql)
         session.tried.append(tried)
-        if a.checker_chain:
-            checked = context.chain.check(tried.sql)
-            for rewrite in checked.rewrites:
-                run.recorder.decide("agentic.rewrite", f"attempt_{number}", rewriter=rewrite.stage)
-            tried.sql, tried.findings = checked.sql, checked.findings
-            if tried.findings:
-                return tried
+        checked = context.chain.check(tried.sql)
+        for rewrite in checked.rewrites:
+            run.recorder.decide("agentic.rewrite", f"attempt_{number}", rewriter=rewrite.stage)
+        tried.sql, tried.findings = checked.sql, checked.findings
+        if tried.findings:
+            return tried
         if self.checks.verifier is not None:
             objection = await self.checks.verify(run, request, tried.sql, number)
             if objection is not None:
@@ -308,7 +307,7 @@ class AgenticPipeline(Strategy):
             graph = await asyncio.to_thread(schema_graph, db, self.settings.catalog)
             view = await asyncio.to_thread(introspect, db, 0)
             chain = CheckerChain(
-                view, stages=stages(bind_columns=self.agentic.bind_columns), taxonomy=self.taxonomy
+                view, stages=build_repairs(self.agentic.checks), taxonomy=self.taxonomy
             )
             catalog = catalog_of(graph, self.settings.catalog).text()
             return DatabaseContext(graph, catalog, chain, hubs_first(graph))

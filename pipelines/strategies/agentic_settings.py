@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from pipelines.agentic.checks import DEFAULT_CHECKS
+from pipelines.repair.registry import RepairEntry, RepairList, build_repairs
 from pipelines.strategies.scaling import StrategyScaling
 
 
@@ -18,8 +20,8 @@ class AgenticScaling(StrategyScaling):
     generated SQL at a time, checked, executed, classified and repaired with the taxonomy's
     directives until one is accepted or ``max_attempts`` generations were made.
 
-    The stage switches are the ablations: without ``checker_chain`` a candidate goes straight to
-    the verifier and the database; without ``directives`` the generator gets the raw error
+    The stage switches are the ablations: with no ``checks`` a candidate goes straight to the
+    verifier and the database; without ``directives`` the generator gets the raw error
     message instead of the class and its directive (the plain retry-with-error baseline);
     without ``schema_expansion`` a schema-coverage error is repaired in place like any other.
     """
@@ -41,11 +43,12 @@ class AgenticScaling(StrategyScaling):
     # while attempts remain; it stands if the repair finds no rows either. Without the validator
     # nothing else questions it: the first enterprise trials accepted a join that matched nothing.
     retry_empty: bool = True
-    checker_chain: bool = True
-    # The checker chain binds an unknown column with the adaptive pipeline's column repair
-    # (ColumnNames) instead of reporting it. Off: on the claims tuning half it rewrote 6
-    # questions' SQL, turned none right and one wrong (a join to an unrelated table).
-    bind_columns: bool = False
+    # The checker chain's stages, in order, by name (pipelines/repair/registry.py; the rewriters,
+    # then the blockers: pipelines/agentic/checks/). ``column_names`` (not listed: binds an
+    # unknown column with the schema-grounded column repair instead of reporting it) rewrote 6
+    # questions' SQL on the claims tuning half, turned none right and one wrong (a join to an
+    # unrelated table). [] : no chain.
+    checks: RepairList = DEFAULT_CHECKS
     directives: bool = True
     schema_expansion: bool = True
     cheatsheet: bool = True
@@ -61,3 +64,11 @@ class AgenticScaling(StrategyScaling):
     # Of the one redraw of a generation that repeats an earlier attempt's SQL (the 1.5B, shown
     # its failed SQL, often writes it again at the repair temperature).
     duplicate_temperature: float = Field(default=0.8, ge=0.0, le=2.0)
+
+    @field_validator("checks")
+    @classmethod
+    def _run_before_execution(cls, checks: tuple[RepairEntry, ...]) -> tuple[RepairEntry, ...]:
+        for check in build_repairs(checks):
+            if check.phase != "written":
+                raise ValueError(f"{check.name} runs on an executed SQL; the chain runs before")
+        return checks

@@ -141,12 +141,14 @@ async def test_a_string_broken_by_an_apostrophe_is_repaired_before_its_column(
     assert all("'O''Brien'" in c.sql and "country" in c.sql for c in rewrites)
 
 
-async def test_without_quote_repair_the_broken_string_stays_an_error(tiny_db, sandbox, scripted):
+async def test_with_quotes_not_listed_the_broken_string_stays_an_error(tiny_db, sandbox, scripted):
     broken = "SELECT count(*) FROM singer WHERE country = 'France' AND name != 'O\\'Brien'"
     client = scripted(
         {"single_pass": first_wave(broken, [broken, broken, RIGHT, WRONG]), "fixer": lambda r: ""}
     )
-    prediction = await pipeline(client, sandbox, scaling(quote_repair=False)).answer(task(tiny_db))
+    prediction = await pipeline(
+        client, sandbox, scaling(repairs=("joins", "columns", "values"))
+    ).answer(task(tiny_db))
 
     assert not any("O''Brien" in c.sql for c in prediction.candidates)
     assert all(not c.exec_result.ok for c in prediction.candidates if c.sql == broken)
@@ -166,7 +168,9 @@ async def test_past_the_budget_no_column_is_rewritten(tiny_db, sandbox, scripted
     assert decision.stage == "column_repair"
 
 
-async def test_without_column_repair_the_fixer_gets_the_error(tiny_db, sandbox, scripted):
+async def test_with_no_repair_of_an_error_listed_the_fixer_gets_the_error(
+    tiny_db, sandbox, scripted
+):
     misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"
     client = scripted(
         {
@@ -174,7 +178,9 @@ async def test_without_column_repair_the_fixer_gets_the_error(tiny_db, sandbox, 
             "fixer": lambda r: sql(RIGHT),
         }
     )
-    prediction = await pipeline(client, sandbox, scaling(column_repair=0)).answer(task(tiny_db))
+    prediction = await pipeline(client, sandbox, scaling(repairs=("joins", "values"))).answer(
+        task(tiny_db)
+    )
 
     assert client.calls["fixer"] == 1
     assert not any("repair" in c.lineage for c in prediction.candidates)
@@ -694,10 +700,12 @@ async def test_a_filter_that_excludes_a_name_on_a_key_excludes_its_row(tiny_db, 
     assert client.calls == {"single_pass": 2}
 
 
-async def test_without_value_repair_the_empty_answers_stand(tiny_db, sandbox, scripted):
+async def test_with_values_not_listed_the_empty_answers_stand(tiny_db, sandbox, scripted):
     lowercase = "SELECT count(*) FROM singer WHERE country = 'france'"
     client = scripted({"single_pass": first_wave(lowercase, [lowercase, lowercase, WRONG, WRONG])})
-    adaptive = pipeline(client, sandbox, scaling(widen=(), tournament=False, value_repair=False))
+    adaptive = pipeline(
+        client, sandbox, scaling(widen=(), tournament=False, repairs=("joins", "columns", "quotes"))
+    )
     prediction = await adaptive.answer(task(tiny_db))
 
     assert not [c for c in prediction.candidates if "values" in c.lineage]
@@ -721,7 +729,9 @@ async def test_a_join_that_does_not_join_gets_the_schema_key_before_it_runs(
     assert prediction.exec_result.rows == ((1,),) and prediction.answered_by == "first_wave"
 
     client = scripted({"single_pass": first_wave(cross, [cross, cross, joined, WRONG])})
-    without = await pipeline(client, sandbox, scaling(join_repair=False)).answer(task(tiny_db))
+    without = await pipeline(
+        client, sandbox, scaling(repairs=("columns", "quotes", "values"))
+    ).answer(task(tiny_db))
     assert without.exec_result.rows == ((4,),)  # 2 concerts in 2015 × 2 French singers
 
 

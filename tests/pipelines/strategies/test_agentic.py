@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from pipelines.agentic.checks import DEFAULT_CHECKS
 from pipelines.contracts import CellHit, Task
 from pipelines.factory import build_pipeline
 from pipelines.indexing.errors import IndexNotBuilt
@@ -207,7 +208,7 @@ async def test_a_missing_table_brings_its_entity_into_the_schema(
     assert select.json_schema["properties"]["entities"]["items"]["enum"] == ["users", "tickets"]
 
 
-async def test_with_bind_columns_a_column_one_key_away_is_joined_without_a_retry(
+async def test_with_column_names_listed_a_column_one_key_away_is_joined_without_a_retry(
     work_duckdb, real_sandbox, scripted
 ):
     client = scripted(
@@ -219,7 +220,9 @@ async def test_with_bind_columns_a_column_one_key_away_is_joined_without_a_retry
         }
     )
     prediction, trace = await pipeline(
-        client, real_sandbox, scaling(max_entities=1, bind_columns=True)
+        client,
+        real_sandbox,
+        scaling(max_entities=1, checks=(*DEFAULT_CHECKS[:4], "column_names", *DEFAULT_CHECKS[4:])),
     ).answer_with_trace(task(work_duckdb, "Who owns each queued ticket?"))
 
     assert prediction.exec_result.rows == (("Login fails", "Ada"),)
@@ -254,13 +257,9 @@ async def test_when_every_attempt_is_blocked_the_last_one_runs_anyway(
     assert "agentic.fallback_blocked" in [d.label for d in trace.decisions]
 
 
-async def test_without_the_checker_chain_the_engine_meets_the_mistake(
-    work_duckdb, real_sandbox, scripted
-):
+async def test_with_no_checks_the_engine_meets_the_mistake(work_duckdb, real_sandbox, scripted):
     client = scripted({"single_pass": replies(NO_UNNEST, BLOCKED_COUNT)})
-    prediction = await pipeline(client, real_sandbox, scaling(checker_chain=False)).answer(
-        task(work_duckdb)
-    )
+    prediction = await pipeline(client, real_sandbox, scaling(checks=())).answer(task(work_duckdb))
 
     assert prediction.exec_result.rows == ((1,),)
     assert [c.exec_result.ok for c in prediction.candidates] == [False, True]
