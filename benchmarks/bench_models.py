@@ -49,7 +49,7 @@ from pathlib import Path
 
 from _spider import concert_singer, reference_schema_of  # benchmarks/_spider.py
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import LoadGuard, parse_guarded  # benchmarks/_load.py
 from core.config import load_config, section
 from models import ChatMessage, ChatRequest, ChatResponse, ModelClient, build_client
 
@@ -565,9 +565,7 @@ def main() -> None:
     settings.add_argument(
         "--setting-timeout", type=float, default=300.0, help="seconds per setting"
     )
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
     if args.settings or args.quick:
         args.model = args.model or ("qwen2.5-coder-0.5b" if args.quick else "qwen2.5-coder-1.5b")
         args.decode_tokens = args.decode_tokens or 64
