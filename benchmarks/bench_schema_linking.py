@@ -33,7 +33,7 @@ import sys
 import sqlglot
 from sqlglot import exp
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 from core.config import load_config, section
 from eval.loaders import load_benchmark
 from pipelines.agents.runtime import as_executor
@@ -68,9 +68,7 @@ async def main() -> None:
     parser.add_argument("overrides", nargs="*", help="Hydra overrides (default: the claims 70)")
     parser.add_argument("--no-cells", action="store_true")
     parser.add_argument("--misses", action="store_true")
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
     guard.before()
     cfg = load_config(args.overrides or ["benchmark=demo", "benchmark.stride=1"])
     settings = section(cfg, "pipeline", PipelineSettings)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import polars as pl
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 from pipelines.contracts import Task
 from pipelines.database_rules import settle_for
 from pipelines.strategies.full_width_settings import FullWidthScaling
@@ -158,9 +158,7 @@ def main() -> None:
     parser.add_argument(
         "--response-cache", default="null", help="JSONL response cache, so a rerun is free"
     )
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
 
     import models
     from core.config import load_config, section

@@ -112,7 +112,8 @@ def build_pipeline(
     sinks: tuple[TraceSink, ...] | None = None,
     own_examples: Any | None = None,
 ) -> DatabasePipeline:
-    """The configured strategy (``build_strategy``) behind the per-database rules.
+    """The configured strategy (``scaling.strategy`` in the registry) behind the per-database
+    rules.
 
     ``client``: a ``models`` ModelClient; ``sandbox``: a Sandbox or sandbox pool; the retrievers
     (``CellRetriever`` / ``ExampleRetriever``) are optional — without them L1 retrieval is
@@ -128,45 +129,15 @@ def build_pipeline(
     model_name = str(cfg.model.get("name", "")) if cfg.get("model") is not None else ""
     own_examples = own_examples or OwnExampleRetriever()
 
+    served = {"client": client, "sandbox": sandbox, "sinks": sinks, "model_name": model_name}
+    retrieval = {"cell_retriever": cell_retriever, "example_retriever": example_retriever}
+
     def build(settings: PipelineSettings, scaling: StrategyScaling) -> Pipeline:
-        return build_strategy(
-            settings,
-            scaling,
-            client=client,
-            sandbox=sandbox,
-            cell_retriever=cell_retriever,
-            example_retriever=example_retriever,
-            sinks=sinks,
-            own_examples=own_examples,
-            model_name=model_name,
+        """The strategy ``scaling.strategy`` names, built with these settings."""
+        return strategy_class(scaling.strategy)(
+            settings=settings, scaling=scaling, own_examples=own_examples, **served, **retrieval
         )
 
     return DatabasePipeline(
         build, settings=settings, scaling=scaling, sandbox=sandbox, own_examples=own_examples
-    )
-
-
-def build_strategy(
-    settings: PipelineSettings,
-    scaling: StrategyScaling,
-    *,
-    client: Any,
-    sandbox: Any,
-    cell_retriever: Any | None,
-    example_retriever: Any | None,
-    sinks: tuple[TraceSink, ...],
-    own_examples: Any,
-    model_name: str,
-) -> Pipeline:
-    """The strategy ``scaling.strategy`` names, built with these settings."""
-    return strategy_class(scaling.strategy)(
-        client=client,
-        sandbox=sandbox,
-        scaling=scaling,
-        settings=settings,
-        sinks=sinks,
-        model_name=model_name,
-        cell_retriever=cell_retriever,
-        example_retriever=example_retriever,
-        own_examples=own_examples,
     )

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from pipelines.agents.base import GenerationInput, SQLGenerator, is_fatal
 from pipelines.agents.errors import PipelineConfigError
 from pipelines.agents.generators import build_generators, check_families
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
 from pipelines.agents.reasoning_selector import ReasoningSelector
-from pipelines.agents.runtime import ModelClientLike
 from pipelines.agents.types import Critique
 from pipelines.contracts import CandidateSQL, SchemaView
 from pipelines.repair.refinement import (
@@ -57,7 +57,7 @@ from pipelines.strategies.full_width_settings import (
 )
 from pipelines.strategies.router import DifficultyRouter
 from pipelines.task_run import TaskRun, gather_all, record_failure
-from pipelines.trace import RouteRecord, TraceSink
+from pipelines.trace import RouteRecord
 from pipelines.understanding import Understander
 
 
@@ -70,15 +70,9 @@ class Orchestrator(Strategy):
     def __init__(
         self,
         *,
-        client: ModelClientLike,
-        sandbox: object,
         scaling: FullWidthScaling = FullWidthScaling(),
         settings: PipelineSettings = PipelineSettings(),
-        sinks: Sequence[TraceSink] = (),
-        model_name: str = "",
-        cell_retriever: object | None = None,
-        example_retriever: object | None = None,
-        own_examples: object | None = None,
+        **parts: Any,
     ) -> None:
         if isinstance(scaling, FullWidthScaling):
             check_families(scaling.k, "scaling.k")
@@ -91,24 +85,14 @@ class Orchestrator(Strategy):
                     raise PipelineConfigError(
                         f"router profile {tier!r} is not a valid FullWidthScaling: {exc}"
                     ) from exc
-        super().__init__(
-            client=client,
-            sandbox=sandbox,
-            scaling=scaling,
-            settings=settings,
-            sinks=sinks,
-            model_name=model_name,
-            cell_retriever=cell_retriever,
-            example_retriever=example_retriever,
-            own_examples=own_examples,
-        )
+        super().__init__(scaling=scaling, settings=settings, **parts)
         agents = self.settings.agents
         self.generators: dict[str, SQLGenerator] = build_generators(agents)
         self.understander = Understander(
             extractor=KeywordSkeletonExtractor(settings=agents.extractor),
             settings=self.settings.understanding,
-            cell_retriever=cell_retriever,
-            example_retriever=example_retriever,
+            cell_retriever=self.cell_retriever,
+            example_retriever=self.example_retriever,
         )
         self.refiner = Refiner.from_settings(self.settings)
         self.tournament = Tournament(

@@ -13,7 +13,7 @@ execution result (``conf/scaling/self_consistency.yaml``).
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -22,7 +22,6 @@ from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
 from pipelines.agents.render import DIALECT_NAME, render_evidence
-from pipelines.agents.runtime import ModelClientLike
 from pipelines.contracts import CandidateSQL, DatabaseRef, Task
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema.cache import SchemaCache
@@ -30,11 +29,10 @@ from pipelines.schema.focus import record_focus
 from pipelines.schema.reference import ReferenceSchema
 from pipelines.selection.bucketing import ExecutionBucketer
 from pipelines.selection.tournament import majority_vote
-from pipelines.settings import PipelineSettings
 from pipelines.strategies.base import Strategy
 from pipelines.strategies.scaling import StrategyScaling
 from pipelines.task_run import TaskRun
-from pipelines.trace import TraceRecorder, TraceSink
+from pipelines.trace import TraceRecorder
 
 
 class SinglePassScaling(StrategyScaling):
@@ -63,24 +61,11 @@ class SinglePassPipeline(Strategy):
     def __init__(
         self,
         *,
-        client: ModelClientLike,
-        sandbox: object,
         scaling: SinglePassScaling = SinglePassScaling(),
-        settings: PipelineSettings = PipelineSettings(),
-        sinks: tuple[TraceSink, ...] = (),
-        model_name: str = "",
         prompt: PromptTemplate | None = None,
-        **retrievers: object,
+        **parts: Any,
     ) -> None:
-        super().__init__(
-            client=client,
-            sandbox=sandbox,
-            scaling=scaling,
-            settings=settings,
-            sinks=sinks,
-            model_name=model_name,
-            **retrievers,
-        )
+        super().__init__(scaling=scaling, **parts)
         self.prompt = prompt or load_prompt("single_pass")
         self._schemas: SchemaCache[ReferenceSchema] = SchemaCache()
 
