@@ -20,7 +20,7 @@ from core.types import Frozen
 class RayInitSettings(Frozen):
     """How the driver reaches Ray: start a local one (``address=None``) or join a cluster."""
 
-    address: str | None = None  # None: start a local Ray; "auto" or ray://host:10001: join one
+    address: str | None = None  # None: start a local Ray (never join one); "auto", ray://…: join
     num_cpus: int | None = 2  # only when starting a local Ray
     num_gpus: int | None = None
     include_dashboard: bool = False
