@@ -103,6 +103,16 @@ def _own_cpu_s() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
+def parse_guarded(
+    parser: argparse.ArgumentParser, argv: list[str] | None = None
+) -> tuple[argparse.Namespace, LoadGuard]:
+    """``parser``'s arguments, with the load options added, and the guard those configure
+    (its ``before()`` is the caller's to call, once what the run needs is loaded)."""
+    add_load_arguments(parser)
+    args = parser.parse_args(argv)
+    return args, LoadGuard.from_args(args)
+
+
 class LoadGuard:
     """Refuses a benchmark's figures when the CPUs were shared; see the module docstring."""
 

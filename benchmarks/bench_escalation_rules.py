@@ -5,9 +5,9 @@ from their predictions (candidate pools, per-candidate correctness, step timings
         [--widen-min-votes 2] [--escalate-within-s 45]
 
 For each question of each run: the widening is left out where the pool before it has no executed
-answer shared by ``--widen-min-votes`` candidates (``scaling.adaptive.widen_min_votes``), and
+answer shared by ``--widen-min-votes`` candidates (``scaling.widen_min_votes``), and
 every step after the first wave that would start past ``--escalate-within-s`` seconds
-(``scaling.adaptive.escalate_within_s``) is left out with the steps after it. A question that
+(``scaling.escalate_within_s``) is left out with the steps after it. A question that
 loses a step is answered by the vote over the candidates of the steps before it (largest
 executed answer; a tie goes to the greedy candidate's answer, as ``select: vote`` does), and its
 seconds end where the first left-out step would have started. Printed per run: EX recorded and

@@ -8,8 +8,8 @@ skeleton (other databases only, as the pipelines ask) are compared with the gold
 literals masked) equals the gold's. Printed per band of skeleton cosine similarity: how many
 examples fall there and the share that have the structure. An example below the band where that
 share falls under one half is more likely to mislead than to help; the pipelines'
-``pipeline.understanding.example_threshold`` is set from this table (docs/benchmarks.md,
-*Solved examples*). No model is needed; the example index must be built
+``pipeline.understanding.example_threshold`` is set from this table
+(docs/benchmarks.md#example-threshold). No model is needed; the example index must be built
 (``scale-analytics index``).
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from collections import defaultdict
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 from core.config import load_config
 from eval.loaders import load_benchmark
 from pipelines.factory import build_retrievers
@@ -52,9 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("overrides", nargs="*")
     parser.add_argument("--k", type=int, default=5)
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
     guard.before()
     sets = (
         [args.overrides]

@@ -11,7 +11,7 @@ count, EX by difficulty and by SDS bucket where the benchmark rates them, mean /
 seconds, calls and tokens per question, cost per question and per correct answer at the run's
 configured prices and with its tokens at a hosted reference price (``conf/prices``), and the
 judge's verdicts with their agreement with EX where the judge ran — the same functions as the
-run's own summary (``eval/reporting/report.py``, ``eval/grading/judge.py``).
+run's own summary (``eval/reporting/result.py``, ``eval/grading/judge.py``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,8 @@ import polars as pl
 from omegaconf import OmegaConf
 
 from core.config import load_config
-from eval.reporting.costs import reference_costs
-from eval.reporting.report import ex_by_sds, run_metrics
-from models.budget import PriceList
+from eval.reporting.result import run_result
+from models.budget import Price, PriceList
 
 
 def halves(frame: pl.DataFrame, stride: int) -> dict[str, pl.DataFrame]:
@@ -38,8 +37,9 @@ def halves(frame: pl.DataFrame, stride: int) -> dict[str, pl.DataFrame]:
     }
 
 
-def describe(name: str, frame: pl.DataFrame, reference: tuple[str, object] | None) -> list[str]:
-    m = run_metrics(frame)
+def describe(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | None) -> list[str]:
+    result = run_result(frame, label=name, reference=reference)
+    m = result.metrics()
     right = int(frame["ex_bird"].fill_null(False).sum())
     lines = [
         f"  {name}: {frame.height} questions, EX {m.get('ex_bird', 0):.3f} ({right}/{frame.height})"
@@ -50,13 +50,12 @@ def describe(name: str, frame: pl.DataFrame, reference: tuple[str, object] | Non
             f"{difficulty[0]} {int(group['ex_bird'].fill_null(False).sum())}/{group.height}"
         )
     lines.append("    by difficulty: " + ", ".join(parts))
-    by_sds = ex_by_sds(frame)
-    if by_sds.height:
+    if result.accuracy.by_sds:
         lines.append(
             "    by SDS: "
             + ", ".join(
-                f"{r['sds_bucket']} {round(r['ex_bird'] * r['questions'])}/{r['questions']}"
-                for r in by_sds.iter_rows(named=True)
+                f"{r.group} {round((r.ex_bird or 0) * r.questions)}/{r.questions}"
+                for r in result.accuracy.by_sds
             )
         )
     lines.append(
@@ -71,11 +70,10 @@ def describe(name: str, frame: pl.DataFrame, reference: tuple[str, object] | Non
         if "cost_usd_per_correct" in m
         else ", n/a per correct (none correct)"
     )
-    if reference is not None:
-        ref = reference_costs(m, reference[1])  # type: ignore[arg-type]
-        cost += f"; at {reference[0]}: ${ref['ref_cost_usd_per_question']:.5f}/question"
-        if "ref_cost_usd_per_correct" in ref:
-            cost += f", ${ref['ref_cost_usd_per_correct']:.5f}/correct"
+    if result.costs.reference is not None:
+        cost += f"; at {result.costs.reference.name}: ${result.costs.reference.per_question:.5f}/question"
+        if result.costs.reference.per_correct is not None:
+            cost += f", ${result.costs.reference.per_correct:.5f}/correct"
     lines.append(cost)
     if "judge_correct" in m:
         agreement = m.get("judge_agreement_ex")
@@ -89,16 +87,16 @@ def describe(name: str, frame: pl.DataFrame, reference: tuple[str, object] | Non
     return lines
 
 
-def table_row(name: str, frame: pl.DataFrame, reference: tuple[str, object] | None) -> str:
+def table_row(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | None) -> str:
     """``| half | EX (right/n) | s/question mean (p95) | calls | $/correct |``: docs/results.md."""
-    m = run_metrics(frame)
+    result = run_result(frame, label=name, reference=reference)
+    m = result.metrics()
     right = int(frame["ex_bird"].fill_null(False).sum())
     per_correct = (
         f"${m['cost_usd_per_correct']:.4f}" if "cost_usd_per_correct" in m else "n/a (none right)"
     )
-    if reference is not None and "cost_usd_per_correct" in m:
-        ref = reference_costs(m, reference[1])  # type: ignore[arg-type]
-        per_correct += f" / ${ref['ref_cost_usd_per_correct']:.4f}"
+    if result.costs.reference is not None and result.costs.reference.per_correct is not None:
+        per_correct += f" / ${result.costs.reference.per_correct:.4f}"
     return (
         f"| {name} | {m.get('ex_bird', 0):.3f} ({right}/{frame.height}) | "
         f"{m['latency_mean_s']:.1f} ({m['latency_p95_s']:.1f}) | {m['calls_per_question']:.2f} | "

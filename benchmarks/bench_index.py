@@ -36,7 +36,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 from core.config import load_config, section
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.builder.runner import build_all
@@ -251,9 +251,7 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=None, help="limit Spider dev questions")
     parser.add_argument("--latency-queries", type=int, default=200)
     parser.add_argument("--executor", choices=("ray", "local"), default="ray")
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
 
     cfg = load_config([])
     spider = Path(cfg.paths.benchmarks) / "spider"

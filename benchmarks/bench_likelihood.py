@@ -33,7 +33,7 @@ from pathlib import Path
 
 import polars as pl
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 
 Scores = dict[str, tuple[float, int]]  # SQL -> (sum of token log-probabilities, tokens)
 
@@ -159,9 +159,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the scores here (JSON)")
     parser.add_argument("--scores", type=Path, help="reuse the scores of an earlier --out")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
 
     from core.config import load_config
     from eval.loaders import load_benchmark

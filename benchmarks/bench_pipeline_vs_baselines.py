@@ -16,7 +16,7 @@ import os
 import statistics
 import time
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -60,9 +60,7 @@ def main() -> None:
         default=["scaling=cpu_small", "pipeline=cpu_small"],
         help="Hydra overrides of the full pipeline's configuration",
     )
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
 
     import models
     from core.config import load_config, section

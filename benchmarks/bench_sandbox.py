@@ -43,7 +43,7 @@ from eval.loaders import load_benchmark
 from pipelines.contracts import DatabaseRef
 from pipelines.sandbox import Sandbox
 from pipelines.sandbox import sandbox as sandbox_module
-from pipelines.sandbox.worker import WorkerProcess
+from pipelines.sandbox.worker_process import WorkerProcess
 
 Query = tuple[str, DatabaseRef]
 

@@ -33,11 +33,10 @@ import sys
 import sqlglot
 from sqlglot import exp
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 from core.config import load_config, section
 from eval.loaders import load_benchmark
 from pipelines.agents.runtime import as_executor
-from pipelines.contracts import ScalingSettings
 from pipelines.database_rules import settle_for
 from pipelines.factory import build_retrievers
 from pipelines.indexing.cell_values.ngrams import question_ngrams
@@ -45,6 +44,7 @@ from pipelines.sandbox import Sandbox
 from pipelines.schema.focus import SchemaFocuser
 from pipelines.schema.reference import reference_schema
 from pipelines.settings import PipelineSettings
+from pipelines.strategies.full_width_settings import FullWidthScaling
 
 
 def gold_references(sql: str, dialect: str) -> tuple[set[str], set[tuple[str, str]]]:
@@ -68,9 +68,7 @@ async def main() -> None:
     parser.add_argument("overrides", nargs="*", help="Hydra overrides (default: the claims 70)")
     parser.add_argument("--no-cells", action="store_true")
     parser.add_argument("--misses", action="store_true")
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
     guard.before()
     cfg = load_config(args.overrides or ["benchmark=demo", "benchmark.stride=1"])
     settings = section(cfg, "pipeline", PipelineSettings)
@@ -91,7 +89,7 @@ async def main() -> None:
     for position, task in enumerate(bench.tasks):
         db = task.db
         if db.path not in references:
-            chosen, _, _ = await settle_for(executor, db, settings, ScalingSettings())
+            chosen, _, _ = await settle_for(executor, db, settings, FullWidthScaling())
             references[db.path] = await reference_schema(
                 executor,
                 db,

@@ -23,7 +23,7 @@ from types import SimpleNamespace
 import sqlglot
 from sqlglot import exp
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 from core.config import load_config
 from pipelines.contracts import DatabaseRef
 from pipelines.schema import introspect, render_ddl, render_light, token_size
@@ -101,9 +101,7 @@ def main() -> None:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--spider", type=int, default=8, help="Spider databases drawn (seed 0)")
     parser.add_argument("--no-tokenizer", action="store_true", help="skip the real token counts")
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
     guard.before()
     cfg = load_config([])
     claims = claims_ref(cfg)

@@ -19,7 +19,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 from core.config import load_config
 from eval.grading.scoring import ScoreReport, score_predictions
 from eval.loaders import load_benchmark
@@ -30,9 +30,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. benchmark.stride=3")
-    add_load_arguments(parser)
-    args = parser.parse_args(argv)
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser, argv)
 
     cfg = load_config(["benchmark=spider_dev", *args.overrides])
     bench = load_benchmark(cfg.benchmark)

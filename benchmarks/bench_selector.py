@@ -32,9 +32,10 @@ from pathlib import Path
 
 import polars as pl
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
-from pipelines.contracts import ScalingSettings, Task
+from _load import parse_guarded  # benchmarks/_load.py
+from pipelines.contracts import Task
 from pipelines.database_rules import settle_for
+from pipelines.strategies.full_width_settings import FullWidthScaling
 from pipelines.trace import ReasoningTrace, read_traces
 
 
@@ -126,7 +127,7 @@ async def judge(pairs, prompts, client, executor, settings):
     for pair in pairs:
         task = pair.task
         if task.db.db_id not in schemas:
-            chosen, _, _ = await settle_for(executor, task.db, settings, ScalingSettings())
+            chosen, _, _ = await settle_for(executor, task.db, settings, FullWidthScaling())
             schemas[task.db.db_id] = await reference_schema(
                 executor, task.db, sample_rows=chosen.single_pass.sample_rows
             )
@@ -157,9 +158,7 @@ def main() -> None:
     parser.add_argument(
         "--response-cache", default="null", help="JSONL response cache, so a rerun is free"
     )
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
 
     import models
     from core.config import load_config, section

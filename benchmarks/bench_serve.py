@@ -32,7 +32,7 @@ from pathlib import Path
 
 import httpx
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 from serve.process import ServeNotReady, ServeProcess, free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,9 +143,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=8, help="per client")
     parser.add_argument("--max-seconds", type=float, default=300, help="per pass")
     parser.add_argument("--real", action="store_true", help="also the local 1.5B: cold/warm/cached")
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
     guard.before()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

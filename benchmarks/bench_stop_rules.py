@@ -2,7 +2,7 @@
 
     python benchmarks/bench_stop_rules.py RUN_DIR [--min-votes 3 4 5] [--share 0.6 0.8 1.0]
 
-RUN_DIR is a finished ``eval`` run of the adaptive pipeline with ``scaling.adaptive.early_stop=false``
+RUN_DIR is a finished ``eval`` run of the adaptive pipeline with ``scaling.early_stop=false``
 (variant ``no_early_stop``): each question's pool holds the first wave and every later step's
 candidates, each with its result hash and correctness. For each rule — stop when the first wave's
 top bucket holds at least ``min_votes`` votes and ``share`` of its executed answers — a question

@@ -29,7 +29,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 from core.config import load_config, section
 from eval.loaders import load_benchmark
 from eval.sweep.config import SweepSettings
@@ -111,16 +111,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "overrides", nargs="*", help="Hydra overrides, e.g. model=qwen2.5-coder-1.5b"
     )
-    add_load_arguments(parser)
-    args = parser.parse_args(argv)
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser, argv)
 
     cfg = load_config([*DEFAULTS, *args.overrides, "++sweep.ves_iterations=1"])
     tasks = list(load_benchmark(cfg.benchmark).tasks[: args.limit])
     console = Console(width=120)
     console.print(
         f"{cfg.benchmark.name} first {len(tasks)} questions · model {cfg.model.name} · scaling "
-        f"single_pass={cfg.scaling.single_pass} · {os.cpu_count()} CPUs · "
+        f"strategy={cfg.scaling.strategy} · {os.cpu_count()} CPUs · "
         f"{platform.processor() or platform.machine()} · "
         f"load average {os.getloadavg()[0]:.1f}"
     )

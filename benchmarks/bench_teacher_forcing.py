@@ -10,7 +10,7 @@ Spider's concert_singer reference schema with one question, the prompt cached on
     the same with logprobs (a scoring call) ┘
     4 distinct SQLs scored one at a time  ║  the same 4 at once  ──► seconds for the four
 
-The last pair decides ``scaling.adaptive.select_parallel``: at once, calls beyond the prompt's
+The last pair decides ``scaling.select_parallel``: at once, calls beyond the prompt's
 slot go to slots that evaluate the prompt again.
 """
 
@@ -23,7 +23,7 @@ import time
 
 from _spider import concert_singer, reference_schema_of  # benchmarks/_spider.py
 
-from _load import LoadGuard, add_load_arguments  # benchmarks/_load.py
+from _load import parse_guarded  # benchmarks/_load.py
 
 QUESTION = "What are the names of the singers who performed in a concert in 2014?"
 SQLS = (
@@ -89,9 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--repeat", type=int, default=2)
-    add_load_arguments(parser)
-    args = parser.parse_args()
-    guard = LoadGuard.from_args(args)
+    args, guard = parse_guarded(parser)
     guard.before()
     figures = asyncio.run(measure(args.model, args.repeat))
     guard.after()

@@ -9,12 +9,14 @@ composed config back as its model.
     >>> cfg = load_config(["benchmark=demo", "scaling=single_pass"])
     >>> cfg.benchmark.name
     'demo'
-    >>> cfg.scaling.k["icl/direct"], cfg.sweep.workers   # no YAML names sweep.workers: its default
-    (1, 1)
+    >>> cfg.scaling.strategy, cfg.sweep.workers   # no YAML names sweep.workers: its default
+    ('single_pass', 1)
 
-A section as its model: ``section(cfg, "scaling", ScalingSettings)`` (from ``pipelines.contracts``).
-A model that configuration validates into is named ``…Settings`` (``ScalingSettings``,
-``PipelineSettings``, ``ModelSettings``, ``SweepSettings``, ``ServeSettings`` and their parts).
+A section as its model: ``section(cfg, "pipeline", PipelineSettings)``; the ``scaling`` group is
+the settings of the strategy it names (``pipelines.strategies.registry.scaling_settings``).
+A model that configuration validates into is named ``…Settings`` (``PipelineSettings``,
+``ModelSettings``, ``SweepSettings``, ``ServeSettings`` and their parts), a strategy's
+``…Scaling``.
 """
 
 from __future__ import annotations
@@ -47,9 +49,6 @@ if not OmegaConf.has_resolver("mul"):
 # imported at the first compose, so importing core imports no layer. A ``base_*`` node sits under
 # a key of its group (``- base_index@index``).
 BASES: dict[str, str] = {
-    "scaling/base": "pipelines.contracts:ScalingSettings",
-    "scaling/base_adaptive": "pipelines.contracts:AdaptiveScaling",  # scaling.adaptive
-    "scaling/base_agentic": "pipelines.contracts:AgenticScaling",  # scaling.agentic
     "pipeline/base": "pipelines.settings:PipelineSettings",
     "pipeline/base_index": "pipelines.indexing.settings:IndexSettings",  # pipeline.index
     "sweep/base": "eval.sweep.config:SweepSettings",
@@ -57,6 +56,11 @@ BASES: dict[str, str] = {
     "model/base": "models.config:ModelSettings",
     "serve/base": "serve.settings:ServeSettings",
     "eval/base": "eval.settings:EvalSettings",
+}
+# Config group -> "module:function" giving {name: model}: each model's defaults are stored as the
+# group's ``base_<name>`` node (the ``scaling`` group: one per strategy, from its registry).
+REGISTERED_BASES: dict[str, str] = {
+    "scaling": "pipelines.strategies.registry:settings_models",
 }
 
 M = TypeVar("M", bound=BaseModel)
@@ -121,6 +125,12 @@ def _store_bases() -> None:
     store = ConfigStore.instance()
     for node, target in BASES.items():
         group, name = node.split("/")
-        module, cls = target.split(":")
-        model = getattr(importlib.import_module(module), cls)
-        store.store(group=group, name=name, node=model_defaults(model))
+        store.store(group=group, name=name, node=model_defaults(_imported(target)))
+    for group, target in REGISTERED_BASES.items():
+        for name, model in _imported(target)().items():
+            store.store(group=group, name=f"base_{name}", node=model_defaults(model))
+
+
+def _imported(target: str) -> Any:
+    module, attribute = target.split(":")
+    return getattr(importlib.import_module(module), attribute)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -112,6 +112,39 @@ def dev_entry(index: int, db_id: str, question: SolvedQuestion, **fields: Any) -
         "SQL": one_line(question.sql),
         **fields,
     }
+
+
+def create_table(
+    name: str,
+    columns: Iterable[tuple[str, str, bool, tuple[str, str] | None]],
+    primary_key: Sequence[str],
+    unique: Sequence[Sequence[str]] = (),
+) -> str:
+    """The ``CREATE TABLE`` of an embedded table, one line each: its columns as ``(name, type,
+    not null, (table, column) referenced or None)``, the primary key, the unique keys, then a
+    foreign key per referencing column.
+
+    >>> print(create_table("t", [("id", "INTEGER", True, None), ("p", "TEXT", False, ("p", "id"))],
+    ...                    ["id"]))
+    CREATE TABLE t (
+        id INTEGER NOT NULL,
+        p TEXT,
+        PRIMARY KEY (id),
+        FOREIGN KEY (p) REFERENCES p (id)
+    )
+    """
+    columns = list(columns)
+    lines = [
+        f"    {col} {kind}{' NOT NULL' if not_null else ''}" for col, kind, not_null, _ in columns
+    ]
+    lines.append(f"    PRIMARY KEY ({', '.join(primary_key)})")
+    lines += [f"    UNIQUE ({', '.join(cols)})" for cols in unique]
+    lines += [
+        f"    FOREIGN KEY ({col}) REFERENCES {ref[0]} ({ref[1]})"
+        for col, _, _, ref in columns
+        if ref
+    ]
+    return f"CREATE TABLE {name} (\n" + ",\n".join(lines) + "\n)"
 
 
 def temp_name(path: Path) -> Path:

@@ -12,19 +12,43 @@ Subcommands compose config with Hydra's compose API, which has no multirun, so i
     >>> from core.config import load_config
     >>> [c.label for c in expand(["scaling=default,single_pass"], load_config, multirun=True)]
     ['scaling=default', 'scaling=single_pass']
+
+Each configuration is composed and validated here, once: what the run reads (``sweep``,
+``model``, ``prices``, ``eval``, ``benchmark``, the experiment) travels typed on its
+:class:`Configuration`, with the run's identity and directory.
+
+The run directory is named by a hash of the configuration's *content* (model, scaling,
+benchmark, pipeline, seed, and the judge when one is on), so rerunning the same command resumes
+the same directory, and changing any of those starts a fresh one. Resource shapes (``sweep``),
+paths, the experiment and prices (``prices``, each slot's ``price``) are not part of the hash:
+resuming on a bigger machine continues the same run, and a question keeps the cost it was
+answered at. Nor is the subset (``benchmark.limit/stride/offset``): predictions are per
+question, so a run grows — ``benchmark.limit=12`` first, the whole subset later, the first 12
+never recomputed — and its metrics, exports and report always cover exactly the questions of
+this invocation.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
-from collections.abc import Callable, Sequence
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
+from core.config import section
 from core.types import Frozen
 from eval.errors import EvalError
-from eval.loaders.common import SUBSET_FIELDS
+from eval.loaders.common import SUBSET_FIELDS, BenchmarkSpec
+from eval.settings import EvalSettings
+from eval.sweep.config import SweepSettings
+from models.budget import PriceList
+from models.config import ModelSettings
 
 # Overrides that change where or how a run executes, not what it computes: not part of labels.
 _NOT_LABELS = ("sweep", "paths", "experiment", "hydra", "log_level")
@@ -32,9 +56,125 @@ _NOT_LABELS = ("sweep", "paths", "experiment", "hydra", "log_level")
 _SUBSET_KEYS = tuple(f"benchmark.{key}" for key in SUBSET_FIELDS)
 
 
+_NOT_IDENTITY = ("paths", "sweep", "experiment", "log_level", "serve", "prices")
+# Beside those sections, keys that are not part of a run's identity: they may change when it
+# resumes, so MLflow gets them as tags, not as (immutable) params.
+_MUTABLE_PARAMS = (
+    *(f"benchmark.{key}" for key in SUBSET_FIELDS),
+    "model.response_cache",
+)
+_PARAM_VALUE_LIMIT = 6000  # MLflow's longest param value
+_SLOT_PRICE = re.compile(r"model\.slots\.[^.]+\.price\.")
+
+
 class Configuration(Frozen):
+    """One configuration of an ``eval`` invocation, composed and validated once (:meth:`of`)."""
+
     label: str  # the MLflow run name and the run directory's stem
     overrides: tuple[str, ...]
+    config: dict[str, Any]  # the composed config, resolved: what the pipelines are built from
+    identity: str  # hash of what the configuration computes (config_identity)
+    run_dir: str  # runs/<experiment>/<label>-<identity>, unless sweep.run_dir names one
+    sweep: SweepSettings
+    model: ModelSettings
+    prices: PriceList
+    evaluation: EvalSettings
+    benchmark: BenchmarkSpec
+    experiment: str
+    tracking_uri: str
+    baseline: str | None = None  # the variant the others are measured against
+    # the flattened config as MLflow params: what is the run's identity, and (as tags) the rest
+    params: dict[str, str] = {}
+    mutable_params: dict[str, str] = {}
+
+    @classmethod
+    def of(cls, label: str, overrides: Sequence[str], cfg: DictConfig) -> Configuration:
+        identity = config_identity(cfg)
+        config = OmegaConf.to_container(cfg, resolve=True)
+        flat = flatten(config)  # type: ignore[arg-type]
+        identity_keys = {key for key in flat if _is_identity(key, config)}  # type: ignore[arg-type]
+        return cls(
+            label=label,
+            overrides=tuple(overrides),
+            config=config,  # type: ignore[arg-type]
+            identity=identity,
+            run_dir=str(run_dir_for(cfg, label, identity)),
+            sweep=SweepSettings.from_cfg(cfg),
+            model=section(cfg, "model", ModelSettings),
+            prices=section(cfg, "prices", PriceList),
+            evaluation=section(cfg, "eval", EvalSettings),
+            benchmark=section(cfg, "benchmark", BenchmarkSpec),
+            experiment=str(cfg.experiment.name),
+            tracking_uri=str(cfg.experiment.tracking_uri),
+            baseline=OmegaConf.select(cfg, "experiment.baseline"),
+            params={k: v for k, v in flat.items() if k in identity_keys},
+            mutable_params={k: v for k, v in flat.items() if k not in identity_keys},
+        )
+
+    @property
+    def cfg(self) -> DictConfig:
+        """The composed config, for what reads it as Hydra config (index builds, the pipelines)."""
+        return OmegaConf.create(self.config)
+
+
+def _is_identity(key: str, config: dict[str, Any]) -> bool:
+    """Whether the flattened config ``key`` (``scaling.k_icl``) is part of the run's identity:
+    the others may change when it resumes, so MLflow gets them as tags, not params."""
+    return not (
+        key in _MUTABLE_PARAMS
+        or key.split(".", 1)[0] in _not_identity(config)
+        or _SLOT_PRICE.match(key) is not None
+    )
+
+
+def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """``{"scaling.k_icl": "2", ...}``: a nested config as MLflow params (lists stay one value).
+
+    >>> flatten({"scaling": {"k_icl": 2, "icl_strategies": ["direct", "cot"]}})
+    {'scaling.k_icl': '2', 'scaling.icl_strategies': "['direct', 'cot']"}
+    """
+    flat: dict[str, str] = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = str(value)[:_PARAM_VALUE_LIMIT]
+    return flat
+
+
+def _not_identity(config: DictConfig | dict[str, Any]) -> tuple[str, ...]:
+    # A judge adds its verdicts to every row, so a run with one is another run; without one the
+    # eval section computes nothing and leaves the hash as it is.
+    judged = (config.get("eval") or {}).get("judge") is not None
+    return _NOT_IDENTITY if judged else (*_NOT_IDENTITY, "eval")
+
+
+def config_identity(cfg: DictConfig) -> str:
+    """Hash of what the configuration computes (not where or with how many actors)."""
+    excluded = _not_identity(cfg)
+    content = {
+        k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in excluded
+    }  # type: ignore[union-attr]
+    content.get("pipeline", {}).pop("trace", None)  # where traces go is not what is computed
+    cheatsheet = content.get("pipeline", {}).get("cheatsheet")
+    if cheatsheet:  # where the learned rules are kept is not what is computed; whether they are is
+        cheatsheet["root"] = cheatsheet.get("root") is not None
+    for key in SUBSET_FIELDS:
+        content.get("benchmark", {}).pop(key, None)
+    content.get("model", {}).pop("response_cache", None)  # same requests, same distribution
+    for slot in content.get("model", {}).get("slots", {}).values():
+        slot.pop("price", None)  # what a call costs, not what it computes
+    canonical = json.dumps(content, sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def run_dir_for(cfg: DictConfig, label: str, identity: str) -> Path:
+    explicit = OmegaConf.select(cfg, "sweep.run_dir")
+    if explicit:
+        return Path(explicit)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_")[:80] or "run"
+    return Path(cfg.paths.runs) / str(cfg.experiment.name) / f"{slug}-{identity}"
 
 
 class OverrideError(EvalError):
@@ -89,7 +229,8 @@ def sweep_combinations(overrides: Sequence[str]) -> list[tuple[str, ...]]:
 def expand(
     argv: Sequence[str], load: Callable[[Sequence[str]], DictConfig], multirun: bool = False
 ) -> list[Configuration]:
-    """Configurations to run, in order. ``load`` composes a config (``core.config.load_config``)."""
+    """Configurations to run, in order, each composed by ``load`` (``core.config.load_config``)
+    and validated once."""
     combos = sweep_combinations(argv)
     if len(combos) > 1 and not multirun:
         raise OverrideError(
@@ -103,7 +244,7 @@ def expand(
         cfg = load(combo)
         variants = OmegaConf.select(cfg, "experiment.variants") or {}
         if not variants:
-            configurations.append(Configuration(label=combo_label, overrides=combo))
+            configurations.append(Configuration.of(combo_label, combo, cfg))
             continue
         variants = OmegaConf.to_container(variants)
         only = OmegaConf.select(cfg, "experiment.only")
@@ -122,5 +263,6 @@ def expand(
                     f"experiment.variants.{name} must be a list of key=value overrides"
                 )
             label = f"{name}[{combo_label}]" if varying else name
-            configurations.append(Configuration(label=label, overrides=merge(combo, extra)))
+            overrides = merge(combo, extra)
+            configurations.append(Configuration.of(label, overrides, load(overrides)))
     return configurations

@@ -84,23 +84,16 @@ def _local_backend(slot: LocalSlot, config: ModelSettings, closers: list[Closer]
 def _backend(slot: Any, config: ModelSettings, closers: list[Closer]) -> ChatBackend:
     if isinstance(slot, LocalSlot):
         return _local_backend(slot, config, closers)
-    if isinstance(slot, OpenAISlot):
-        return OpenAICompatBackend(
-            OpenAICompatSettings(
-                base_url=slot.base_url,
-                model=slot.model,
-                api_key_env=slot.api_key_env,
-                flavor=slot.flavor,
-                max_connections=slot.max_connections,
-            )
+    if isinstance(slot, OpenAISlot | VLLMServeSlot):
+        # A vLLM deployment is an OpenAI-compatible server of the vLLM flavor.
+        served = (
+            {"flavor": "vllm"}
+            if isinstance(slot, VLLMServeSlot)
+            else {"flavor": slot.flavor, "max_connections": slot.max_connections}
         )
-    if isinstance(slot, VLLMServeSlot):
         return OpenAICompatBackend(
             OpenAICompatSettings(
-                base_url=slot.base_url,
-                model=slot.model,
-                api_key_env=slot.api_key_env,
-                flavor="vllm",
+                base_url=slot.base_url, model=slot.model, api_key_env=slot.api_key_env, **served
             )
         )
     if isinstance(slot, ReplaySlot):

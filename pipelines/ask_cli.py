@@ -3,7 +3,7 @@
 Answers one question against one database with the configured pipeline and prints the chosen
 SQL, a preview of its result and a trace summary (candidates, buckets, LLM calls, tokens,
 seconds, retrieval). Any other ``key=value`` is a Hydra override, e.g. ``scaling=cpu_small``,
-``model=qwen2.5-coder-0.5b``, ``scaling.single_pass=true``, before or after the question; the
+``model=qwen2.5-coder-0.5b``, ``scaling=single_pass``, before or after the question; the
 question is the first argument that is not ``key=value`` (``core.cli.split_overrides``).
 
     $ scale-analytics ask "How many singers are from France?" --db concert_singer.sqlite scaling=cpu_small

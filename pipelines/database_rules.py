@@ -11,17 +11,17 @@ which applies the rules, so a benchmark is measured with what a user's own datab
                                                 └─► ChosenSetting records (Prediction.chosen,
                                                     the run's summary and MLflow run)
 
-The rules (measurements: docs/benchmarks.md, *One configuration*):
+The rules (measurements: docs/benchmarks.md#one-configuration):
 
 | setting | a large schema (> 3,000 tokens) | a small one |
 |---|---|---|
 | ``pipeline.single_pass.sample_rows`` | 1 example row per table | 3 |
-| ``scaling.adaptive.select`` | ``vote`` | ``likelihood`` |
-| ``scaling.adaptive.widen_min_votes`` | 2 | 0 |
-| ``scaling.adaptive.escalate_within_s`` | 7.5 s per 1,000 schema tokens | none |
+| ``scaling.select`` (adaptive) | ``vote`` | ``likelihood`` |
+| ``scaling.widen_min_votes`` (adaptive) | 2 | 0 |
+| ``scaling.escalate_within_s`` (adaptive) | 7.5 s per 1,000 schema tokens | none |
 
 and ``pipeline.understanding.example_threshold``: 0.1 where the database has solved examples of
-its own, else 1.5.
+its own, else 1.5. A ``scaling`` rule applies to the strategies whose settings have its field.
 
     >>> small = DatabaseProfile(db_id="concert_singer", schema_tokens=1200, own_examples=0)
     >>> [str(c) for c in choose(small)]
@@ -33,12 +33,15 @@ its own, else 1.5.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from core.types import Frozen
-from pipelines.contracts import ChosenSetting, DatabaseRef, ScalingSettings
+from pipelines.contracts import ChosenSetting, DatabaseRef
 from pipelines.schema.reference import reference_schema
 from pipelines.settings import PipelineSettings
+from pipelines.strategies.scaling import StrategyScaling
+
+S = TypeVar("S", bound=StrategyScaling)
 
 AUTO = "auto"
 # Estimated tokens of the whole reference prompt (one example row per table) above which a
@@ -82,10 +85,10 @@ RULES: tuple[Rule, ...] = (
     Rule("pipeline", "understanding.example_threshold", lambda p: 0.1 if p.own_examples else 1.5),
     # A split pool on a large, focused schema: the vote (the likelihood step lost more right
     # greedy answers than it won on the claims halves); on a small one the likelihood.
-    Rule("scaling", "adaptive.select", lambda p: "vote" if p.large else "likelihood"),
+    Rule("scaling", "select", lambda p: "vote" if p.large else "likelihood"),
     # On a large schema a pool where no two candidates agree was never turned right by widening.
-    Rule("scaling", "adaptive.widen_min_votes", lambda p: 2 if p.large else 0),
-    Rule("scaling", "adaptive.escalate_within_s", _budget),
+    Rule("scaling", "widen_min_votes", lambda p: 2 if p.large else 0),
+    Rule("scaling", "escalate_within_s", _budget),
 )
 
 
@@ -99,10 +102,9 @@ def choose(profile: DatabaseProfile) -> tuple[ChosenSetting, ...]:
 
 
 def _get(model: Any, path: str) -> Any:
+    # None where the model has no such field (a scaling rule of another strategy's settings)
     for key in path.split("."):
-        if model is None:
-            return None
-        model = getattr(model, key)
+        model = getattr(model, key, None)
     return model
 
 
@@ -114,8 +116,8 @@ def _set(model: Any, path: str, value: Any) -> Any:
 
 
 def settle(
-    settings: PipelineSettings, scaling: ScalingSettings, profile: DatabaseProfile | None
-) -> tuple[PipelineSettings, ScalingSettings, tuple[ChosenSetting, ...]]:
+    settings: PipelineSettings, scaling: S, profile: DatabaseProfile | None
+) -> tuple[PipelineSettings, S, tuple[ChosenSetting, ...]]:
     """``settings`` and ``scaling`` with every ``auto`` setting chosen for ``profile``, and what
     was chosen. Without a profile (a database that could not be measured, a strategy built
     alone in a test) each rule chooses as for a small database without examples of its own."""
@@ -136,8 +138,8 @@ async def schema_tokens(executor: Any, db: DatabaseRef) -> int:
 
 
 async def settle_for(
-    executor: Any, db: DatabaseRef, settings: PipelineSettings, scaling: ScalingSettings
-) -> tuple[PipelineSettings, ScalingSettings, tuple[ChosenSetting, ...]]:
+    executor: Any, db: DatabaseRef, settings: PipelineSettings, scaling: S
+) -> tuple[PipelineSettings, S, tuple[ChosenSetting, ...]]:
     """``settle`` for ``db`` measured now (its example files beside it counted): for a script
     that reads settings outside a pipeline (``benchmarks/``)."""
     from pipelines.indexing.examples.own_examples import examples_beside

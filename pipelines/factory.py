@@ -1,5 +1,5 @@
-"""Build the configured pipeline: single-pass greedy, the adaptive pipeline, the agentic mode, or
-the full-width orchestrator, with its ``auto`` settings chosen per database.
+"""Build the configured pipeline: the strategy ``scaling.strategy`` names
+(``pipelines/strategies/registry.py``), with its ``auto`` settings chosen per database.
 
     pipeline = build_pipeline(cfg, client=models.build_client(cfg.model), sandbox=sandbox)
     prediction = await pipeline.answer(task)   # the model answers
@@ -8,31 +8,26 @@ the full-width orchestrator, with its ``auto`` settings chosen per database.
 
 ``ask``, the endpoint and ``eval`` all build their pipeline here, so one question on one database
 gets the same settings, and the same SQL, on every surface. Every pipeline follows
-:class:`Pipeline`: ``async answer(task) -> Prediction`` and ``async aclose()``.
+``pipelines.pipeline.Pipeline``: ``answer``, ``answer_with_trace`` and ``aclose``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
 from core.config import section
 from pipelines.agents.runtime import as_executor
-from pipelines.contracts import ChosenSetting, DatabaseRef, Prediction, ScalingSettings, Task
+from pipelines.contracts import ChosenSetting, DatabaseRef, Prediction, Task
 from pipelines.database_rules import DatabaseProfile, schema_tokens, settle
+from pipelines.pipeline import Pipeline
 from pipelines.schema.cache import SchemaCache
 from pipelines.settings import PipelineSettings
+from pipelines.strategies.registry import scaling_settings, strategy_class
+from pipelines.strategies.scaling import StrategyScaling
 from pipelines.trace import JsonlTraceSink, ReasoningTrace, TraceSink
-
-
-class Pipeline(Protocol):
-    async def answer(self, task: Task) -> Prediction: ...
-
-    async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]: ...
-
-    async def aclose(self) -> None: ...
 
 
 def build_retrievers(cfg: DictConfig) -> tuple[Any | None, Any | None]:
@@ -66,11 +61,11 @@ class DatabasePipeline:
         build: Any,
         *,
         settings: PipelineSettings,
-        scaling: ScalingSettings,
+        scaling: StrategyScaling,
         sandbox: Any,
         own_examples: Any | None,
     ) -> None:
-        self._build = build  # (PipelineSettings, ScalingSettings) -> a strategy
+        self._build = build  # (PipelineSettings, StrategyScaling) -> a strategy
         self.settings, self.scaling = settings, scaling
         self._executor = as_executor(sandbox)
         self.own_examples = own_examples
@@ -117,7 +112,8 @@ def build_pipeline(
     sinks: tuple[TraceSink, ...] | None = None,
     own_examples: Any | None = None,
 ) -> DatabasePipeline:
-    """The configured strategy (``build_strategy``) behind the per-database rules.
+    """The configured strategy (``scaling.strategy`` in the registry) behind the per-database
+    rules.
 
     ``client``: a ``models`` ModelClient; ``sandbox``: a Sandbox or sandbox pool; the retrievers
     (``CellRetriever`` / ``ExampleRetriever``) are optional — without them L1 retrieval is
@@ -127,89 +123,21 @@ def build_pipeline(
     """
     from pipelines.indexing.examples.own_examples import OwnExampleRetriever
 
-    scaling = section(cfg, "scaling", ScalingSettings)
+    scaling = scaling_settings(cfg)
     settings = section(cfg, "pipeline", PipelineSettings)
     sinks = default_sinks(settings) if sinks is None else sinks
     model_name = str(cfg.model.get("name", "")) if cfg.get("model") is not None else ""
     own_examples = own_examples or OwnExampleRetriever()
 
-    def build(settings: PipelineSettings, scaling: ScalingSettings) -> Pipeline:
-        return build_strategy(
-            settings,
-            scaling,
-            client=client,
-            sandbox=sandbox,
-            cell_retriever=cell_retriever,
-            example_retriever=example_retriever,
-            sinks=sinks,
-            own_examples=own_examples,
-            model_name=model_name,
+    served = {"client": client, "sandbox": sandbox, "sinks": sinks, "model_name": model_name}
+    retrieval = {"cell_retriever": cell_retriever, "example_retriever": example_retriever}
+
+    def build(settings: PipelineSettings, scaling: StrategyScaling) -> Pipeline:
+        """The strategy ``scaling.strategy`` names, built with these settings."""
+        return strategy_class(scaling.strategy)(
+            settings=settings, scaling=scaling, own_examples=own_examples, **served, **retrieval
         )
 
     return DatabasePipeline(
         build, settings=settings, scaling=scaling, sandbox=sandbox, own_examples=own_examples
-    )
-
-
-def build_strategy(
-    settings: PipelineSettings,
-    scaling: ScalingSettings,
-    *,
-    client: Any,
-    sandbox: Any,
-    cell_retriever: Any | None,
-    example_retriever: Any | None,
-    sinks: tuple[TraceSink, ...],
-    own_examples: Any,
-    model_name: str,
-) -> Pipeline:
-    """``scaling.single_pass`` → :class:`SinglePassPipeline`; ``scaling.agentic`` set →
-    :class:`AgenticPipeline`; ``scaling.adaptive`` set → :class:`AdaptivePipeline`; else the
-    full-width :class:`Orchestrator`."""
-    from pipelines.schema.focus import SchemaFocuser
-
-    focuser = SchemaFocuser(settings.focus)
-    if scaling.single_pass:
-        from pipelines.strategies.single_pass import SinglePassPipeline
-
-        return SinglePassPipeline(
-            client=client,
-            sandbox=sandbox,
-            settings=settings.single_pass,
-            scaling=scaling,
-            sinks=sinks,
-            model_name=model_name,
-            focuser=focuser,
-        )
-    if scaling.agentic is not None:
-        from pipelines.strategies.agentic import AgenticPipeline
-
-        return AgenticPipeline(
-            client=client,
-            sandbox=sandbox,
-            scaling=scaling,
-            settings=settings,
-            sinks=sinks,
-            model_name=model_name,
-            own_examples=own_examples,
-            cell_retriever=cell_retriever,
-        )
-    extra: dict[str, Any] = {}
-    if scaling.adaptive is not None:
-        from pipelines.strategies.adaptive import AdaptivePipeline as pipeline_class
-
-        extra = {"focuser": focuser, "own_examples": own_examples}
-    else:
-        from pipelines.strategies.orchestrator import Orchestrator as pipeline_class
-
-    return pipeline_class(
-        client=client,
-        sandbox=sandbox,
-        scaling=scaling,
-        settings=settings,
-        cell_retriever=cell_retriever,
-        example_retriever=example_retriever,
-        sinks=sinks,
-        model_name=model_name,
-        **extra,
     )

@@ -1,8 +1,8 @@
 """The ``pipeline`` config group (``conf/pipeline``) as one model, and its defaults.
 
-Widths, depths and caps are *not* here: they are ScalingSettings (``conf/scaling``), read only by
-the orchestrator. Here are the per-agent knobs (temperatures, max_tokens), retrieval sizes, the
-sandbox's bounds and the L0 index settings.
+Widths, depths and caps are *not* here: they are the strategies' scaling settings
+(``conf/scaling``, ``pipelines/strategies``). Here are the per-agent knobs (temperatures,
+max_tokens), retrieval sizes, the sandbox's bounds and the L0 index settings.
 
     >>> PipelineSettings().agents.extractor.temperature
     0.2
@@ -10,14 +10,15 @@ sandbox's bounds and the L0 index settings.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from core.types import Frozen
-from pipelines.contracts import ScalingSettings
 from pipelines.indexing.settings import IndexSettings
 from pipelines.sandbox.limits import SandboxSettings
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class AgentCall(Frozen):
@@ -63,8 +64,7 @@ class FocusSettings(Frozen):
     (scored without an LLM, joined up over the join graph); a smaller one is shown whole."""
 
     # Spider's largest dev schema is ~2,100 estimated tokens with 3 example rows; the claims
-    # schema's ~6,400 with 1, the enterprise work-item schema's ~12,000 (docs/benchmarks.md,
-    # *Schema focus*).
+    # schema's ~6,400 with 1, the enterprise work-item schema's ~12,000 (docs/benchmarks.md#schema-focus).
     above_tokens: int | None = Field(default=3000, ge=0)  # None: never focus
     min_gain: float = Field(default=1.0, gt=0.0)  # a table must explain this much more to join
     max_tables: int = Field(default=6, ge=1)  # picked by the cover, before the joining tables
@@ -103,7 +103,7 @@ class UnderstandingSettings(Frozen):
     # examples of its own — on the claims questions Spider-train examples lent the 1.5B tables
     # the schema lacks — else 1.5 (cosine >= 0.25, nearly every retrieved one): fixed Spider 108
     # 0.778 at 1.5 against 0.741 at 0.1, 108 other dev questions 0.806 at both, 0.8x the seconds
-    # (docs/benchmarks.md, *The defaults on the native runtime*; pipelines/database_rules.py).
+    # (docs/benchmarks.md#spider-native-defaults; pipelines/database_rules.py).
     example_threshold: float | Literal["auto"] = "auto"
     examples_in_prompt: int = Field(default=5, ge=0)  # of the k retrieved, shown to ICL prompts
     # The asking database's own solved examples (a file beside it, the endpoint's accepted
@@ -129,14 +129,15 @@ class TournamentSettings(Frozen):
 
 
 class RouterSettings(Frozen):
-    """Difficulty router (on with ``scaling.router_enabled``): cheap features pick a profile;
-    agreement of a probe wave may stop early.
+    """Difficulty router of the full-width orchestrator (on with ``scaling.router_enabled``):
+    cheap features pick a profile; agreement of a probe wave may stop early.
 
     ``probe_k`` is the probe wave's samples per generator family (at most the profile's ``k``).
-    ``profiles`` maps a tier to ScalingSettings overrides applied on the configured scaling;
+    ``profiles`` maps a tier to overrides of the configured scaling settings (``FullWidthScaling``);
     a mapping (``k``) merges into the configured one.
 
-        >>> RouterSettings().scaling_for("narrow", ScalingSettings()).k
+        >>> from pipelines.strategies.full_width_settings import FullWidthScaling
+        >>> RouterSettings().scaling_for("narrow", FullWidthScaling()).k
         {'reasoning': 2, 'icl/direct': 1, 'icl/cot': 1, 'icl/decompose': 1}
     """
 
@@ -160,10 +161,8 @@ class RouterSettings(Frozen):
         }
     )
 
-    def scaling_for(self, tier: str, base: ScalingSettings) -> ScalingSettings:
-        return ScalingSettings.model_validate(
-            _merged(base.model_dump(), self.profiles.get(tier, {}))
-        )
+    def scaling_for(self, tier: str, base: M) -> M:
+        return type(base).model_validate(_merged(base.model_dump(), self.profiles.get(tier, {})))
 
 
 def _merged(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The mutable state of one question while a pipeline works on it.
 
 TaskRun(task, recorder, runtime, scaling) ── pool of executed candidates, critiques by bucket,
-                                             accumulated lessons, rendered schema views
+                                             accumulated lessons, rendered schema views, the
+                                             steps taken (StepLog), why nothing was answered
 
     run = TaskRun.start(task, client=client, executor=executor, scaling=scaling, call_cap=12)
     chosen = await within_limits(run, "orchestrator", search(run))  # None: out of time or budget
@@ -14,18 +15,56 @@ import asyncio
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from core.types import Usage
 from models.budget import TokenBudget
 from models.errors import BudgetExceeded, InvalidModelOutput
 from pipelines.agents.errors import AgentOutputError, CallCapExceeded
 from pipelines.agents.render import clip
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, SQLExecutor
 from pipelines.agents.types import Context, Critique, LessonsBlock
-from pipelines.contracts import CandidateSQL, Prediction, ScalingSettings, Task
+from pipelines.contracts import CandidateSQL, Prediction, RetrievalSource, StepCost, Task
+from pipelines.strategies.scaling import StrategyScaling
 from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, conclude
 
 T = TypeVar("T")
+
+
+class StepLog:
+    """Which steps of a question ran, what each cost, and which step's pool holds the answer.
+
+    run.steps.open("fix"); ...; run.steps.close()   # one StepCost: calls, tokens, seconds
+    """
+
+    def __init__(self, runtime: AgentRuntime) -> None:
+        self.runtime = runtime
+        self.taken: list[StepCost] = []
+        self.answered_by = ""
+        self._open: tuple[str, Usage, float] | None = None
+
+    def settle(self) -> None:
+        """Without a step that reached a majority, the answer comes from the last step's pool."""
+        self.answered_by = self.answered_by or (self.taken[-1].step if self.taken else "")
+
+    def open(self, name: str) -> None:
+        self._open = (name, self.runtime.usage, time.monotonic())
+
+    def close(self) -> None:
+        if self._open is None:
+            return
+        name, before, started = self._open
+        self._open = None
+        spent = self.runtime.usage
+        self.taken.append(
+            StepCost(
+                step=name,
+                calls=spent.calls - before.calls,
+                prompt_tokens=spent.prompt_tokens - before.prompt_tokens,
+                completion_tokens=spent.completion_tokens - before.completion_tokens,
+                seconds=round(time.monotonic() - started, 3),
+            )
+        )
 
 
 @dataclass
@@ -33,7 +72,7 @@ class TaskRun:
     task: Task
     recorder: TraceRecorder
     runtime: AgentRuntime
-    scaling: ScalingSettings
+    scaling: StrategyScaling
     light: str = ""  # the light schema view as prompts see it
     ddl: str = ""  # the DDL view
     context: Context = Context()
@@ -44,6 +83,12 @@ class TaskRun:
     critiques: dict[str, Critique] = field(default_factory=dict)  # by bucket hash
     lessons: LessonsBlock = LessonsBlock()
     started: float = field(default_factory=time.monotonic)  # for the prediction's latency
+    steps: StepLog = field(init=False)
+    retrieval: tuple[RetrievalSource, ...] = ()  # the L0 retrievers that served the question
+    failure: str | None = None  # why no SQL could be produced, when none was
+
+    def __post_init__(self) -> None:
+        self.steps = StepLog(self.runtime)
 
     @classmethod
     def start(
@@ -52,7 +97,7 @@ class TaskRun:
         *,
         client: ModelClientLike,
         executor: SQLExecutor,
-        scaling: ScalingSettings,
+        scaling: StrategyScaling,
         call_cap: int,
         model_name: str = "",
     ) -> TaskRun:
@@ -70,15 +115,11 @@ class TaskRun:
         return cls(task=task, recorder=recorder, runtime=runtime, scaling=scaling)
 
     def conclude(
-        self,
-        sinks: Sequence[SafeSink],
-        *,
-        chosen: CandidateSQL | None,
-        failure: str | None = None,
-        **fields: Any,
+        self, sinks: Sequence[SafeSink], *, chosen: CandidateSQL | None
     ) -> tuple[Prediction, ReasoningTrace]:
-        """The Prediction for ``chosen`` over the pool and its trace, written to ``sinks``
-        (:func:`pipelines.trace.conclude`); ``failure`` is the error when nothing was chosen."""
+        """The Prediction for ``chosen`` over the pool, with the steps taken and the retrievers
+        that served, and its trace, written to ``sinks`` (:func:`pipelines.trace.conclude`);
+        ``failure`` is the error when nothing was chosen."""
         return conclude(
             self.task.task_id,
             self.recorder,
@@ -87,9 +128,11 @@ class TaskRun:
             candidates=self.pool,
             usage=self.runtime.usage,
             started=self.started,
-            failure=failure or "no candidate SQL was produced",
+            failure=self.failure or "no candidate SQL was produced",
             gold_sql=self.task.gold_sql,
-            **fields,
+            answered_by=self.steps.answered_by if chosen else "",
+            steps=tuple(self.steps.taken),
+            retrieval=self.retrieval,
         )
 
     def add(self, candidates: Sequence[CandidateSQL]) -> None:
@@ -130,17 +173,19 @@ async def within_limits(
     run: TaskRun, stage: str, search: Awaitable[CandidateSQL | None]
 ) -> CandidateSQL | None:
     """``search`` under the run's global timeout. Running out of time or of budget is recorded as
-    a degradation (``global_timeout`` / ``budget_exceeded`` at ``stage``) and answers ``None``: the
-    caller answers from the pool."""
+    a degradation (``global_timeout`` / ``budget_exceeded`` at ``stage``) and as the run's
+    failure, and answers ``None``: the caller answers from the pool."""
     limit_s = run.scaling.global_timeout_s
     try:
         async with asyncio.timeout(limit_s):
             return await search
     except TimeoutError:
+        run.failure = f"global timeout of {limit_s:g}s"
         run.recorder.decide(
             "global_timeout", stage, degradation=True, limit_s=limit_s, candidates=len(run.pool)
         )
     except (BudgetExceeded, CallCapExceeded) as exc:
+        run.failure = describe(exc)
         run.recorder.decide(
             "budget_exceeded",
             stage,

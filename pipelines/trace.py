@@ -8,7 +8,7 @@
 
 The trace is ephemeral: it lives for one question and is serialised beside the prediction. A
 sweep turns the JSONL of its answered questions into MLflow traces of its run
-(``eval.reporting.tracking.log_traces``).
+(``eval.reporting.tracking.log_traces``) and into per-surface metrics (``eval.metrics.traces``).
 A failing sink warns once and never stops the pipeline (:class:`SafeSink`).
 
 Event attribute names follow the OpenTelemetry GenAI semantic conventions where one exists
@@ -132,10 +132,6 @@ class ReasoningTrace(Frozen):
     def degradation_reasons(self) -> tuple[str, ...]:
         return tuple(d.label for d in self.decisions if d.degradation)
 
-    def recent_fixes(self, producer: str) -> tuple[FixAttempt, ...]:
-        family = family_of(producer)
-        return tuple(f for f in self.fixes if family_of(f.producer) == family)
-
     def summary(self) -> dict[str, Any]:
         """The numbers ``scale-analytics ask`` prints."""
         return {
@@ -249,37 +245,6 @@ def retrieval_precision(context: Context, gold_sql: str | None) -> float | None:
     gold = gold_sql.lower()
     used = sum(1 for hit in context.cell_hits if hit.value.strip().lower() in gold)
     return used / len(context.cell_hits)
-
-
-# --- derived metrics --------------------------------------------------------------------------
-
-
-class TraceMetrics(Frozen):
-    """Per-surface metrics over many traces (None when nothing was measured)."""
-
-    tasks: int
-    tool_call_success_rate: float | None  # operational events that succeeded
-    retrieval_precision: float | None  # mean over tasks with gold and cell hits
-    critic_adherence_rate: (
-        float | None
-    )  # edits after a "needs change" critique that changed the result
-    degraded_rate: float | None
-
-
-def derive_metrics(traces: Sequence[ReasoningTrace]) -> TraceMetrics:
-    def rate(hits: int, total: int) -> float | None:
-        return hits / total if total else None
-
-    operational = [e for t in traces for e in t.events if e.surface == "operational"]
-    precisions = [t.retrieval_precision for t in traces if t.retrieval_precision is not None]
-    revisions = [r for t in traces for r in t.revisions]
-    return TraceMetrics(
-        tasks=len(traces),
-        tool_call_success_rate=rate(sum(e.ok for e in operational), len(operational)),
-        retrieval_precision=sum(precisions) / len(precisions) if precisions else None,
-        critic_adherence_rate=rate(sum(r.adhered for r in revisions), len(revisions)),
-        degraded_rate=rate(sum(t.degraded for t in traces), len(traces)),
-    )
 
 
 # --- sinks -----------------------------------------------------------------------------------
@@ -408,8 +373,6 @@ __all__ = [
     "RouteRecord",
     "ReasoningTrace",
     "TraceRecorder",
-    "TraceMetrics",
-    "derive_metrics",
     "retrieval_precision",
     "JsonlTraceSink",
     "SafeSink",

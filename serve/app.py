@@ -34,7 +34,7 @@ class PipelineDeployment:
     """Answers questions with the configured pipelines (``serve.engine.QueryEngine``)."""
 
     def __init__(self, cfgs: Mapping[str, dict], settings_json: str, sandbox: Any) -> None:
-        from serve.api import database_ref
+        from serve.databases import database_ref
         from serve.engine import QueryEngine
 
         self.engine = QueryEngine(cfgs, ServeSettings.model_validate_json(settings_json), sandbox)

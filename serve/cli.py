@@ -17,6 +17,7 @@ was started with), a database file that is missing or of unknown engine.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import signal
 import socket
@@ -48,6 +49,20 @@ def split_databases(overrides: list[str]) -> tuple[dict[str, str], list[str]]:
         else:
             rest.append(override)
     return databases, rest
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine only (where an open key ring is allowed).
+
+    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("0.0.0.0")
+    (True, True, False)
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def port_in_use(host: str, port: int) -> bool:
@@ -89,7 +104,6 @@ def main(argv: list[str]) -> int:
     from omegaconf import OmegaConf
 
     from core.config import load_config, section
-    from serve.api import is_loopback
     from serve.keys import KeyRing
     from serve.settings import ServeSettings
 
@@ -126,7 +140,7 @@ def main(argv: list[str]) -> int:
 
 
 def _register(settings, demo_dir: str) -> list:
-    from serve.api import register
+    from serve.databases import register
     from serve.store import StateStore
     from serve.types import RegisterRequest
 
@@ -163,8 +177,8 @@ def _run(cfg, cfgs, settings, ring, registered) -> int:
     from eval.sweep.services import sweep_services
     from eval.sweep.session import ray_session
     from pipelines.indexing.builder.ensure import ensure_indexes
-    from serve.api import database_ref
     from serve.app import APP_NAME, build_application
+    from serve.databases import database_ref
 
     sweep = SweepSettings.from_cfg(cfg).model_copy(
         update={

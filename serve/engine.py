@@ -36,9 +36,9 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from core.config import section
 from core.types import Frozen
-from pipelines.contracts import ExecutionResult, Prediction, ScalingSettings, Task
+from pipelines.contracts import ExecutionResult, Prediction, Task
+from pipelines.pipeline import Pipeline
 from serve.explain import ResponseAgent, template_explanation
 from serve.settings import ServeSettings
 from serve.store import StateStore
@@ -74,15 +74,6 @@ def confidence_of(chosen: str | None, hashes: list[str]) -> float:
     n, c = len(hashes), counts.get(chosen, 0)
     s = max((v for h, v in counts.items() if h != chosen), default=0)
     return round(n / (n + 1) * ((c / n) + (c - s) / n) / 2, 3)
-
-
-def first_wave(scaling: ScalingSettings) -> int:
-    """How many candidates the configured pipeline generates before any refinement."""
-    if scaling.agentic is not None:
-        return 1
-    if scaling.adaptive is not None:
-        return int(scaling.adaptive.greedy) + scaling.adaptive.samples
-    return max(1, scaling.candidates)  # the sum of the per-generator samples
 
 
 # --- progress -------------------------------------------------------------------------------
@@ -165,7 +156,7 @@ class QueryEngine:
         default = self.cfgs[settings.default_profile]
         self.client = client if client is not None else models.build_client(default.model)
         self._progress_client = ProgressClient(self.client)
-        self._pipelines: dict[str, Any] = {}
+        self._pipelines: dict[str, Pipeline] = {}
         self._retrievers: tuple[Any, Any] | None = None
         self.store = StateStore(settings.state_dir)
         self._own_examples: Any | None = None
@@ -177,7 +168,7 @@ class QueryEngine:
         )
         self.index_status: dict[str, str] = {}
 
-    def _pipeline(self, profile: str) -> Any:
+    def _pipeline(self, profile: str) -> Pipeline:
         if profile not in self._pipelines:
             from pipelines.factory import build_pipeline, build_retrievers
 
@@ -199,7 +190,7 @@ class QueryEngine:
         """The asking database's solved examples: its example file and its accepted answers.
 
         In the endpoint a ``DatabaseRef``'s ``db_id`` is the registered name
-        (``serve.api.database_ref``), which is what the query log records.
+        (``serve.databases.database_ref``), which is what the query log records.
         """
         if self._own_examples is None:
             from pipelines.indexing.examples.own_examples import OwnExampleRetriever
@@ -226,8 +217,10 @@ class QueryEngine:
         started = time.monotonic()
         if job.profile not in self.cfgs:
             return _error(422, "unknown_profile", f"profile {job.profile!r} is not configured")
-        scaling = section(self.cfgs[job.profile], "scaling", ScalingSettings)
-        tracker = _Tracker(on_progress, first_wave(scaling)) if on_progress else None
+        from pipelines.strategies.registry import scaling_settings
+
+        scaling = scaling_settings(self.cfgs[job.profile])
+        tracker = _Tracker(on_progress, scaling.first_wave) if on_progress else None
         token = _tracker.set(tracker)
         if tracker is not None:
             tracker.send("understanding")  # schema, retrieval and the extractor, if any

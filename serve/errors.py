@@ -1,6 +1,6 @@
 """The endpoint's errors: each has an HTTP status, a stable code and a message for the caller.
 
-Every error leaves the server as ``{"error": {"code": ..., "message": ...}}`` (``serve/api.py``),
+Every error leaves the server as ``{"error": {"code": ..., "message": ...}}`` (``serve/routes/errors.py``),
 never with a stack trace or a filesystem path.
 
     >>> err = ApiError(404, "unknown_database", "no database named 'sales'")

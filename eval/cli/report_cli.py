@@ -29,9 +29,9 @@ from rich.table import Table
 from core.cli_errors import fail, user_errors
 from core.config import load_config, section
 from eval.errors import EvalError
+from eval.reporting.ablation import ablation_table, write_experiment_report
 from eval.reporting.compare import interval_label, paired_intervals, stored_verdicts
 from eval.reporting.costs import with_reference_costs
-from eval.reporting.report import ablation_table, write_experiment_report
 from eval.reporting.tracking import experiment_runs
 from models.budget import PriceList
 

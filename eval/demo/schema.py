@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from eval.embedded_benchmark import create_table
+
 
 @dataclass(frozen=True)
 class Column:
@@ -34,17 +36,8 @@ class Table:
     indexes: tuple[tuple[str, ...], ...] = field(default=())  # secondary indexes for common lookups
 
     def ddl(self) -> str:
-        lines = []
-        for col in self.columns:
-            lines.append(f"    {col.name} {col.sql_type}{' NOT NULL' if col.not_null else ''}")
-        lines.append(f"    PRIMARY KEY ({', '.join(self.primary_key)})")
-        lines += [f"    UNIQUE ({', '.join(cols)})" for cols in self.unique]
-        lines += [
-            f"    FOREIGN KEY ({col.name}) REFERENCES {col.references[0]} ({col.references[1]})"
-            for col in self.columns
-            if col.references
-        ]
-        return f"CREATE TABLE {self.name} (\n" + ",\n".join(lines) + "\n)"
+        columns = [(c.name, c.sql_type, c.not_null, c.references) for c in self.columns]
+        return create_table(self.name, columns, self.primary_key, self.unique)
 
     def index_ddl(self) -> list[str]:
         return [

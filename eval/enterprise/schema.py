@@ -14,6 +14,7 @@ structs, a ``surveys_aggregation`` record, and a ``sla_tracker`` object four lev
 from __future__ import annotations
 
 from core.types import Frozen
+from eval.embedded_benchmark import create_table
 from eval.enterprise import vocabulary as v
 
 LINKS_TYPE = "STRUCT(type VARCHAR, target_type VARCHAR, display_id VARCHAR, linked_at TIMESTAMP)[]"
@@ -52,14 +53,8 @@ class Table(Frozen):
         )
 
     def ddl(self) -> str:
-        lines = [f"    {c.name} {c.type}{' NOT NULL' if c.not_null else ''}" for c in self.columns]
-        lines.append(f"    PRIMARY KEY ({', '.join(self.primary_key)})")
-        lines += [
-            f"    FOREIGN KEY ({c.name}) REFERENCES {c.references[0]} ({c.references[1]})"
-            for c in self.columns
-            if c.references
-        ]
-        return f"CREATE TABLE {self.name} (\n" + ",\n".join(lines) + "\n)"
+        columns = [(c.name, c.type, c.not_null, c.references) for c in self.columns]
+        return create_table(self.name, columns, self.primary_key)
 
     def comments(self) -> list[str]:
         """``COMMENT ON`` statements for the table and every column."""

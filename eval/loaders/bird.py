@@ -25,8 +25,9 @@ from eval.loaders.common import (
     LoadedBenchmark,
     Question,
     assemble,
+    question_fields,
     read_json_list,
-    required,
+    split_files,
 )
 from pipelines.contracts import DatabaseRef
 from pipelines.schema.documentation.bird import descriptions_beside
@@ -41,23 +42,17 @@ DIFFICULTIES = ("simple", "moderate", "challenging")
 
 
 def load_bird(spec: BenchmarkSpec) -> LoadedBenchmark:
-    if spec.split not in SPLITS:
-        raise BenchmarkDataError(
-            f"unknown BIRD split {spec.split!r}; expected one of {sorted(SPLITS)}"
-        )
-    default_file, database_dir, tables_name = SPLITS[spec.split]
-    root = Path(spec.data_dir).resolve()
-    path = root / (spec.file or default_file)
+    path, databases, tables = split_files(spec, SPLITS, "BIRD")
     records = read_json_list(path)
 
     def locate(db_id: str) -> DatabaseRef:
-        database = root / database_dir / db_id / f"{db_id}.sqlite"
+        database = databases / db_id / f"{db_id}.sqlite"
         return DatabaseRef(
             db_id=db_id, path=str(database), description_dir=descriptions_beside(database)
         )
 
     questions = (_question(record, path, i) for i, record in enumerate(records))
-    return assemble(spec, questions, locate, questions_file=path, tables_file=root / tables_name)
+    return assemble(spec, questions, locate, questions_file=path, tables_file=tables)
 
 
 def _question(record: dict[str, Any], path: Path, index: int) -> Question:
@@ -68,10 +63,7 @@ def _question(record: dict[str, Any], path: Path, index: int) -> Question:
             f"expected one of {DIFFICULTIES}"
         )
     return Question(
-        index=index,
-        db_id=required(record, "db_id", path, index),
-        question=required(record, "question", path, index),
-        gold_sql=required(record, "SQL", path, index),
+        **question_fields(record, path, index, "SQL"),
         evidence=record.get("evidence") or "",
         difficulty=difficulty,
     )

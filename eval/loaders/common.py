@@ -8,7 +8,7 @@ subsetting, and the split of questions into runnable tasks and skipped ones.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -112,6 +112,37 @@ def required(record: dict[str, Any], key: str, path: Path, index: int) -> Any:
     if key not in record:
         raise BenchmarkDataError(f"{path}: question {index} has no {key!r} field")
     return record[key]
+
+
+def split_files(
+    spec: BenchmarkSpec, splits: Mapping[str, tuple[str, str, str]], benchmark: str
+) -> tuple[Path, Path, Path]:
+    """The question file, databases folder and tables file of ``spec``'s split, where ``splits``
+    maps a split to those three names under ``data_dir`` (``spec.file`` names another question
+    file).
+
+    >>> splits = {"dev": ("dev.json", "database", "tables.json")}
+    >>> spec = BenchmarkSpec(name="x", kind="spider", data_dir="/d")
+    >>> [str(p) for p in split_files(spec, splits, "Spider")]
+    ['/d/dev.json', '/d/database', '/d/tables.json']
+    """
+    if spec.split not in splits:
+        raise BenchmarkDataError(
+            f"unknown {benchmark} split {spec.split!r}; expected one of {sorted(splits)}"
+        )
+    default_file, database_dir, tables_name = splits[spec.split]
+    root = Path(spec.data_dir).resolve()
+    return root / (spec.file or default_file), root / database_dir, root / tables_name
+
+
+def question_fields(record: dict[str, Any], path: Path, index: int, sql_key: str) -> dict[str, Any]:
+    """The fields of a :class:`Question` every benchmark file has, its gold SQL under ``sql_key``."""
+    return {
+        "index": index,
+        "db_id": required(record, "db_id", path, index),
+        "question": required(record, "question", path, index),
+        "gold_sql": required(record, sql_key, path, index),
+    }
 
 
 def assemble(

@@ -19,6 +19,7 @@ from eval.loaders.common import (
     LoadedBenchmark,
     Question,
     assemble,
+    question_fields,
     read_json_list,
     required,
 )
@@ -43,10 +44,7 @@ def load_enterprise(spec: BenchmarkSpec) -> LoadedBenchmark:
 
 def _question(record: dict[str, Any], path: Path, index: int) -> Question:
     return Question(
-        index=index,
-        db_id=required(record, "db_id", path, index),
-        question=required(record, "question", path, index),
-        gold_sql=required(record, "SQL", path, index),
+        **question_fields(record, path, index, "SQL"),
         evidence=record.get("evidence") or "",
         difficulty=required(record, "difficulty", path, index),
         sds=required(record, "sds_total", path, index),

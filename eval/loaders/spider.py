@@ -26,8 +26,9 @@ from eval.loaders.common import (
     LoadedBenchmark,
     Question,
     assemble,
+    question_fields,
     read_json_list,
-    required,
+    split_files,
     task_index,
 )
 from eval.loaders.spider_hardness import hardness_from_parse
@@ -43,25 +44,19 @@ SPLITS: dict[str, tuple[str, str, str]] = {
 
 
 def load_spider(spec: BenchmarkSpec) -> LoadedBenchmark:
-    if spec.split not in SPLITS:
-        raise BenchmarkDataError(
-            f"unknown Spider split {spec.split!r}; expected one of {sorted(SPLITS)}"
-        )
-    default_file, database_dir, tables_name = SPLITS[spec.split]
-    root = Path(spec.data_dir).resolve()
-    path = root / (spec.file or default_file)
+    path, databases, tables = split_files(spec, SPLITS, "Spider")
     records = read_json_list(path)
 
     def locate(db_id: str) -> DatabaseRef:
         # tables.json also documents the database where it carries column_descriptions
         return DatabaseRef(
             db_id=db_id,
-            path=str(root / database_dir / db_id / f"{db_id}.sqlite"),
-            tables_json=str(root / tables_name),
+            path=str(databases / db_id / f"{db_id}.sqlite"),
+            tables_json=str(tables),
         )
 
     questions = (_question(record, path, i) for i, record in enumerate(records))
-    loaded = assemble(spec, questions, locate, questions_file=path, tables_file=root / tables_name)
+    loaded = assemble(spec, questions, locate, questions_file=path, tables_file=tables)
     # Rated after subsetting: the sqlglot path costs ~1 ms a question.
     rated = tuple(
         task.model_copy(update={"difficulty": _hardness(records[task_index(task.task_id)], path)})
@@ -71,12 +66,7 @@ def load_spider(spec: BenchmarkSpec) -> LoadedBenchmark:
 
 
 def _question(record: dict[str, Any], path: Path, index: int) -> Question:
-    return Question(
-        index=index,
-        db_id=required(record, "db_id", path, index),
-        question=required(record, "question", path, index),
-        gold_sql=required(record, "query", path, index),
-    )
+    return Question(**question_fields(record, path, index, "query"))
 
 
 def _hardness(record: dict[str, Any], path: Path) -> Hardness | None:

@@ -23,6 +23,8 @@ import re
 
 import polars as pl
 
+from core.types import Frozen
+
 _TEMPERATURE = re.compile(r"/T=[0-9.]+$")
 LOSSES = ("never_generated", "not_selected", "error_not_repaired")
 
@@ -139,20 +141,59 @@ def metric_name(text: str) -> str:
     return _NOT_IN_METRIC_NAMES.sub("_", text)
 
 
-def breakdown_metrics(frame: pl.DataFrame) -> dict[str, float]:
-    """MLflow-safe figures of the above: ``answered_by/<step>``, ``family_right/<family>``,
-    ``loss/<kind>`` (counts, BIRD semantics), ``pass_at_pool`` and tokens per question by kind."""
-    metrics: dict[str, float] = {}
+class StepCostRow(Frozen):
+    step: str
+    questions: int
+    calls: float
+    prompt_tokens: float
+    completion_tokens: float
+    seconds: float
+
+
+class FamilyRow(Frozen):
+    family: str
+    samples: int
+    right_share: float
+
+
+class LossRow(Frozen):
+    difficulty: str
+    questions: int
+    right: int
+    pass_at_pool: float
+    never_generated: int
+    not_selected: int
+    error_not_repaired: int
+
+
+class Breakdown(Frozen):
+    """The tables above for one run; ``losses`` ends with the ``all`` row."""
+
+    step_shares: dict[str, float] = {}
+    step_costs: tuple[StepCostRow, ...] = ()
+    families: tuple[FamilyRow, ...] = ()
+    losses: tuple[LossRow, ...] = ()
+
+    def figures(self) -> dict[str, float]:
+        """MLflow-safe figures: ``answered_by/<step>``, ``family_right/<family>``, ``loss/<kind>``
+        (counts, BIRD semantics) and ``pass_at_pool``."""
+        figures = {f"answered_by/{step}": share for step, share in self.step_shares.items()}
+        for row in self.families:
+            figures[metric_name(f"family_right/{row.family}")] = row.right_share
+        if self.losses:
+            total = self.losses[-1]
+            figures["pass_at_pool"] = total.pass_at_pool
+            figures.update({f"loss/{name}": float(getattr(total, name)) for name in LOSSES})
+        return figures
+
+
+def breakdown(frame: pl.DataFrame) -> Breakdown:
+    """Where ``frame``'s answers come from and where its right answers were lost."""
     if frame.height == 0:
-        return metrics
-    metrics["prompt_tokens_per_question"] = float(frame.get_column("prompt_tokens").mean())
-    metrics["completion_tokens_per_question"] = float(frame.get_column("completion_tokens").mean())
-    metrics.update({f"answered_by/{step}": share for step, share in step_shares(frame).items()})
-    for row in family_accuracy(frame).iter_rows(named=True):
-        metrics[metric_name(f"family_right/{row['family']}")] = row["right_share"]
-    table = losses(frame)
-    if not table.is_empty():
-        total = table.filter(pl.col("difficulty") == "all").row(0, named=True)
-        metrics["pass_at_pool"] = total["pass_at_pool"]
-        metrics.update({f"loss/{name}": float(total[name]) for name in LOSSES})
-    return metrics
+        return Breakdown()
+    return Breakdown(
+        step_shares=step_shares(frame),
+        step_costs=tuple(StepCostRow(**row) for row in step_costs(frame).iter_rows(named=True)),
+        families=tuple(FamilyRow(**row) for row in family_accuracy(frame).iter_rows(named=True)),
+        losses=tuple(LossRow(**row) for row in losses(frame).iter_rows(named=True)),
+    )

@@ -11,13 +11,13 @@ the verdicts from the runs it just made, ``scale-analytics report`` from each ru
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
 
 from eval.metrics.bootstrap import DiffCI, paired_difference
-from eval.reporting.report import question_verdicts
+from eval.reporting.accuracy import question_verdicts
 from eval.sweep.store import PREDICTIONS
 
 
@@ -34,6 +34,14 @@ def paired_intervals(
         if ci is not None:
             intervals[name] = ci
     return intervals
+
+
+def pair_differences(
+    verdicts: Mapping[str, Mapping[str, bool]], pairs: Sequence[tuple[str, str]]
+) -> list[DiffCI | None]:
+    """ΔEX of each ``(measured, reference)`` pair of configurations over the questions both
+    scored (None when they share none)."""
+    return [paired_difference(verdicts[measured], verdicts[ref]) for measured, ref in pairs]
 
 
 def stored_verdicts(run_dir: str | None) -> dict[str, bool] | None:

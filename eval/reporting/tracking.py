@@ -1,7 +1,8 @@
 """MLflow logging: one run per configuration, found again by its key so a resumed sweep updates it.
 
     log_run(RunLog(tracking_uri="sqlite:///runs/mlflow.db", experiment="ablation",
-                   run_name="no_icl", run_key=<config hash>, params=flatten(cfg), metrics=…,
+                   run_name="no_icl", run_key=<config hash>, params=configuration.params,
+                   metrics=result.metrics(),
                    artifacts={"predictions": [parquet, predict_dev.json], "report": [...]}))
       ──► experiment (created with its artifacts beside the SQLite file) ──► run ──► TrackedRun
     log_traces(tracked, traces, answered_by)   ──► one MLflow trace per question, in that run:
@@ -42,7 +43,6 @@ _BATCH = 100  # MLflow's limit of params per log_batch call
 # A new SQLite backend announces its table creation and migrations at INFO on stderr: noise in
 # a run's output (make demo's first run printed two such lines between its progress bars).
 logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)
-_PARAM_VALUE_LIMIT = 6000
 
 
 class ExperimentNotFound(EvalError):
@@ -69,22 +69,6 @@ class TrackedRun(Frozen):
     experiment_id: str
     tracking_uri: str
     artifact_uri: str
-
-
-def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
-    """``{"scaling.k_icl": "2", ...}``: a nested config as MLflow params (lists stay one value).
-
-    >>> flatten({"scaling": {"k_icl": 2, "icl_strategies": ["direct", "cot"]}})
-    {'scaling.k_icl': '2', 'scaling.icl_strategies': "['direct', 'cot']"}
-    """
-    flat: dict[str, str] = {}
-    for key, value in config.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            flat.update(flatten(value, f"{name}."))
-        else:
-            flat[name] = str(value)[:_PARAM_VALUE_LIMIT]
-    return flat
 
 
 def default_artifact_location(tracking_uri: str) -> str | None:

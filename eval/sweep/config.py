@@ -20,7 +20,7 @@ from core.types import Frozen
 class RayInitSettings(Frozen):
     """How the driver reaches Ray: start a local one (``address=None``) or join a cluster."""
 
-    address: str | None = None  # None: start a local Ray; "auto" or ray://host:10001: join one
+    address: str | None = None  # None: start a local Ray (never join one); "auto", ray://…: join
     num_cpus: int | None = 2  # only when starting a local Ray
     num_gpus: int | None = None
     include_dashboard: bool = False
@@ -64,9 +64,11 @@ class SweepSettings(Frozen):
     flush_every: int = Field(default=8, ge=1)
     run_dir: str | None = None  # None: ${paths.runs}/<experiment>/<run label>-<config hash>
     progress: bool = True
-    # Seconds of answering: once ``min_questions`` of the subset are answered, the sweep ends
-    # after the answer past which one more, at this invocation's pace, would end beyond them; the
-    # rest (a question already started then too) is left for a rerun. null: no budget.
+    # Seconds of answering: the sweep ends after the answer past which one more, at this
+    # invocation's pace, would end beyond them; the rest (a question already started then too)
+    # is left for a rerun. null: no budget. The budget binds on every machine: where it fits
+    # fewer than ``min_questions`` (the fewest a comparison should rest on), the run says what
+    # they would take here instead of running past it.
     budget_s: float | None = Field(default=None, gt=0)
     min_questions: int = Field(default=1, ge=1)
     retry: Retry = "none"

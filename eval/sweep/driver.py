@@ -122,9 +122,9 @@ def run_sweep(
 
 
 def _spent(config: SweepSettings, elapsed_s: float, answered: int, resumed: int) -> bool:
-    """Whether the budget forbids another question: enough are answered, and one more at this
-    invocation's pace would end past it."""
-    if config.budget_s is None or resumed + answered < config.min_questions:
+    """Whether the budget forbids another question: one more at this invocation's pace would
+    end past it."""
+    if config.budget_s is None:
         return False
     return elapsed_s + elapsed_s / answered > config.budget_s
 

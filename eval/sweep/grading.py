@@ -1,7 +1,7 @@
 """Grade one prediction against its task's gold SQL by executing both in the sandbox.
 
     Task.gold_sql ─┐
-                   ├─ sandbox.execute ──► ex_bird, ex_spider, R-VES reward
+                   ├─ sandbox.execute ──► ex_bird, ex_spider, ex_columns, R-VES reward
     Prediction.sql ┘
     Prediction.candidates ──► one execution per distinct result hash ──► correctness per candidate
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from core.types import Frozen
+from eval.grading.column_matching import ex_columns
 from eval.metrics import ex_bird, ex_spider, order_matters, time_ratio, ves_reward
 from eval.sweep.records import CandidateRecord
 from pipelines.contracts import CandidateSQL, DatabaseRef, ExecutionResult, Prediction, Task
@@ -33,6 +34,7 @@ class Grade(Frozen):
     exec_error: str | None = None
     ex_bird: bool | None = None
     ex_spider: bool | None = None
+    ex_columns: bool | None = None  # column matching (eval/grading/column_matching.py)
     ves_reward: float | None = None
     gold_error: str | None = None
     candidates: tuple[CandidateRecord, ...] = ()
@@ -86,6 +88,8 @@ class Grader:
             return verdicts[key]
 
         bird, spider = judge(pred) if pred else (False, False)
+        complete = pred is not None and pred.ok and not pred.truncated and not gold.truncated
+        columns = complete and ex_columns(pred, gold, task.gold_sql)
         results: dict[str, ExecutionResult] = {}  # sql -> result, so duplicates run once
         if pred:
             results[prediction.sql] = pred
@@ -98,6 +102,7 @@ class Grader:
             **exec_fields,
             ex_bird=bird,
             ex_spider=spider,
+            ex_columns=columns,
             ves_reward=reward,
             candidates=tuple(candidates),
         )

@@ -15,6 +15,7 @@ the same figures.
 
 from __future__ import annotations
 
+import math
 import time
 
 import polars as pl
@@ -124,3 +125,27 @@ def duration(seconds: float) -> str:
     if whole < 3600:
         return f"{whole // 60} min {whole % 60:02d} s"
     return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def budget_line(
+    answered: int, total: int, pace_s: float | None, budget_s: float, wanted: int = 1
+) -> str:
+    """What a time budget chose and why, and how to get the rest: ``answered`` of ``total``
+    questions fit ``budget_s`` at ``pace_s`` seconds a question; where that is fewer than
+    ``wanted`` (``sweep.min_questions``), the budget those would take here.
+
+    >>> budget_line(6, 70, 80.2, 480).split("; ")[0]
+    'this machine answers a question in ~80 s: 6 of 70 questions fit sweep.budget_s=480'
+    >>> budget_line(3, 70, 150.0, 480, wanted=6).split("; ")[1]
+    '6 questions would take ~15 min here (sweep.budget_s=900)'
+    """
+    pace = pace_s or 0.0
+    short = ""
+    if answered < wanted and pace:
+        needed = math.ceil(wanted * pace / 60) * 60
+        short = f"; {wanted} questions would take ~{needed // 60:.0f} min here (sweep.budget_s={needed:g})"
+    return (
+        f"this machine answers a question in ~{pace:.0f} s: {answered} of "
+        f"{total} questions fit sweep.budget_s={budget_s:g}{short}; a rerun answers "
+        f"more (it resumes), sweep.budget_s=null all {total}"
+    )

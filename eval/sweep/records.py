@@ -40,6 +40,7 @@ class QuestionRecord(Frozen):
     exec_error: str | None = None
     ex_bird: bool | None = None
     ex_spider: bool | None = None
+    ex_columns: bool | None = None
     ves_reward: float | None = None  # BIRD R-VES reward of this question (0 when wrong)
     gold_error: str | None = None  # the gold SQL failed: the question is reported, not scored
     candidates: tuple[CandidateRecord, ...] = ()
@@ -103,6 +104,7 @@ RECORD_SCHEMA = pa.schema(
         ("exec_error", pa.string()),
         ("ex_bird", pa.bool_()),
         ("ex_spider", pa.bool_()),
+        ("ex_columns", pa.bool_()),
         ("ves_reward", pa.float64()),
         ("gold_error", pa.string()),
         ("candidates", pa.list_(_CANDIDATE)),

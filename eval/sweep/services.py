@@ -12,7 +12,6 @@ different processes never interleave lines of one file.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -22,7 +21,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from core.config import section
 from eval.sweep.config import SweepSettings
-from eval.sweep.worker import Pipeline
+from models.config import ModelSettings
+from pipelines.pipeline import Pipeline
 
 
 class ConfiguredPipeline:
@@ -77,8 +77,8 @@ def sweep_services(
 
 
 @contextmanager
-def shared_model_servers(cfgs: Sequence[DictConfig]) -> Iterator[int]:
-    """Start the model servers of every distinct ``model`` config once for all of ``cfgs``.
+def shared_model_servers(models: Sequence[ModelSettings]) -> Iterator[int]:
+    """Start the servers of every distinct ``model`` config once for all of ``models``.
 
     A sweep that finds a server up attaches to it and leaves it running, so the model loads once
     per invocation and its prompt cache (a schema evaluated by one configuration) serves the next
@@ -87,12 +87,7 @@ def shared_model_servers(cfgs: Sequence[DictConfig]) -> Iterator[int]:
     from models import build_client
 
     with ExitStack() as stack:
-        seen: set[str] = set()
-        for cfg in cfgs:
-            key = json.dumps(
-                OmegaConf.to_container(cfg.model, resolve=True), sort_keys=True, default=str
-            )
-            if key not in seen:
-                seen.add(key)
-                stack.callback(build_client(cfg.model).close)
-        yield len(seen)
+        distinct = {model.model_dump_json(): model for model in models}
+        for model in distinct.values():
+            stack.callback(build_client(model).close)
+        yield len(distinct)

@@ -6,7 +6,10 @@
 Joining a cluster (``sweep.ray.address``) keeps the cluster's authentication: ``ray_cluster.yaml``
 runs every node and driver with ``RAY_AUTH_MODE=token``.
 
-An already-initialised Ray (a test fixture, a notebook) is used as is and left running.
+An already-initialised Ray (a test fixture, a notebook) is used as is and left running. Without
+an address the run starts its own Ray (``address="local"``), never the one ``ray.init()`` would
+otherwise join: the cluster named in ``$TMPDIR/ray/ray_current_cluster``, which a cluster stopped
+without ``ray stop`` leaves behind and a foreign one on the machine writes.
 
 Under the CLI (``core.stop``), a Ctrl-C or SIGTERM ends the session cleanly: the signal handlers
 ``ray.init`` replaces are taken back, and Ray's relay of its workers' lines stops at the first
@@ -40,7 +43,7 @@ def ray_session(config: RayInitSettings) -> Iterator[None]:
     if started_here:
         local = config.address is None
         ray.init(
-            address=config.address,
+            address="local" if local else config.address,
             num_cpus=config.num_cpus if local else None,
             num_gpus=config.num_gpus if local else None,
             include_dashboard=config.include_dashboard,

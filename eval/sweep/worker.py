@@ -26,13 +26,7 @@ from eval.grading.judge import JudgeVerdict
 from eval.sweep.grading import Executor, Grade, Grader
 from eval.sweep.records import QuestionRecord
 from pipelines.contracts import ExecutionResult, Prediction, Task
-
-
-class Pipeline(Protocol):
-    async def answer(self, task: Task) -> Prediction: ...
-
-    async def aclose(self) -> None: ...
-
+from pipelines.pipeline import Pipeline
 
 PipelineFactory = Callable[[], Pipeline]
 

@@ -11,7 +11,7 @@ the idle slot whose cache shares most of the prompt and, when that keeps less th
 slot's cache, first restores the best-matching earlier prompt from its host-memory prompt
 cache (llama.cpp's ``--cache-ram``). A pinned request skips both, so pinning a request that has
 nothing to queue behind only loses: on the claims questions asked one at a time, pinned
-greedy calls found 7% of their prompt cached (docs/benchmarks.md, *Warehouse schemas*).
+greedy calls found 7% of their prompt cached (docs/benchmarks.md#prompt-cache).
 
     prompt ──► nothing in flight ──► None (the server picks)
            └─► slot with the longest shared prefix (≥ min_shared_chars, queue < max_queue)

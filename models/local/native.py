@@ -8,7 +8,7 @@
 The prebuilt xllamacpp wheel targets AVX2 so that it runs anywhere; a build for the CPU at
 hand uses what else it has (AVX-512, VNNI): prompt evaluation 1.34-1.48x faster in llama-bench
 on the 2-core AVX-512 machine, ≈1.0x on a 2-core AVX2-only one, where the compile took 19
-minutes (docs/benchmarks.md). So nothing builds it on the way to an answer: ``make
+minutes (docs/benchmarks.md#native-build). So nothing builds it on the way to an answer: ``make
 install-native`` does, where :func:`build_pays` (the CPU has AVX-512). ``runtime: auto`` (the
 model configs' default) serves with this binary when :func:`usable_binary` accepts it, else
 with the wheel; it never compiles.

@@ -7,34 +7,27 @@ of rules learned from findings (docs/agentic.md).
     Finding ──► Cheatsheet(database).record ──► per-database file ──► render() ──► prompt
 
 No LLM and no database write: the orchestrator that calls the generator, executes, and routes
-findings by their action builds on these. The mode's two LLM checks, whose verdicts become
+findings by their action builds on these. The checker chain (``chain.CheckerChain``) is imported
+from its module: its stages are repairs (``pipelines/repair/base.py``), which read this
+package's schema index and taxonomy. The mode's two LLM checks, whose verdicts become
 findings of the same taxonomy, are imported from their modules: ``verifier.PlanVerifier``
 (before execution) and ``validator.SemanticValidator`` (after).
 """
 
-from pipelines.agentic.chain import CheckerChain, CheckResult
 from pipelines.agentic.cheatsheet import Cheatsheet, CheatsheetRule
-from pipelines.agentic.checks import DEFAULT_STAGES, Blocker, Rewrite, Rewriter, Stage
 from pipelines.agentic.classify import Classifier
 from pipelines.agentic.errors import CheatsheetError, TaxonomyError
 from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.agentic.taxonomy import FailureClass, Finding, Taxonomy, load_taxonomy
 
 __all__ = [
-    "DEFAULT_STAGES",
-    "Blocker",
     "Cheatsheet",
     "CheatsheetError",
     "CheatsheetRule",
-    "CheckResult",
-    "CheckerChain",
     "Classifier",
     "FailureClass",
     "Finding",
-    "Rewrite",
-    "Rewriter",
     "SchemaIndex",
-    "Stage",
     "Taxonomy",
     "TaxonomyError",
     "load_taxonomy",

@@ -45,20 +45,13 @@ import logging
 from collections.abc import Sequence
 
 from core.types import Frozen
-from pipelines.agentic.checks import DEFAULT_STAGES
-from pipelines.agentic.checks.base import (
-    UNREADABLE,
-    Blocker,
-    CheckContext,
-    ParsedSQL,
-    Rewrite,
-    Rewriter,
-    Stage,
-    parse,
-)
+from pipelines.agentic.checks import DEFAULT_CHECKS
+from pipelines.agentic.checks.base import ParsedSQL, parse
 from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.agentic.taxonomy import Finding, Taxonomy, load_taxonomy
 from pipelines.contracts import SchemaView
+from pipelines.repair.base import UNREADABLE, Blocker, Repair, RepairContext, Rewrite, Rewriter
+from pipelines.repair.registry import build_repairs
 
 log = logging.getLogger(__name__)
 
@@ -79,22 +72,26 @@ class CheckResult(Frozen):
 
 
 class CheckerChain:
-    """Runs its stages over an SQL, in order, against one schema (module docstring)."""
+    """Runs its stages (repairs of the written phase, ``DEFAULT_CHECKS`` unless given) over an
+    SQL, in order, against one schema (module docstring)."""
 
     def __init__(
         self,
         schema: SchemaView | SchemaIndex,
         *,
-        stages: Sequence[Stage] = DEFAULT_STAGES,
+        stages: Sequence[Repair] | None = None,
         taxonomy: Taxonomy | None = None,
     ) -> None:
+        stages = build_repairs(DEFAULT_CHECKS) if stages is None else stages
         for stage in stages:
-            if not isinstance(stage, (Rewriter, Blocker)):
-                raise TypeError(f"{type(stage).__name__} is neither a Rewriter nor a Blocker")
+            if not isinstance(stage, (Rewriter, Blocker)) or stage.phase != "written":
+                raise TypeError(
+                    f"{type(stage).__name__} is not a Rewriter or Blocker of the written phase"
+                )
         index = schema if isinstance(schema, SchemaIndex) else SchemaIndex.from_view(schema)
         taxonomy = taxonomy if taxonomy is not None else load_taxonomy()
         taxonomy.require([SYNTAX_ERROR, *(c for s in stages for c in s.emits)], "the checker chain")
-        self.context = CheckContext(index=index, taxonomy=taxonomy)
+        self.context = RepairContext(index=index, taxonomy=taxonomy)
         self.stages = tuple(stages)
 
     def check(self, sql: str) -> CheckResult:

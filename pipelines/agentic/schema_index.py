@@ -1,5 +1,6 @@
-"""What the checkers look up in a schema view: tables and columns by name whatever their case,
-nested sub-fields by dotted path, documented vocabularies, and the view as sqlglot's schema.
+"""What the repairs and checks look up in a schema view: tables and columns by name whatever
+their case, nested sub-fields by dotted path, documented vocabularies, the view as sqlglot's
+schema, its join graph, and a repair's engine built on the view and graph once (``bound``).
 
     >>> from pipelines.contracts import ColumnInfo, SchemaView, TableInfo
     >>> links = ColumnInfo(name="links", type="STRUCT(type VARCHAR)[]",
@@ -15,17 +16,26 @@ nested sub-fields by dotted path, documented vocabularies, and the view as sqlgl
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any, Protocol, TypeVar
 
+from pydantic import PrivateAttr
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.schema import MappingSchema
 
 from core.types import Frozen
-from pipelines.contracts import ColumnInfo, Dialect, ForeignKey, SchemaView, TableInfo
-from pipelines.repair.columns import ColumnRepair
+from pipelines.contracts import ColumnInfo, Dialect, SchemaView, TableInfo
 from pipelines.schema.documentation.vocabulary import vocabularies
+from pipelines.schema.joins import JoinGraph, join_graph
 
 _LISTS = (exp.DataType.Type.ARRAY, exp.DataType.Type.LIST)
+
+
+class _OnSchema(Protocol):
+    def __init__(self, view: SchemaView, graph: JoinGraph) -> None: ...
+
+
+Engine = TypeVar("Engine", bound=_OnSchema)
 
 
 def data_type(sql_type: str, dialect: Dialect) -> exp.DataType:
@@ -38,32 +48,35 @@ def data_type(sql_type: str, dialect: Dialect) -> exp.DataType:
 
 
 class SchemaIndex(Frozen):
-    """A schema view indexed for the checkers (module docstring)."""
+    """A schema view indexed for the repairs and checks (module docstring)."""
 
-    dialect: Dialect
+    view: SchemaView
     tables: dict[str, TableInfo]  # lower-cased name -> table
     vocabularies: dict[str, tuple[str, ...]]  # "table.path" lower-cased -> documented labels
-    foreign_keys: tuple[ForeignKey, ...] = ()
+    _engines: dict[type, Any] = PrivateAttr(default_factory=dict)
 
     @classmethod
     def from_view(cls, view: SchemaView) -> SchemaIndex:
         return cls(
-            dialect=view.dialect,
+            view=view,
             tables={t.name.lower(): t for t in view.tables},
             vocabularies=vocabularies(view),
-            foreign_keys=view.foreign_keys,
         )
 
+    @property
+    def dialect(self) -> Dialect:
+        return self.view.dialect
+
     @cached_property
-    def column_repair(self) -> ColumnRepair:
-        """The adaptive pipeline's schema-grounded column repair over this schema."""
-        view = SchemaView(
-            db_id="",
-            dialect=self.dialect,
-            tables=tuple(self.tables.values()),
-            foreign_keys=self.foreign_keys,
-        )
-        return ColumnRepair(view)
+    def join_graph(self) -> JoinGraph:
+        """Declared and inferred keys, shared by the repairs that join or follow a key."""
+        return join_graph(self.view)
+
+    def bound(self, engine: type[Engine]) -> Engine:
+        """``engine(view, join_graph)``, built once per schema (``ColumnRepair``, ``JoinRepair``)."""
+        if engine not in self._engines:
+            self._engines[engine] = engine(self.view, self.join_graph)
+        return self._engines[engine]
 
     def table(self, name: str) -> TableInfo | None:
         return self.tables.get(name.lower())

@@ -33,9 +33,9 @@ from pydantic import Field
 from core.types import Frozen
 from models.errors import InvalidModelOutput
 from pipelines.agentic.taxonomy import Finding, Taxonomy, load_taxonomy
-from pipelines.agents.base import PromptAgent, parse_json
+from pipelines.agents.base import PromptAgent, QuestionInput, parse_json
 from pipelines.agents.errors import AgentOutputError
-from pipelines.agents.render import evidence_line, preview
+from pipelines.agents.render import preview
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.contracts import Cell, ExecutionResult
 from pipelines.prompts import PromptTemplate
@@ -117,9 +117,7 @@ def _numeric(values: list[Cell]) -> bool:
     )
 
 
-class ValidationInput(Frozen):
-    question: str
-    evidence: str = ""
+class ValidationInput(QuestionInput):
     sql: str
     result: ExecutionResult  # shown as render.preview: row count, columns, first rows
 
@@ -170,8 +168,7 @@ class SemanticValidator(PromptAgent[ValidationInput, SemanticVerdict]):
 
     def values(self, inp: ValidationInput) -> dict[str, object]:
         return {
-            "question": inp.question,
-            "evidence": evidence_line(inp.evidence),
+            **inp.prompt_values(),
             "sql": inp.sql.strip(),
             "preview": preview(inp.result),
         }

@@ -28,9 +28,8 @@ from pydantic import Field, model_validator
 from core.types import Frozen
 from models.errors import InvalidModelOutput
 from pipelines.agentic.taxonomy import Finding, Taxonomy
-from pipelines.agents.base import PromptAgent, parse_json
+from pipelines.agents.base import PromptAgent, WrittenSQLInput, parse_json
 from pipelines.agents.errors import AgentOutputError
-from pipelines.agents.render import DIALECT_NAME, evidence_line
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.contracts import Dialect
 
@@ -60,12 +59,9 @@ PLAN_SCHEMA = {
 }
 
 
-class PlanInput(Frozen):
-    question: str
-    evidence: str = ""
+class PlanInput(WrittenSQLInput):
+    # ``schema_text`` as the generator saw it: the verifier's prompt shares its system message.
     dialect: Dialect
-    schema_text: str  # as the generator saw it: the verifier's prompt shares its system message
-    sql: str
 
 
 class PlanVerdict(Frozen):
@@ -108,13 +104,7 @@ class PlanVerifier(PromptAgent[PlanInput, PlanVerdict]):
     emits: ClassVar[tuple[str, ...]] = tuple(CHECK_CLASSES.values())  # its verdicts' classes
 
     def values(self, inp: PlanInput) -> dict[str, object]:
-        return {
-            "schema": inp.schema_text,
-            "dialect": DIALECT_NAME[inp.dialect],
-            "question": inp.question,
-            "evidence": evidence_line(inp.evidence),
-            "sql": inp.sql.strip(),
-        }
+        return {**inp.prompt_values(), "sql": inp.sql.strip()}
 
     def parse(self, text: str, inp: PlanInput) -> PlanVerdict:
         reply = parse_json(text, _PlanReply, NOT_A_VERDICT)

@@ -103,6 +103,51 @@ class PromptAgent(Generic[In, Out]):
         return self.parse(response.texts[0], inp)
 
 
+class QuestionInput(Frozen):
+    """What every prompt agent is asked about: the question and its evidence; a subclass adds
+    its own fields, and ``prompt_values`` fills the placeholders these fields stand for.
+
+        >>> QuestionInput(question="How many singers?").prompt_values()
+        {'question': 'How many singers?', 'evidence': ''}
+    """
+
+    question: str
+    evidence: str = ""
+
+    def prompt_values(self) -> dict[str, object]:
+        return {"question": self.question, "evidence": evidence_line(self.evidence)}
+
+
+class SchemaQuestionInput(QuestionInput):
+    """The question shown with a schema (``schema``)."""
+
+    schema_text: str
+
+    def prompt_values(self) -> dict[str, object]:
+        return {**super().prompt_values(), "schema": self.schema_text}
+
+
+class WrittenSQLInput(SchemaQuestionInput):
+    """The question, the schema and an SQL written for them in ``dialect`` (``sql``)."""
+
+    dialect: Dialect = "sqlite"
+    sql: str
+
+    def prompt_values(self) -> dict[str, object]:
+        return {**super().prompt_values(), "dialect": DIALECT_NAME[self.dialect], "sql": self.sql}
+
+
+class SQLRewriter(PromptAgent[In, tuple[str, str]]):
+    """A prompt agent whose reply is one ```sql block: ``(sql, rationale)`` of the rewritten
+    query (not yet executed)."""
+
+    stop = (END_OF_SQL_BLOCK,)
+    grammar = SQL_BLOCK_GRAMMAR  # the query only: no prose before or after it
+
+    def parse(self, text: str, inp: In) -> tuple[str, str]:
+        return parse_sql_reply(text)
+
+
 def parse_json(text: str, model: type[M], what: str) -> M:
     """``text`` as ``model``; AgentOutputError ``"<what>: <first validation error>"`` otherwise."""
     try:
@@ -266,7 +311,7 @@ class GeneratorSpec(Frozen):
         'icl/direct'
     """
 
-    name: str  # producers read "<name>/T=<temperature>"; ScalingSettings.k is keyed by it
+    name: str  # producers read "<name>/T=<temperature>"; FullWidthScaling.k is keyed by it
     generator: type[SQLGenerator]
     view: Literal["light", "ddl"]
     examples: bool = False

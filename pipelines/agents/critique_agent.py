@@ -18,8 +18,7 @@ from typing import Literal
 from pydantic import Field
 
 from core.types import Frozen
-from pipelines.agents.base import PromptAgent, parse_json
-from pipelines.agents.render import evidence_line
+from pipelines.agents.base import PromptAgent, SchemaQuestionInput, parse_json
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Critique
 from pipelines.contracts import ErrorClass
@@ -57,10 +56,7 @@ class _CritiqueReply(Frozen):
     verdict: Literal["accept", "edit", "retry"]
 
 
-class CritiqueInput(Frozen):
-    question: str
-    evidence: str = ""
-    schema_text: str
+class CritiqueInput(SchemaQuestionInput):
     bucket_hash: str
     sql: str
     rationale: str
@@ -78,9 +74,7 @@ class CritiqueAgent(PromptAgent[CritiqueInput, Critique]):
 
     def values(self, inp: CritiqueInput) -> dict[str, object]:
         return {
-            "schema": inp.schema_text,
-            "question": inp.question,
-            "evidence": evidence_line(inp.evidence),
+            **inp.prompt_values(),
             "sql": inp.sql,
             "rationale": inp.rationale or "(none given)",
             "preview": inp.preview,

@@ -10,7 +10,7 @@ class PipelineError(RuntimeError):
 
 
 class CallCapExceeded(PipelineError):
-    """A task asked for more LLM calls than its ScalingSettings allows (a safety net: the
+    """A task asked for more LLM calls than its strategy allows (a safety net: the
     orchestrator treats it like an exhausted budget and returns the best candidate so far)."""
 
 

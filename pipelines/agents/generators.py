@@ -1,7 +1,7 @@
 """The candidate generator families: one GeneratorSpec per family, in ``GENERATORS``.
 
 Everything that draws candidates reads this table: the orchestrator builds one generator per
-entry and renders each its schema view and inputs, ``ScalingSettings.k`` and the router's probe
+entry and renders each its schema view and inputs, ``FullWidthScaling.k`` and the router's probe
 widths are keyed by its names, and a family's place in it offsets its temperatures. Adding a
 family is one file (its GeneratorSpec, with a SQLGenerator subclass where the stop or parsing
 differ) plus its prompt and one line here; ``scaling.k`` then gives it samples.

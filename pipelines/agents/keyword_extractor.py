@@ -12,9 +12,7 @@ With a model behind ``runtime``:
 
 from __future__ import annotations
 
-from core.types import Frozen
-from pipelines.agents.base import PromptAgent, parse_json
-from pipelines.agents.render import evidence_line
+from pipelines.agents.base import PromptAgent, QuestionInput, parse_json
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Understanding
 
@@ -32,21 +30,16 @@ UNDERSTANDING_SCHEMA = {
 }
 
 
-class ExtractionInput(Frozen):
-    question: str
-    evidence: str = ""
-
-
-class KeywordSkeletonExtractor(PromptAgent[ExtractionInput, Understanding]):
+class KeywordSkeletonExtractor(PromptAgent[QuestionInput, Understanding]):
     agent_name = "l1.keyword_extractor"
     role = "extractor"
     prompt_name = "keyword_extractor"
     json_schema = UNDERSTANDING_SCHEMA
 
-    def values(self, inp: ExtractionInput) -> dict[str, object]:
-        return {"question": inp.question, "evidence": evidence_line(inp.evidence)}
+    def values(self, inp: QuestionInput) -> dict[str, object]:
+        return inp.prompt_values()
 
-    def parse(self, text: str, inp: ExtractionInput) -> Understanding:
+    def parse(self, text: str, inp: QuestionInput) -> Understanding:
         raw = parse_json(text, Understanding, "extractor reply is not an Understanding")
         # Keep only literals that really occur in the question or evidence: the SQL must match them.
         source = f"{inp.question} {inp.evidence}".lower()
@@ -59,4 +52,4 @@ class KeywordSkeletonExtractor(PromptAgent[ExtractionInput, Understanding]):
         return Understanding(literals=literals, skeleton=raw.skeleton.strip(), keywords=keywords)
 
     async def extract(self, question: str, evidence: str, runtime: AgentRuntime) -> Understanding:
-        return await self.run(ExtractionInput(question=question, evidence=evidence), runtime)
+        return await self.run(QuestionInput(question=question, evidence=evidence), runtime)

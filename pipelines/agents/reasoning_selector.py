@@ -15,8 +15,7 @@ from __future__ import annotations
 from typing import Literal
 
 from core.types import Frozen
-from pipelines.agents.base import PromptAgent, parse_json
-from pipelines.agents.render import evidence_line
+from pipelines.agents.base import PromptAgent, SchemaQuestionInput, parse_json
 from pipelines.agents.runtime import AgentRuntime
 
 SELECTION_SCHEMA = {
@@ -32,10 +31,7 @@ class _SelectionReply(Frozen):
     winner: Literal["A", "B"]
 
 
-class SelectionInput(Frozen):
-    question: str
-    evidence: str = ""
-    schema_text: str
+class SelectionInput(SchemaQuestionInput):
     sql_a: str
     preview_a: str
     sql_b: str
@@ -50,9 +46,7 @@ class ReasoningSelector(PromptAgent[SelectionInput, Literal["A", "B"]]):
 
     def values(self, inp: SelectionInput) -> dict[str, object]:
         return {
-            "schema": inp.schema_text,
-            "question": inp.question,
-            "evidence": evidence_line(inp.evidence),
+            **inp.prompt_values(),
             "sql_a": inp.sql_a,
             "preview_a": inp.preview_a,
             "sql_b": inp.sql_b,

@@ -7,7 +7,7 @@ Agents are stateless; what they need for one question comes in an :class:`AgentR
     agent ──► runtime.execute(sql, db) ──► sandbox ──► ExecutionResult
                       │ AgentEvent (operational surface)
 
-The call cap is a safety net derived from ScalingSettings: a bug that loops cannot spend more
+The call cap is a safety net, the strategy's call allowance: a bug that loops cannot spend more
 LLM calls than the configuration allows.
 """
 

@@ -13,20 +13,13 @@ With a model behind ``runtime``:
 
 from __future__ import annotations
 
-from core.types import Frozen
-from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, PromptAgent, parse_sql_reply
-from pipelines.agents.render import DIALECT_NAME, clip, evidence_line
+from pipelines.agents.base import SQLRewriter, WrittenSQLInput
+from pipelines.agents.render import clip
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import FixAttempt
-from pipelines.contracts import Dialect
 
 
-class FixInput(Frozen):
-    question: str
-    evidence: str = ""
-    dialect: Dialect = "sqlite"
-    schema_text: str
-    sql: str
+class FixInput(WrittenSQLInput):
     error: str
     earlier: tuple[FixAttempt, ...] = ()  # this generator's earlier repairs (failed ones matter)
 
@@ -42,29 +35,20 @@ def earlier_block(attempts: tuple[FixAttempt, ...]) -> str:
     return "\n".join(lines)
 
 
-class SQLFixer(PromptAgent[FixInput, tuple[str, str]]):
+class SQLFixer(SQLRewriter[FixInput]):
     """``(sql, rationale)`` of the repaired query (not yet executed)."""
 
     agent_name = "l2.sql_fixer"
     role = "fixer"
     prompt_name = "sql_fixer"
     surface = "operational"
-    stop = (END_OF_SQL_BLOCK,)
-    grammar = SQL_BLOCK_GRAMMAR  # the corrected query only: no prose before or after it
 
     def values(self, inp: FixInput) -> dict[str, object]:
         return {
-            "dialect": DIALECT_NAME[inp.dialect],
-            "schema": inp.schema_text,
-            "question": inp.question,
-            "evidence": evidence_line(inp.evidence),
-            "sql": inp.sql,
+            **inp.prompt_values(),
             "error": clip(inp.error, 300),
             "earlier": earlier_block(inp.earlier),
         }
-
-    def parse(self, text: str, inp: FixInput) -> tuple[str, str]:
-        return parse_sql_reply(text)
 
     async def fix(self, inp: FixInput, runtime: AgentRuntime) -> tuple[str, str]:
         return await self.run(inp, runtime)

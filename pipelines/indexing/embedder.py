@@ -11,7 +11,7 @@ Vectors are L2-normalised, so cosine distance = 1 - dot product.
 
 Torch runs the model on ``SCALE_ANALYTICS_EMBED_THREADS`` threads (default 1). On two shared
 cores, OpenMP's spin-waiting makes a one-query encode about ten times slower with 2 threads than
-with 1 (docs/benchmarks.md, *L0 indexes*). Batch builds get their parallelism from Ray workers,
+with 1 (docs/benchmarks.md#l0-indexes). Batch builds get their parallelism from Ray workers,
 or, built in-process, from ``embedding_threads`` for the length of the build (7,000 example
 skeletons: 1.75x faster on 2 threads than on 1).
 """

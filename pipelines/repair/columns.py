@@ -33,14 +33,17 @@ from __future__ import annotations
 import re
 from collections.abc import Container
 from dataclasses import dataclass
+from typing import ClassVar
 
 import sqlglot
+from pydantic import Field
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from pipelines.contracts import ForeignKey, SchemaView
 from pipelines.indexing.examples.question_skeleton import name_words
+from pipelines.repair.base import Phase, RepairContext, Rewrite, Rewriter
 from pipelines.schema.joins import JoinGraph, join_graph, sole_primary_key
 
 # The engine's message naming the column it could not bind: (qualifier, column).
@@ -370,3 +373,18 @@ def _fresh_alias(used: set[str]) -> str:
         n += 1
     used.add(f"j{n}")
     return f"j{n}"
+
+
+class Columns(Rewriter):
+    """The repair ``columns``: an errored candidate whose error names a column it could not bind,
+    rewritten from the schema, up to ``rounds`` rewrites (each executed) per candidate."""
+
+    name: ClassVar[str] = "columns"
+    phase: ClassVar[Phase] = "failed"
+    rounds: int = Field(default=3, ge=1)
+
+    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
+        after = context.index.bound(ColumnRepair).propose(sql, context.error)
+        if not after:
+            return None
+        return Rewrite(stage=self.name, detail=context.error, before=sql, after=after)

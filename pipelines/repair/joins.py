@@ -21,11 +21,14 @@ single key proposes nothing.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from pipelines.contracts import SchemaView
+from pipelines.repair.base import RepairContext, Rewrite, Rewriter
 from pipelines.schema.joins import JoinGraph, join_graph
 
 
@@ -110,3 +113,17 @@ class JoinRepair:
             this=exp.column(there_col, table=there_alias),
             expression=exp.column(here_col, table=alias),
         )
+
+
+class Joins(Rewriter):
+    """The repair ``joins``: before a candidate runs, each JOIN whose condition joins no key
+    gets the schema's one join key (module docstring)."""
+
+    name: ClassVar[str] = "joins"
+    lineage: ClassVar[str] = "rejoin"
+
+    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
+        after = context.index.bound(JoinRepair).propose(sql)
+        if after is None:
+            return None
+        return Rewrite(stage=self.name, detail="the join key", before=sql, after=after)

@@ -19,9 +19,13 @@ literal (``x'0A'``), and only when the rewrite parses in the target dialect.
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 import sqlglot
+from pydantic import Field
 from sqlglot.errors import SqlglotError
+
+from pipelines.repair.base import Phase, RepairContext, Rewrite, Rewriter
 
 # What the engines say when a stray quote ends a string early or leaves one open.
 _SYNTAX = re.compile(r"syntax error|unrecognized token|unterminated (?:quoted )?string", re.I)
@@ -66,3 +70,19 @@ class QuoteRepair:
         if not _SYNTAX.search(error or ""):
             return None
         return doubled_apostrophes(sql, self.dialect)
+
+
+class Quotes(Rewriter):
+    """The repair ``quotes``: an errored candidate whose syntax error comes from an apostrophe
+    inside a string, the apostrophe doubled. One rewrite doubles every such apostrophe; listed
+    with ``columns``, it is asked in the column repair's rounds after it."""
+
+    name: ClassVar[str] = "quotes"
+    phase: ClassVar[Phase] = "failed"
+    rounds: int = Field(default=1, ge=1)
+
+    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
+        after = QuoteRepair(context.index.dialect).propose(sql, context.error)
+        if not after:
+            return None
+        return Rewrite(stage=self.name, detail="apostrophes doubled", before=sql, after=after)

@@ -38,6 +38,12 @@ from pipelines.task_run import TaskRun, gather_all, record_failure
 UNFIXABLE_ERRORS = {"database_unavailable"}
 
 
+def _on_light_view(run: TaskRun) -> dict[str, str]:
+    """The fields of ``SchemaQuestionInput`` every refinement agent is given: the question and
+    its evidence, shown with the light schema view."""
+    return {"question": run.task.question, "evidence": run.task.evidence, "schema_text": run.light}
+
+
 class Refiner:
     def __init__(
         self, *, fixer: SQLFixer, critic: CritiqueAgent, revisor: SQLRevisor, preview_rows: int = 5
@@ -117,10 +123,8 @@ class Refiner:
             try:
                 sql, rationale = await self.fixer.fix(
                     FixInput(
-                        question=run.task.question,
-                        evidence=run.task.evidence,
+                        **_on_light_view(run),
                         dialect=run.task.db.dialect,
-                        schema_text=run.light,
                         sql=current.sql,
                         error=current.exec_result.error or "",
                         earlier=earlier,
@@ -168,9 +172,7 @@ class Refiner:
             rep = b.representative
             return self.critic.critique(
                 CritiqueInput(
-                    question=run.task.question,
-                    evidence=run.task.evidence,
-                    schema_text=run.light,
+                    **_on_light_view(run),
                     bucket_hash=b.hash,
                     sql=rep.sql,
                     rationale=clip(rep.rationale, 800),
@@ -207,10 +209,8 @@ class Refiner:
             rep = b.representative
             return self.revisor.revise(
                 RevisionInput(
-                    question=run.task.question,
-                    evidence=run.task.evidence,
+                    **_on_light_view(run),
                     dialect=run.task.db.dialect,
-                    schema_text=run.light,
                     sql=rep.sql,
                     preview=preview(rep.exec_result, rows),
                     critique=c,

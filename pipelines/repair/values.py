@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import sqlglot
 from sqlglot import exp
@@ -46,6 +47,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import traverse_scope
 
 from pipelines.contracts import ExecutionResult, SchemaView
+from pipelines.repair.base import Grounder, RepairContext, Rewrite, RunProbe
 from pipelines.repair.columns import Source, scope_sources
 from pipelines.schema.joins import JoinGraph, join_graph
 
@@ -319,3 +321,23 @@ def _place(probe: Probe, rows: Sequence[Sequence[object]]) -> tuple[int, str, st
 def _is_text(declared: str) -> bool:
     upper = (declared or "").upper()
     return not upper or any(t in upper for t in _TEXT_TYPES)
+
+
+class Values(Grounder):
+    """The repair ``values``: a result with nothing in it, or one whose ``!=`` filter names no
+    stored value, rewritten to name the stored values (module docstring)."""
+
+    name: ClassVar[str] = "values"
+    lineage: ClassVar[str] = "values"
+    agent: ClassVar[str] = "value_repair"
+
+    def suspect(self, sql: str, context: RepairContext) -> bool:
+        return context.index.bound(ValueRepair).excludes_a_literal(sql)
+
+    async def ground(
+        self, sql: str, context: RepairContext, probe: RunProbe, *, rows: bool
+    ) -> Rewrite | None:
+        after = await context.index.bound(ValueRepair).propose(sql, probe, negated_only=rows)
+        if after is None:
+            return None
+        return Rewrite(stage=self.name, detail="stored values", before=sql, after=after)

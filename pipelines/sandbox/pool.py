@@ -69,14 +69,10 @@ class LocalSandboxPool:
         self._executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="sandbox")
 
     @classmethod
-    def create(
-        cls,
-        size: int = 2,
-        timeout_s: float | None = None,
-        row_cap: int | None = None,
-        **bounds: Any,
-    ) -> LocalSandboxPool:
-        return cls(size=size, timeout_s=timeout_s, row_cap=row_cap, **bounds)
+    def create(cls, *args: Any, **kwargs: Any) -> LocalSandboxPool:
+        """The pool its constructor builds (``create`` is how either pool is made: the Ray
+        one starts its actors there)."""
+        return cls(*args, **kwargs)
 
     async def execute(
         self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None

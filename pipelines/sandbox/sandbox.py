@@ -13,7 +13,8 @@ from a string the engine would accept (refused: ``read_only_violation``).
 
 The deadline covers the whole call: the guard's time is taken from it, the engine is
 interrupted when it passes, and in ``process`` isolation the worker is killed
-``kill_grace_s`` later if the engine has not stopped (see ``worker.py``, ``limits.py``).
+``kill_grace_s`` later if the engine has not stopped (see ``worker.py``, ``worker_process.py``,
+``limits.py``).
 
 ``rows`` keep the engine's order (ORDER BY stays visible) with canonical cells; ``hash`` is
 order-free. A result cut at ``row_cap`` is marked ``truncated`` and hashes its first
@@ -53,7 +54,9 @@ from pipelines.sandbox.errors import (
 )
 from pipelines.sandbox.guard import ApprovalCache, check_read_only
 from pipelines.sandbox.limits import SandboxLimits
-from pipelines.sandbox.worker import DISCARD_AFTER, RunResult, WorkerSet
+from pipelines.sandbox.worker import DISCARD_AFTER
+from pipelines.sandbox.worker_process import RunResult
+from pipelines.sandbox.worker_set import WorkerSet
 
 # dialect -> (sandboxed engine, plain read-only connector for trusted introspection)
 ENGINES: dict[str, tuple[Callable[..., Engine], Callable[[str], Any]]] = {
@@ -158,7 +161,7 @@ class _Inline:
 
 
 class _InProcesses:
-    """Engines in worker processes: one worker per calling thread (``worker.WorkerSet``)."""
+    """Engines in worker processes: one worker per calling thread (``worker_set.WorkerSet``)."""
 
     def __init__(self, limits: SandboxLimits) -> None:
         self._limits = limits

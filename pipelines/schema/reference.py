@@ -9,8 +9,8 @@ sandbox; kept per table so a focused prompt shows only the tables a question nee
                 ──► ReferenceSchema(tables=(TableBlock(name, text), ...))
                 ──► .text() the whole prompt │ .text(["singer"]) the focused one
 
-This is the prompt format of the single-pass baseline (docs/benchmarks.md, *Single-pass
-baseline*). The notes come from ``ColumnDoc.note`` (``column_notes``: ``values``, ``auto``,
+This is the prompt format of the single-pass baseline (docs/benchmarks.md#single-pass-baseline).
+The notes come from ``ColumnDoc.note`` (``column_notes``: ``values``, ``auto``,
 ``all``, ``off``; see pipelines/settings.py). A nested column's documentation is shared out
 among its sub-fields (``documentation/subfields.py``): each sub-field the text speaks of, or
 that is documented itself (an ENUM sub-field), gets its own line, ``links.type: ...``.

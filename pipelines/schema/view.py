@@ -12,7 +12,7 @@ characters. The code models used here (Qwen2.5) split numbers into single digits
 text (pipes, underscores, sample values) averages about three characters per token otherwise;
 against the 1.5B's own tokenizer it is within 10% where sample values are shown and up to 40%
 high for bare DDL, while ``len / 4`` is 30-40% low where sample values are shown
-(docs/benchmarks.md, *Schema prompt sizes*). It needs no model files and is identical on every
+(docs/benchmarks.md#schema-prompt-sizes). It needs no model files and is identical on every
 machine, which is what budget decisions (how much schema fits) need; use the model's own
 tokenizer where exact counts matter.
 """

@@ -7,8 +7,8 @@ finds most probable as its reply to the plain prompt.
 
 A vote counts how often the sampler reached a result; the mean log-probability asks how natural
 the model finds each way of writing it, which separates right from wrong buckets where the
-vote and the 1.5B selector cannot (docs/benchmarks.md, *Selection by the model's own
-likelihood*). One call per SQL: the prompt is cached on the slot, each call decodes only its SQL.
+vote and the 1.5B selector cannot (docs/benchmarks.md#selection-likelihood). One call per
+SQL: the prompt is cached on the slot, each call decodes only its SQL.
 On a 2-core CPU the calls go one at a time (``parallel=1``): decoding is compute-bound, and a
 call that lands on another llama.cpp slot first evaluates the prompt again (4 SQLs of ~50
 tokens: 18.7 s in turn, 19.9 s at once, benchmarks/bench_teacher_forcing.py); a GPU server

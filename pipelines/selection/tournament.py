@@ -29,6 +29,7 @@ from pipelines.agents.runtime import AgentRuntime
 from pipelines.agents.types import Bucket, Match
 from pipelines.selection.bucketing import has_reasoning
 from pipelines.settings import TournamentSettings
+from pipelines.trace import TraceRecorder
 
 
 class TournamentQuestion(Frozen):
@@ -65,6 +66,37 @@ class Tournament:
     def __init__(self, selector: ReasoningSelector, settings: TournamentSettings) -> None:
         self.selector = selector
         self.settings = settings
+
+    async def play(
+        self,
+        buckets: Sequence[Bucket],
+        question: TournamentQuestion,
+        runtime: AgentRuntime,
+        recorder: TraceRecorder,
+        stage: str,
+    ) -> TournamentResult | None:
+        """``run``, its matches and ranking kept in ``recorder``, a majority's shortcut and a
+        failed selector recorded as decisions at ``stage`` (the latter a degradation)."""
+        result = await self.run(buckets, question, runtime)
+        if result is None:
+            return None
+        recorder.matches += result.matches
+        recorder.ranking = result.ranking
+        if result.by_majority:
+            recorder.decide(
+                "majority_shortcut",
+                stage,
+                share=self.settings.majority_share,
+                size=result.winner.size,
+            )
+        if result.selector_failed:
+            recorder.decide(
+                "selector_failed",
+                stage,
+                degradation=True,
+                failed=sum(m.winner is None for m in result.matches),
+            )
+        return result
 
     async def run(
         self, buckets: Sequence[Bucket], question: TournamentQuestion, runtime: AgentRuntime

@@ -3,13 +3,14 @@
     Task ──► reference schema (CREATE TABLE + example rows), the shared system message of every call
          ──► L0 retrieval without an LLM: cell values for the question's n-grams ║ examples for its skeleton
          ──► first wave: greedy + n samples of one prompt (schema, cells, examples, question),
-             every candidate executed; "no such column" rewritten from the schema (no LLM,
-             pipelines/repair/columns.py; a string an apostrophe broke, pipelines/repair/quotes.py);
-             a string filter that matches no row grounded in the stored values
-             (pipelines/repair/values.py); bucketed by result
+             every candidate executed through the listed repairs (scaling.repairs, no LLM,
+             pipelines/repair/rounds.py): a JOIN that joins no key given the schema's key before it
+             runs; "no such column" rewritten from the schema (a string an apostrophe broke
+             doubled) after; a string filter that matches no row grounded in the stored values;
+             bucketed by result
          ──► clear majority? ── yes ──► answer (answered_by = "first_wave")
          ──► fix: the most common errored SQLs ──► SQLFixer with the engine's message ──► check
-         ──► widen: more samples of a prompt variant (scaling.adaptive.widen), where at least
+         ──► widen: more samples of a prompt variant (scaling.widen), where at least
              widen_min_votes candidates agree ──► check
          ──► revise: top bucket empty or all-NULL ──► CritiqueAgent ──► SQLRevisor on "edit" ──► check
          ──► tournament (off by default): top buckets within tournament_margin ──► ReasoningSelector,
@@ -27,8 +28,8 @@ per database and each later call only its own question part. A step that fails i
 a DecisionEvent; a global timeout or the budget answers from what exists (``degraded``). The
 prediction names the step whose pool answered and what each step cost.
 
-The L0 retrieval is ``adaptive_retrieval``; what the pipeline keeps per question and per
-database, and its tests of a candidate or bucket, are ``adaptive_state``.
+The L0 retrieval is ``retrieval``; what the pipeline keeps per question and per database, and
+its tests of a candidate or bucket, are ``adaptive_state``; its settings ``adaptive_settings``.
 
     pipeline = AdaptivePipeline(client=client, sandbox=sandbox, scaling=scaling)  # client: a model
     prediction = await pipeline.answer(task)
@@ -41,111 +42,60 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from math import comb
+from typing import Any
 
 from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
 from models.types import ChatMessage, ChatRequest
+from pipelines.agentic.schema_index import SchemaIndex
+from pipelines.agentic.taxonomy import load_taxonomy
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
 from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.render import DIALECT_NAME, cells_block, render_evidence, solved_examples
-from pipelines.agents.runtime import ModelClientLike
 from pipelines.agents.types import Bucket
-from pipelines.contracts import (
-    AdaptiveScaling,
-    CandidateSQL,
-    DatabaseRef,
-    Prediction,
-    ScalingSettings,
-    Task,
-    WidenStep,
-)
-from pipelines.database_rules import settle
-from pipelines.indexing.examples.own_examples import OwnExampleRetriever
+from pipelines.contracts import CandidateSQL, DatabaseRef
 from pipelines.indexing.examples.question_skeleton import SchemaWords
 from pipelines.prompts import PromptTemplate, load_prompt
-from pipelines.repair.columns import ColumnRepair
-from pipelines.repair.joins import JoinRepair
-from pipelines.repair.quotes import QuoteRepair
+from pipelines.repair.base import RepairContext
 from pipelines.repair.refinement import Refiner
-from pipelines.repair.values import ValueRepair
+from pipelines.repair.registry import build_repairs
+from pipelines.repair.rounds import ERROR_ROUNDS, RepairRounds
 from pipelines.schema import introspect
 from pipelines.schema.cache import SchemaCache
-from pipelines.schema.focus import SchemaFocuser, record_focus
-from pipelines.schema.joins import join_graph
-from pipelines.schema.reference import SchemaReadError, reference_schema
+from pipelines.schema.focus import record_focus
 from pipelines.selection.bucketing import ExecutionBucketer
 from pipelines.selection.likelihood import LikelihoodSelector
 from pipelines.selection.tournament import Tournament, TournamentQuestion
-from pipelines.settings import PipelineSettings
 from pipelines.sql_hardness import HARDNESS
-from pipelines.strategies.adaptive_retrieval import retrieve
+from pipelines.strategies.adaptive_settings import AdaptiveScaling, WidenStep
 from pipelines.strategies.adaptive_state import (
+    FIRST_WAVE,
     DatabaseSchema,
     State,
     fixable,
-    has_rows,
-    nothing_found,
     null_only,
     rated_hardness,
+    vote,
 )
 from pipelines.strategies.base import Strategy
-from pipelines.task_run import TaskRun, describe, record_failure, within_limits
-from pipelines.trace import ReasoningTrace, TraceSink
-
-FIRST_WAVE = "first_wave"
-
-
-def call_allowance(adaptive: AdaptiveScaling, fixer_passes: int = 1) -> int:
-    """Upper bound of LLM calls of one question: every step taken, every request made."""
-    first = int(adaptive.greedy) + int(adaptive.samples > 0)
-    tournament = comb(adaptive.tournament_finalists, 2) * 2 if adaptive.tournament else 0
-    likelihood = adaptive.select_max_sqls if adaptive.select == "likelihood" else 0
-    return (
-        first
-        + adaptive.fix_max * fixer_passes
-        + len(adaptive.widen)
-        + 2 * adaptive.revise
-        + tournament
-        + likelihood
-    )
+from pipelines.strategies.retrieval import retrieve
+from pipelines.task_run import TaskRun, record_failure
 
 
 class AdaptivePipeline(Strategy):
     """First wave, then fix / widen / revise / tournament only while the pool has no clear majority."""
 
-    def __init__(
-        self,
-        *,
-        client: ModelClientLike,
-        sandbox: object,
-        scaling: ScalingSettings,
-        settings: PipelineSettings = PipelineSettings(),
-        cell_retriever: object | None = None,
-        example_retriever: object | None = None,
-        sinks: Sequence[TraceSink] = (),
-        model_name: str = "",
-        prompt: PromptTemplate | None = None,
-        focuser: SchemaFocuser | None = None,
-        own_examples: OwnExampleRetriever | None = None,
-    ) -> None:
-        if scaling.adaptive is None:
-            raise ValueError(
-                "scaling.adaptive is not set: use build_pipeline, which picks the pipeline"
-            )
-        settings, scaling, _ = settle(settings, scaling, None)  # built alone: see settle
-        super().__init__(
-            client=client, sandbox=sandbox, scaling=scaling, sinks=sinks, model_name=model_name
-        )
-        self.adaptive = scaling.adaptive
-        self.settings = settings
+    Settings = AdaptiveScaling
+    stage = "adaptive"
+
+    def __init__(self, *, prompt: PromptTemplate | None = None, **parts: Any) -> None:
+        super().__init__(**parts)
+        self.adaptive: AdaptiveScaling = self.scaling
+        settings = self.settings
         self.prompt = prompt or load_prompt("single_pass")
-        self.cell_retriever = cell_retriever
-        self.example_retriever = example_retriever
-        self.own_examples = own_examples
-        agents = settings.agents
         self.refiner = Refiner.from_settings(settings)
         self.tournament = Tournament(
-            ReasoningSelector(settings=agents.selector),
+            ReasoningSelector(settings=settings.agents.selector),
             settings.tournament.model_copy(
                 update={"max_finalists": self.adaptive.tournament_finalists, "majority_share": None}
             ),
@@ -156,47 +106,38 @@ class AdaptivePipeline(Strategy):
             max_tokens=settings.single_pass.max_tokens,
         )
         self.bucketer = ExecutionBucketer()
+        self.repairs = build_repairs(self.adaptive.repairs)
+        self.taxonomy = load_taxonomy()
         self._schemas: SchemaCache[DatabaseSchema] = SchemaCache()
-        self.focuser = focuser or SchemaFocuser(settings.focus)
 
-    # --- public API ----------------------------------------------------------------------------
-
-    async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
-        run = TaskRun.start(
-            task,
-            client=self.client,
-            executor=self.executor,
-            scaling=self.scaling,
-            call_cap=call_allowance(self.adaptive),
-            model_name=self.model_name,
+    def call_allowance(self, fixer_passes: int = 1) -> int:
+        """Upper bound of LLM calls of one question: every step taken, every request made."""
+        a = self.adaptive
+        first = int(a.greedy) + int(a.samples > 0)
+        tournament = comb(a.tournament_finalists, 2) * 2 if a.tournament else 0
+        likelihood = a.select_max_sqls if a.select == "likelihood" else 0
+        return (
+            first + a.fix_max * fixer_passes + len(a.widen) + 2 * a.revise + tournament + likelihood
         )
-        state = State()
-        chosen: CandidateSQL | None = None
-        failure: str | None = None
-        try:
-            chosen = await within_limits(run, "adaptive", self._search(run, state))
-        except SchemaReadError as exc:
-            failure = f"cannot read the schema of {task.db.db_id}: {exc}"
-        state.close_step(run.runtime)
+
+    def memo(self) -> State:
+        return State()
+
+    async def conclude_search(
+        self, run: TaskRun, memo: State, chosen: CandidateSQL | None
+    ) -> CandidateSQL | None:
         if chosen is None and run.pool:
-            chosen = self._vote(run, self.bucketer.bucket(run.pool))
-            state.settle()
-        return run.conclude(
-            self.sinks,
-            chosen=chosen,
-            failure=failure,
-            answered_by=state.answered_by if chosen else "",
-            steps=tuple(state.steps),
-            retrieval=state.retrieval,
-        )
+            chosen = vote(run, self.bucketer.bucket(run.pool))
+            run.steps.settle()
+        return chosen
 
     # --- the search ----------------------------------------------------------------------------
 
-    async def _search(self, run: TaskRun, state: State) -> CandidateSQL | None:
+    async def search(self, run: TaskRun, state: State) -> CandidateSQL | None:
         a = self.adaptive
         task = run.task
         schema = await self._schema(task.db)
-        run.context, state.retrieval = await retrieve(
+        run.context, run.retrieval = await retrieve(
             run,
             schema.words,
             self.settings.understanding,
@@ -211,8 +152,9 @@ class AdaptivePipeline(Strategy):
         if focused.focused:
             record_focus(run, focused)
         run.light = run.ddl = focused.text  # every agent's shared system message
-        state.repair, state.values, state.joins = schema.repair, schema.values, schema.joins
-        state.quotes = schema.quotes if a.quote_repair else None
+        state.repairs = RepairRounds(
+            self.repairs, RepairContext(index=schema.index, taxonomy=self.taxonomy), self.stage
+        )
 
         steps: list[tuple[str, bool, Callable[[], Awaitable[object]]]] = [
             (FIRST_WAVE, True, lambda: self._first_wave(run, state)),
@@ -225,9 +167,9 @@ class AdaptivePipeline(Strategy):
                 continue
             if name != FIRST_WAVE and self._out_of_time(name, run, state):
                 break
-            state.open_step(name, run.runtime)
+            run.steps.open(name)
             await step()
-            state.close_step(run.runtime)
+            run.steps.close()
             buckets = self.bucketer.bucket(run.pool)
             run.recorder.snapshot_buckets(name, buckets)
             if self._clear_majority(buckets) and self._may_answer(name, buckets[0], run, state):
@@ -237,70 +179,57 @@ class AdaptivePipeline(Strategy):
                     share=self._share(buckets),
                     votes=buckets[0].size,
                 )
-                state.answered_by = state.answered_by or name
+                run.steps.answered_by = run.steps.answered_by or name
                 if a.early_stop:
-                    return self._vote(run, buckets)
+                    return vote(run, buckets)
             else:
-                state.answered_by = ""
+                run.steps.answered_by = ""
         buckets = self.bucketer.bucket(run.pool)
         if (
             a.tournament
             and self._close(buckets)
             and not self._out_of_time("tournament", run, state)
         ):
-            state.open_step("tournament", run.runtime)
+            run.steps.open("tournament")
             winner = await self._tournament(run, buckets)
-            state.close_step(run.runtime)
+            run.steps.close()
             if winner is not None:
-                state.answered_by = state.answered_by or "tournament"
+                run.steps.answered_by = run.steps.answered_by or "tournament"
                 return winner
         if (
             a.select == "likelihood"
-            and not state.answered_by
+            and not run.steps.answered_by
             and not self._out_of_time("likelihood", run, state)
         ):
-            state.settle()  # the vote's step, should nothing be scored
-            state.open_step("likelihood", run.runtime)
+            run.steps.settle()  # the vote's step, should nothing be scored
+            run.steps.open("likelihood")
             plain = a.select_prompt == "plain"
             chosen = await self.likelihood.pick(
                 run, buckets, self._messages(run, examples=not plain, cells=not plain)
             )
-            state.close_step(run.runtime)
+            run.steps.close()
             if chosen is not None:
-                state.answered_by = "likelihood"
+                run.steps.answered_by = "likelihood"
                 return chosen
-        state.settle()
-        return self._vote(run, buckets)
+        run.steps.settle()
+        return vote(run, buckets)
 
     async def _schema(self, db: DatabaseRef) -> DatabaseSchema:
-        """The reference schema text, the schema's words (for skeletons) and its column repair,
-        read once per database."""
+        """The reference schema text, the schema's words (for skeletons) and the schema the
+        repairs read, once per database."""
 
         async def read() -> DatabaseSchema:
-            reference = await reference_schema(
-                self.executor,
-                db,
-                sample_rows=self.settings.single_pass.sample_rows,
-                column_notes=self.settings.single_pass.column_notes,
+            reference = await self.focused_reference(
+                db, self.focuser, sample_rows=self.settings.single_pass.sample_rows
             )
-            await self.focuser.prepare(db, reference)
             view = await asyncio.to_thread(introspect, db, 0)
-            graph = join_graph(view)  # declared and inferred keys, shared by the three repairs
             return DatabaseSchema(
                 reference=reference,
                 words=SchemaWords.from_view(view),
-                repair=ColumnRepair(view, graph),
-                values=ValueRepair(view, graph),
-                joins=JoinRepair(view, graph),
-                quotes=QuoteRepair(view.dialect),
+                index=SchemaIndex.from_view(view),
             )
 
-        try:
-            return await self._schemas.get(db, read)
-        except SchemaReadError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - this task fails alone
-            raise SchemaReadError(describe(exc)) from exc
+        return await self.once_per_database(self._schemas, db, read)
 
     # --- steps ---------------------------------------------------------------------------------
 
@@ -364,10 +293,15 @@ class AdaptivePipeline(Strategy):
                 candidates.append(CandidateSQL(sql=extract_sql(text), producer=producer))
             except InvalidModelOutput:
                 run.recorder.decide("generator_unusable", "adaptive", generator=producer)
-        executed = await run.execute_all(self._rejoin(state, candidates))
-        repaired = await self._repair_columns(run, state, executed)
-        run.add(await self._ground_values(run, state, executed))
-        run.add(await self._ground_values(run, state, repaired))
+        repairs = state.repairs
+        executed = await run.execute_all(repairs.before_run(candidates))
+        repaired = await repairs.after_error(
+            run, executed, lambda: self._out_of_time(ERROR_ROUNDS, run, state)
+        )
+        executed = await repairs.ground(run, executed)
+        repaired = await repairs.ground(run, repaired)
+        run.add(executed)
+        run.add(repaired)
 
     def _messages(self, run: TaskRun, *, examples: bool, cells: bool) -> tuple[ChatMessage, ...]:
         """The generation prompt: schema, retrieved cell values and examples where asked, question."""
@@ -382,133 +316,6 @@ class AdaptivePipeline(Strategy):
             question=task.question.strip(),
             evidence=render_evidence(task.evidence),
         )
-
-    def _rejoin(self, state: State, candidates: list[CandidateSQL]) -> list[CandidateSQL]:
-        """Each candidate whose JOIN ... ON names no key between the tables, with the schema's
-        one join key in its place (pipelines/repair/joins.py), before it runs."""
-        if not self.adaptive.join_repair or state.joins is None:
-            return candidates
-        out = []
-        for candidate in candidates:
-            proposal = state.joins.propose(candidate.sql)
-            out.append(
-                candidate.model_copy(
-                    update={"sql": proposal, "lineage": candidate.lineage + ("rejoin",)}
-                )
-                if proposal is not None
-                else candidate
-            )
-        return out
-
-    async def _ground_values(
-        self, run: TaskRun, state: State, candidates: Sequence[CandidateSQL]
-    ) -> list[CandidateSQL]:
-        """Each candidate that found nothing (no rows, or counts of zero), or that excludes a
-        literal (``!=``), and whose string filters name no stored value, replaced by its rewrite
-        that names them (pipelines/repair/values.py) when the rewrite finds something; a rewrite
-        keeps its candidate's producer (a SQL drawn twice is probed once)."""
-        repair = state.values
-        if not self.adaptive.value_repair or repair is None:
-            return list(candidates)
-        out = []
-        for candidate in candidates:
-            empty = nothing_found(candidate)
-            if candidate.sql not in state.grounded and (
-                empty or (has_rows(candidate) and repair.excludes_a_literal(candidate.sql))
-            ):
-                state.grounded[candidate.sql] = await self._grounded(
-                    run, repair, candidate, negated_only=not empty
-                )
-            rewrite = state.grounded.get(candidate.sql)
-            out.append(
-                rewrite.model_copy(update={"producer": candidate.producer})
-                if rewrite
-                else candidate
-            )
-        return out
-
-    async def _grounded(
-        self, run: TaskRun, repair: ValueRepair, candidate: CandidateSQL, *, negated_only: bool
-    ) -> CandidateSQL | None:
-        proposal = await repair.propose(
-            candidate.sql,
-            lambda probe: run.runtime.execute(probe, run.task.db, agent="value_repair"),
-            negated_only=negated_only,
-        )
-        rewrite = None
-        if proposal is not None and proposal != candidate.sql:
-            (rewrite,) = await run.execute_all(
-                [
-                    candidate.model_copy(
-                        update={"sql": proposal, "lineage": candidate.lineage + ("values",)}
-                    )
-                ],
-                agent="value_repair",
-            )
-        grounded = rewrite is not None and not nothing_found(rewrite)
-        run.recorder.decide(
-            "value_repair",
-            "adaptive",
-            generator=candidate.producer,
-            proposed=proposal is not None,
-            grounded=grounded,
-        )
-        return rewrite if grounded else None
-
-    async def _repair_columns(
-        self, run: TaskRun, state: State, executed: Sequence[CandidateSQL]
-    ) -> list[CandidateSQL]:
-        """Schema-grounded rewrites of the candidates whose error names an unbound column (or a
-        string an apostrophe broke), up to ``column_repair`` rounds each; a rewrite keeps its
-        candidate's producer (and vote)."""
-        rounds, repair = self.adaptive.column_repair, state.repair
-        if rounds == 0 or repair is None:
-            return []
-        out: list[CandidateSQL] = []
-        done: dict[str, CandidateSQL | None] = {}  # errored SQL -> its last rewrite, executed
-        for candidate in executed:
-            if candidate.exec_result.ok:
-                continue
-            if candidate.sql not in done:
-                current, last = candidate, None
-                for _ in range(rounds):
-                    # A rewrite runs its SQL, and one that joins its way into the sandbox's limits
-                    # takes as long as the limit (20 s on claims): none starts past the budget.
-                    if self._out_of_time("column_repair", run, state):
-                        break
-                    error = current.exec_result.error or ""
-                    proposal = repair.propose(current.sql, error) or (
-                        state.quotes.propose(current.sql, error) if state.quotes else None
-                    )
-                    if proposal is None or proposal == current.sql:
-                        break
-                    (current,) = await run.execute_all(
-                        [
-                            CandidateSQL(
-                                sql=proposal,
-                                producer=candidate.producer,
-                                rationale=candidate.rationale,
-                                lineage=candidate.lineage + ("repair",),
-                            )
-                        ],
-                        agent="column_repair",
-                    )
-                    last = current
-                    if current.exec_result.ok:
-                        break
-                done[candidate.sql] = last
-                if last is not None:
-                    state.rewritten.add(candidate.sql)
-                run.recorder.decide(
-                    "column_repair",
-                    "adaptive",
-                    generator=candidate.producer,
-                    repaired=last is not None and last.exec_result.ok,
-                    error=candidate.exec_result.error or "",
-                )
-            if (last := done[candidate.sql]) is not None:
-                out.append(last.model_copy(update={"producer": candidate.producer}))
-        return out
 
     async def _fix(self, run: TaskRun, state: State) -> None:
         """Repair the ``fix_max`` most common errored SQLs; a repair carries its duplicates' votes."""
@@ -533,25 +340,16 @@ class AdaptivePipeline(Strategy):
 
     async def _tournament(self, run: TaskRun, buckets: Sequence[Bucket]) -> CandidateSQL | None:
         task = run.task
-        result = await self.tournament.run(
+        result = await self.tournament.play(
             buckets,
             TournamentQuestion(
                 question=task.question, evidence=task.evidence, schema_text=run.light
             ),
             run.runtime,
+            run.recorder,
+            "tournament",
         )
-        if result is None:
-            return None
-        run.recorder.matches += result.matches
-        run.recorder.ranking = result.ranking
-        if result.selector_failed:
-            run.recorder.decide(
-                "selector_failed",
-                "tournament",
-                degradation=True,
-                failed=sum(m.winner is None for m in result.matches),
-            )
-        return result.winner.representative
+        return result.winner.representative if result is not None else None
 
     # --- decisions -----------------------------------------------------------------------------
 
@@ -599,7 +397,7 @@ class AdaptivePipeline(Strategy):
         a = self.adaptive
         if a.stop_max_hardness == "extra" or not a.widen:
             return True
-        if any(cost.step == "widen" for cost in state.steps):
+        if any(cost.step == "widen" for cost in run.steps.taken):
             return True
         hardness = rated_hardness(top.representative.sql)
         if HARDNESS.index(hardness) <= HARDNESS.index(a.stop_max_hardness):
@@ -631,20 +429,3 @@ class AdaptivePipeline(Strategy):
         return (
             answers[0].size - answers[1].size
         ) <= self.adaptive.tournament_margin * self._answers(buckets)
-
-    def _vote(self, run: TaskRun, buckets: Sequence[Bucket]) -> CandidateSQL | None:
-        """Largest non-error bucket; ties: one with rows before an empty one, then the greedy one's.
-
-        An empty result that most candidates agree on stands: questions whose answer is no rows are
-        common, and a lone non-empty SQL beside a large empty bucket is more often the wrong one.
-        """
-        if not buckets:
-            return None
-        field = [b for b in buckets if not b.error] or list(buckets)
-        greedy = f"{FIRST_WAVE}/greedy"
-        ranked = sorted(
-            field, key=lambda b: (-b.size, b.empty, greedy not in {c.producer for c in b.members})
-        )
-        if not run.recorder.ranking:
-            run.recorder.ranking = tuple(b.hash for b in ranked)
-        return ranked[0].representative

@@ -18,26 +18,23 @@ one generator → the others; fixer/critic/revisor → that step skipped; select
 budget or global timeout → best candidate so far, ``degraded=True``. Zero candidates is the only
 hard failure (``Prediction.error``).
 
-    pipeline = Orchestrator(client=client, sandbox=sandbox, scaling=ScalingSettings())  # with a model
+    pipeline = Orchestrator(client=client, sandbox=sandbox, scaling=FullWidthScaling())  # a model
     prediction = await pipeline.answer(task)
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from math import comb
+from collections.abc import Sequence
+from typing import Any
 
 from pipelines.agents.base import GenerationInput, SQLGenerator, is_fatal
 from pipelines.agents.errors import PipelineConfigError
-from pipelines.agents.generators import GENERATORS, build_generators, check_families
+from pipelines.agents.generators import build_generators, check_families
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
 from pipelines.agents.reasoning_selector import ReasoningSelector
-from pipelines.agents.runtime import ModelClientLike
 from pipelines.agents.types import Critique
-from pipelines.contracts import CandidateSQL, Prediction, ScalingSettings, SchemaView, Task
-from pipelines.database_rules import settle
+from pipelines.contracts import CandidateSQL, SchemaView
 from pipelines.repair.refinement import (
     UNFIXABLE_ERRORS,
     Refiner,
@@ -51,164 +48,78 @@ from pipelines.selection.bucketing import ExecutionBucketer
 from pipelines.selection.tournament import Tournament, TournamentQuestion, finalists, majority_vote
 from pipelines.settings import PipelineSettings
 from pipelines.strategies.base import Strategy
-from pipelines.strategies.router import DifficultyRouter
-from pipelines.task_run import TaskRun, gather_all, record_failure, within_limits
-from pipelines.trace import (
-    ReasoningTrace,
-    RouteRecord,
-    TraceSink,
+from pipelines.strategies.full_width_settings import (
+    FullWidthScaling,
+    GenJob,
+    call_allowance,
+    resynthesis_jobs,
+    synthesis_jobs,
 )
+from pipelines.strategies.router import DifficultyRouter
+from pipelines.task_run import TaskRun, gather_all, record_failure
+from pipelines.trace import RouteRecord
 from pipelines.understanding import Understander
-
-# --- widths, depths and the call allowance -------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GenJob:
-    """One sample to draw: generator family, sample index within it, temperature."""
-
-    family: str
-    index: int
-    temperature: float
-
-
-def families(scaling: ScalingSettings) -> tuple[str, ...]:
-    """The families that draw samples, in registry order."""
-    return tuple(f for f in GENERATORS if scaling.k.get(f, 0))
-
-
-def _temperature(scaling: ScalingSettings, family: str, index: int) -> float:
-    # Offset by the family's place in the registry so that low k still spreads every temperature
-    # across the pool.
-    temps = scaling.temperatures
-    return temps[(list(GENERATORS).index(family) + index) % len(temps)]
-
-
-def synthesis_jobs(scaling: ScalingSettings, caps: Mapping[str, int] | None = None) -> list[GenJob]:
-    """The first wave: ``scaling.k`` samples per family, each at most ``caps[family]`` when given
-    (the router's probe; a family ``caps`` does not name draws none)."""
-    plan = [
-        (f, scaling.k[f] if caps is None else min(caps.get(f, 0), scaling.k[f]))
-        for f in families(scaling)
-    ]
-    return [GenJob(f, i, _temperature(scaling, f, i)) for f, k in plan for i in range(k)]
-
-
-def resynthesis_jobs(scaling: ScalingSettings, pass_no: int) -> list[GenJob]:
-    k = scaling.effective_k_resynth
-    return [
-        GenJob(f, i, _temperature(scaling, f, pass_no + i))
-        for f in families(scaling)
-        for i in range(k)
-    ]
-
-
-def call_allowance(
-    scaling: ScalingSettings,
-    *,
-    first_wave: int,
-    max_finalists: int,
-    extractor: bool = True,
-    both_orders: bool = True,
-) -> int:
-    """Upper bound of LLM calls one task may make under ``scaling``.
-
-    generated G = first wave + resynth passes × k_resynth × generators; each generated candidate
-    may be fixed ``fixer_max_passes`` times; each refinement pass critiques and revises at most
-    one bucket per candidate; the tournament plays every pair of at most ``max_finalists``
-    (twice with ``both_orders``).
-    """
-    generated = first_wave + scaling.resynth_max_passes * scaling.effective_k_resynth * len(
-        families(scaling)
-    )
-    refinement = 2 * generated * scaling.refinement_max_passes
-    pool = generated * (1 + scaling.refinement_max_passes)
-    tournament = (
-        comb(min(max_finalists, pool), 2) * (1 + both_orders) if scaling.tournament_enabled else 0
-    )
-    return int(extractor) + generated * (1 + scaling.fixer_max_passes) + refinement + tournament
 
 
 class Orchestrator(Strategy):
     """The full pipeline; ``answer(task) -> Prediction``, ``answer_with_trace`` for both."""
 
+    Settings = FullWidthScaling
+    stage = "orchestrator"
+
     def __init__(
         self,
         *,
-        client: ModelClientLike,
-        sandbox: object,
-        scaling: ScalingSettings = ScalingSettings(),
+        scaling: FullWidthScaling = FullWidthScaling(),
         settings: PipelineSettings = PipelineSettings(),
-        cell_retriever: object | None = None,
-        example_retriever: object | None = None,
-        sinks: Sequence[TraceSink] = (),
-        model_name: str = "",
+        **parts: Any,
     ) -> None:
-        if scaling.single_pass:
-            raise ValueError(
-                "scaling.single_pass is set: use SinglePassPipeline (build_pipeline does)"
-            )
-        check_families(scaling.k, "scaling.k")
-        if scaling.router_enabled:
+        if isinstance(scaling, FullWidthScaling):
+            check_families(scaling.k, "scaling.k")
+        if getattr(scaling, "router_enabled", False):
             check_families(settings.router.probe_k, "pipeline.router.probe_k")
-        for tier in settings.router.profiles if scaling.router_enabled else ():
-            try:  # a bad profile must fail here, not in the middle of a question
-                check_families(settings.router.scaling_for(tier, scaling).k, "k")
-            except ValueError as exc:
-                raise PipelineConfigError(
-                    f"router profile {tier!r} is not a valid ScalingSettings: {exc}"
-                ) from exc
-        settings, scaling, _ = settle(settings, scaling, None)  # built alone: see settle
-        super().__init__(
-            client=client, sandbox=sandbox, scaling=scaling, sinks=sinks, model_name=model_name
-        )
-        self.settings = settings
-        agents = settings.agents
+            for tier in settings.router.profiles:
+                try:  # a bad profile must fail here, not in the middle of a question
+                    check_families(settings.router.scaling_for(tier, scaling).k, "k")
+                except ValueError as exc:
+                    raise PipelineConfigError(
+                        f"router profile {tier!r} is not a valid FullWidthScaling: {exc}"
+                    ) from exc
+        super().__init__(scaling=scaling, settings=settings, **parts)
+        agents = self.settings.agents
         self.generators: dict[str, SQLGenerator] = build_generators(agents)
         self.understander = Understander(
             extractor=KeywordSkeletonExtractor(settings=agents.extractor),
-            settings=settings.understanding,
-            cell_retriever=cell_retriever,
-            example_retriever=example_retriever,
+            settings=self.settings.understanding,
+            cell_retriever=self.cell_retriever,
+            example_retriever=self.example_retriever,
         )
-        self.refiner = Refiner.from_settings(settings)
+        self.refiner = Refiner.from_settings(self.settings)
         self.tournament = Tournament(
-            ReasoningSelector(settings=agents.selector), settings.tournament
+            ReasoningSelector(settings=agents.selector), self.settings.tournament
         )
-        self.router = DifficultyRouter(settings.router)
+        self.router = DifficultyRouter(self.settings.router)
         self.bucketer = ExecutionBucketer()
         self._views: SchemaCache[SchemaView] = SchemaCache()
 
-    # --- public API ----------------------------------------------------------------------------
+    def call_allowance(self) -> int:
+        return self._allowance(self.scaling, synthesis_jobs(self.scaling))
 
-    async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
-        run = TaskRun.start(
-            task,
-            client=self.client,
-            executor=self.executor,
-            scaling=self.scaling,
-            call_cap=self._allowance(self.scaling, synthesis_jobs(self.scaling)),
-            model_name=self.model_name,
-        )
-        chosen: CandidateSQL | None = None
-        failure: str | None = None
-        try:
-            chosen = await within_limits(run, "orchestrator", self._search(run))
-        except _NoSchema as exc:
-            failure = str(exc)
+    async def conclude_search(
+        self, run: TaskRun, memo: None, chosen: CandidateSQL | None
+    ) -> CandidateSQL | None:
         if chosen is None:
             run.salvage()
             chosen = self._best_so_far(run)
-        return run.conclude(
-            self.sinks, chosen=chosen, failure=failure, retrieval=run.context.retrieval
-        )
+        return chosen
 
     # --- the search ----------------------------------------------------------------------------
 
-    async def _search(self, run: TaskRun) -> CandidateSQL | None:
-        view = await self._view(run.task)
+    async def search(self, run: TaskRun, memo: None) -> CandidateSQL | None:
+        view = await self._view(run)
         run.context = await self.understander.understand(run)
         run.recorder.context = run.context
+        run.retrieval = run.context.retrieval
         focused = self.understander.focus(view, run)
         run.light, run.ddl = render_light(focused), render_ddl(focused)
 
@@ -234,14 +145,11 @@ class Orchestrator(Strategy):
 
     # --- L1 ------------------------------------------------------------------------------------
 
-    async def _view(self, task: Task) -> SchemaView:
-        sample_rows = self.settings.understanding.sample_rows
-        try:
-            return await self._views.get(
-                task.db, lambda: asyncio.to_thread(introspect, task.db, sample_rows)
-            )
-        except Exception as exc:  # noqa: BLE001 - any failure to read the schema ends this task only
-            raise _NoSchema(f"cannot read the schema of {task.db.db_id}: {exc}") from exc
+    async def _view(self, run: TaskRun) -> SchemaView:
+        db, sample_rows = run.task.db, self.settings.understanding.sample_rows
+        return await self.once_per_database(
+            self._views, db, lambda: asyncio.to_thread(introspect, db, sample_rows)
+        )
 
     # --- router --------------------------------------------------------------------------------
 
@@ -386,30 +294,16 @@ class Orchestrator(Strategy):
         buckets = self.bucketer.bucket(run.pool)
         run.recorder.snapshot_buckets("final", buckets)
         if run.scaling.tournament_enabled:
-            result = await self.tournament.run(
+            result = await self.tournament.play(
                 buckets,
                 TournamentQuestion(
                     question=run.task.question, evidence=run.task.evidence, schema_text=run.light
                 ),
                 run.runtime,
+                run.recorder,
+                "l3",
             )
             if result is not None:
-                run.recorder.matches += result.matches
-                run.recorder.ranking = result.ranking
-                if result.by_majority:
-                    run.recorder.decide(
-                        "majority_shortcut",
-                        "l3",
-                        share=self.settings.tournament.majority_share,
-                        size=result.winner.size,
-                    )
-                if result.selector_failed:
-                    run.recorder.decide(
-                        "selector_failed",
-                        "l3",
-                        degradation=True,
-                        failed=sum(m.winner is None for m in result.matches),
-                    )
                 return result.winner.representative
         else:
             ranked = majority_vote(finalists(buckets, self.settings.tournament))
@@ -429,7 +323,7 @@ class Orchestrator(Strategy):
     # --- helpers -------------------------------------------------------------------------------
 
     def _allowance(
-        self, scaling: ScalingSettings, jobs: Sequence[GenJob], extra: Sequence[GenJob] = ()
+        self, scaling: FullWidthScaling, jobs: Sequence[GenJob], extra: Sequence[GenJob] = ()
     ) -> int:
         first_wave = len({(j.family, j.index) for j in (*jobs, *extra)})
         return call_allowance(
@@ -439,7 +333,3 @@ class Orchestrator(Strategy):
             both_orders=self.settings.tournament.both_orders,
             extractor=self.settings.understanding.extractor_enabled,
         )
-
-
-class _NoSchema(Exception):
-    """The task's schema could not be read: no candidate can be produced."""

@@ -6,7 +6,7 @@ first (probe) candidates decides whether to stop early or widen.
 
 No LLM call: features are counts (tables, columns, question words, literals, evidence) and
 question cue words (aggregation, comparison, negation/sets, grouping, nesting). The profiles
-themselves (ScalingSettings overrides) are config (``pipeline.router.profiles``); the
+themselves (FullWidthScaling overrides) are config (``pipeline.router.profiles``); the
 orchestrator applies them.
 
     >>> from pipelines.schema import introspect

@@ -1,9 +1,9 @@
 """The references every configuration must beat: one greedy SQL per question (single pass), and
-self-consistency — ``sum(scaling.k)`` samples of the same prompt at ``temperatures[0]``, majority vote on the
+self-consistency — ``samples`` samples of the same prompt at ``temperature``, majority vote on the
 execution result (``conf/scaling/self_consistency.yaml``).
 
     Task ──► prompt (system: CREATE TABLE + 3 example rows per table; user: question [+ evidence])
-         ──► model (one request, n = sum(k) samples, stops at the SQL's closing fence)
+         ──► model (one request, n = samples, stops at the SQL's closing fence)
          ──► extract SQL ──► sandbox ──► vote ──► Prediction
 
     pipeline = SinglePassPipeline(client=client, sandbox=sandbox)   # client: a model behind it
@@ -13,67 +13,74 @@ execution result (``conf/scaling/self_consistency.yaml``).
 from __future__ import annotations
 
 import asyncio
+from typing import Any, Literal
 
-from models.errors import InvalidModelOutput, ModelError
+from pydantic import Field
+
+from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
 from models.types import ChatRequest
 from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
 from pipelines.agents.render import DIALECT_NAME, render_evidence
-from pipelines.agents.runtime import ModelClientLike
-from pipelines.contracts import CandidateSQL, DatabaseRef, Prediction, ScalingSettings, Task
-from pipelines.database_rules import settle
+from pipelines.contracts import CandidateSQL, DatabaseRef, Task
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema.cache import SchemaCache
-from pipelines.schema.focus import SchemaFocuser, record_focus
-from pipelines.schema.reference import ReferenceSchema, SchemaReadError, reference_schema
+from pipelines.schema.focus import record_focus
+from pipelines.schema.reference import ReferenceSchema
 from pipelines.selection.bucketing import ExecutionBucketer
 from pipelines.selection.tournament import majority_vote
-from pipelines.settings import FocusSettings, PipelineSettings, SinglePassSettings
 from pipelines.strategies.base import Strategy
+from pipelines.strategies.scaling import StrategyScaling
 from pipelines.task_run import TaskRun
-from pipelines.trace import ReasoningTrace, TraceRecorder, TraceSink
+from pipelines.trace import TraceRecorder
+
+
+class SinglePassScaling(StrategyScaling):
+    """One request: a greedy SQL at ``pipeline.single_pass.temperature``, or ``samples`` of them
+    at ``temperature`` and the vote over their results (self-consistency)."""
+
+    strategy: Literal["single_pass"] = "single_pass"
+    samples: int = Field(default=1, ge=1, le=64)
+    temperature: float = Field(default=0.8, ge=0.0, le=2.0)  # of the samples, when more than 1
+
+    @property
+    def first_wave(self) -> int:
+        return self.samples
+
+    @property
+    def retrieves(self) -> bool:
+        return False  # the prompt is the schema and the question only
 
 
 class SinglePassPipeline(Strategy):
     """One greedy candidate, no refinement, no selection."""
 
+    Settings = SinglePassScaling
+    stage = "single_pass"
+
     def __init__(
         self,
         *,
-        client: ModelClientLike,
-        sandbox: object,
-        settings: SinglePassSettings = SinglePassSettings(),
-        scaling: ScalingSettings = ScalingSettings(single_pass=True, k={}, temperatures=(0.0,)),
-        sinks: tuple[TraceSink, ...] = (),
+        scaling: SinglePassScaling = SinglePassScaling(),
         prompt: PromptTemplate | None = None,
-        model_name: str = "",
-        focuser: SchemaFocuser | None = None,
+        **parts: Any,
     ) -> None:
-        super().__init__(
-            client=client, sandbox=sandbox, scaling=scaling, sinks=sinks, model_name=model_name
-        )
-        # built alone: each rule's choice for a database that was not measured (see settle)
-        self.settings = settle(PipelineSettings(single_pass=settings), scaling, None)[0].single_pass
+        super().__init__(scaling=scaling, **parts)
         self.prompt = prompt or load_prompt("single_pass")
         self._schemas: SchemaCache[ReferenceSchema] = SchemaCache()
-        # Without a focuser the schema is always shown whole (the baseline's own prompt).
-        self.focuser = focuser or SchemaFocuser(FocusSettings(above_tokens=None))
+
+    def call_allowance(self) -> int:
+        return 1
 
     async def reference(self, db: DatabaseRef) -> ReferenceSchema:
-        """The reference schema prompt of ``db``, read once per pipeline (one task's timeout does
-        not cancel the read other tasks on the database wait for)."""
-
-        async def read() -> ReferenceSchema:
-            reference = await reference_schema(
-                self.executor,
-                db,
-                sample_rows=self.settings.sample_rows,
-                column_notes=self.settings.column_notes,
-            )
-            await self.focuser.prepare(db, reference)
-            return reference
-
-        return await self._schemas.get(db, read)
+        """The reference schema prompt of ``db``, read once per pipeline."""
+        return await self.once_per_database(
+            self._schemas,
+            db,
+            lambda: self.focused_reference(
+                db, self.focuser, sample_rows=self.settings.single_pass.sample_rows
+            ),
+        )
 
     async def schema_text(self, task: Task, run: TaskRun | None = None) -> str:
         """The schema ``task``'s prompt shows: whole, or focused on the question where the
@@ -85,36 +92,20 @@ class SinglePassPipeline(Strategy):
             record_focus(run, focused)
         return focused.text
 
-    async def answer_with_trace(self, task: Task) -> tuple[Prediction, ReasoningTrace]:
-        run = TaskRun.start(
-            task,
-            client=self.client,
-            executor=self.executor,
-            scaling=self.scaling,
-            call_cap=1,
-            model_name=self.model_name,
-        )
-        candidates: list[CandidateSQL] = []
-        error: str | None = None
-        try:
-            async with asyncio.timeout(self.scaling.global_timeout_s):
-                candidates = await self._generate(task, run)
-        except (ModelError, SchemaReadError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
-        except TimeoutError:
-            error = f"global timeout of {self.scaling.global_timeout_s:g}s"
-            run.recorder.decide("global_timeout", "single_pass", degradation=True)
+    async def search(self, run: TaskRun, memo: None) -> CandidateSQL | None:
+        candidates = await self._generate(run.task, run)
         run.add(candidates)
-        chosen = self._vote(candidates, run.recorder)
-        return run.conclude(self.sinks, chosen=chosen, failure=error or "no SQL produced")
+        return self._vote(candidates, run.recorder)
 
     @property
     def samples(self) -> int:
-        return max(1, self.scaling.candidates)
+        return self.scaling.samples
 
     @property
     def temperature(self) -> float:
-        return self.settings.temperature if self.samples == 1 else self.scaling.temperatures[0]
+        return (
+            self.settings.single_pass.temperature if self.samples == 1 else self.scaling.temperature
+        )
 
     async def _generate(self, task: Task, run: TaskRun) -> list[CandidateSQL]:
         runtime = run.runtime
@@ -131,11 +122,11 @@ class SinglePassPipeline(Strategy):
             messages=messages,
             n=self.samples,
             temperature=self.temperature,
-            max_tokens=self.settings.max_tokens,
+            max_tokens=self.settings.single_pass.max_tokens,
             stop=(END_OF_SQL_BLOCK,),  # generation ends with the SQL's code block
             grammar=SQL_BLOCK_GRAMMAR,
             grammar_optional=True,
-            seed=self.settings.seed if self.samples == 1 else None,
+            seed=self.settings.single_pass.seed if self.samples == 1 else None,
         )
         response = await runtime.chat(request, role="generator", agent="single_pass")
         sqls = []

@@ -11,19 +11,21 @@ import pytest
 from omegaconf import OmegaConf
 from pydantic import BaseModel, Field, ValidationError
 
-from core.config import BASES, CONF_DIR, load_config, model_defaults, section
+from core.config import BASES, CONF_DIR, REGISTERED_BASES, load_config, model_defaults, section
 from eval.experiments import expand
 from eval.loaders.common import BenchmarkSpec
 from eval.settings import EvalSettings
 from eval.sweep.config import SweepSettings
 from models.budget import PriceList
 from models.config import ModelSettings
-from pipelines.contracts import AdaptiveScaling, ScalingSettings
 from pipelines.settings import PipelineSettings
+from pipelines.strategies.adaptive_settings import AdaptiveScaling
+from pipelines.strategies.full_width_settings import FullWidthScaling
+from pipelines.strategies.registry import scaling_settings, settings_models
 
-# The model of each top-level section; the rest (paths, experiment, seed, log_level) have none.
+# The model of each top-level section; the rest (paths, experiment, seed, log_level) have none;
+# ``scaling`` is the settings of the strategy it names (scaling_settings).
 SECTIONS: dict[str, type[BaseModel]] = {
-    "scaling": ScalingSettings,
     "pipeline": PipelineSettings,
     "sweep": SweepSettings,
     "benchmark": BenchmarkSpec,
@@ -31,7 +33,13 @@ SECTIONS: dict[str, type[BaseModel]] = {
     "prices": PriceList,
     "eval": EvalSettings,
 }
-GROUPS = sorted({node.split("/")[0] for node in BASES})
+GROUPS = sorted({node.split("/")[0] for node in BASES} | set(REGISTERED_BASES))
+
+
+def validate_sections(cfg) -> None:
+    for path, model in SECTIONS.items():
+        section(cfg, path, model)  # a key the model lacks, or a bad value, raises
+    scaling_settings(cfg)
 
 
 def _options(group: str) -> list[str]:
@@ -47,26 +55,19 @@ def _profiles() -> list[list[str]]:
 
 @pytest.mark.parametrize("overrides", _profiles(), ids=lambda o: " ".join(o) or "root")
 def test_every_section_of_every_profile_validates(overrides):
-    cfg = load_config(overrides)
-    for path, model in SECTIONS.items():
-        section(cfg, path, model)  # a key the model lacks, or a bad value, raises
+    validate_sections(load_config(overrides))
 
 
 @pytest.mark.parametrize("experiment", ["adaptive", "demo", "ablation", "claims", "enterprise"])
 def test_every_experiment_variant_composes_without_plus(experiment):
     for configuration in expand([f"experiment={experiment}"], load_config):
-        cfg = load_config(configuration.overrides)
-        for path, model in SECTIONS.items():
-            section(cfg, path, model)
+        validate_sections(load_config(configuration.overrides))
 
 
 def test_the_default_profiles_are_the_models_defaults():
-    assert (
-        section(load_config(["scaling=default"]), "scaling", ScalingSettings) == ScalingSettings()
-    )
-    assert (
-        section(load_config(["scaling=adaptive"]), "scaling.adaptive", AdaptiveScaling)
-        == AdaptiveScaling()
+    assert scaling_settings(load_config(["scaling=default"])) == FullWidthScaling()
+    assert scaling_settings(load_config(["scaling=adaptive"])) == AdaptiveScaling(
+        global_timeout_s=300, token_budget=60000
     )
     assert section(load_config(["sweep=default"]), "sweep", SweepSettings) == SweepSettings()
     pipeline = section(load_config(["pipeline=default"]), "pipeline", PipelineSettings)
@@ -77,7 +78,12 @@ def test_the_default_profiles_are_the_models_defaults():
 
 def test_a_field_no_yaml_names_is_overridden_without_plus():
     cfg = load_config(
-        ["pipeline.sandbox.memory_mb=2048", "sweep.worker_num_gpus=0.5", "scaling.k_resynth=3"]
+        [
+            "scaling=default",
+            "pipeline.sandbox.memory_mb=2048",
+            "sweep.worker_num_gpus=0.5",
+            "scaling.k_resynth=3",
+        ]
     )
     assert (cfg.pipeline.sandbox.memory_mb, cfg.sweep.worker_num_gpus, cfg.scaling.k_resynth) == (
         2048,
@@ -86,15 +92,21 @@ def test_a_field_no_yaml_names_is_overridden_without_plus():
     )
 
 
-def _model(node: str) -> type[BaseModel]:
-    module, cls = BASES[node].split(":")
-    return getattr(importlib.import_module(module), cls)
+def _model(node: str) -> type[BaseModel] | None:
+    """The model whose defaults a ConfigStore node holds; None for a YAML option."""
+    group, name = node.split("/")
+    if node in BASES:
+        module, cls = BASES[node].split(":")
+        return getattr(importlib.import_module(module), cls)
+    if group == "scaling" and name.startswith("base_"):
+        return settings_models().get(name.removeprefix("base_"))
+    return None
 
 
 def _composed(group: str, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(what a group option's defaults list gives it, what its own file states), unresolved."""
-    if f"{group}/{name}" in BASES:
-        return model_defaults(_model(f"{group}/{name}")), {}
+    if (model := _model(f"{group}/{name}")) is not None:
+        return model_defaults(model), {}
     own = OmegaConf.to_container(OmegaConf.load(CONF_DIR / group / f"{name}.yaml"))
     inherited = OmegaConf.create({})
     for entry in own.pop("defaults", []):

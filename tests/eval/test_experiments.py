@@ -1,7 +1,7 @@
 import pytest
 
 from core.config import load_config
-from eval.experiments import OverrideError, expand, label_of, merge, sweep_combinations
+from eval.experiments import OverrideError, expand, flatten, label_of, merge, sweep_combinations
 
 
 def test_multirun_is_the_cartesian_product_of_comma_lists():
@@ -58,10 +58,11 @@ def test_the_ablation_experiment_expands_to_one_configuration_per_variant():
     assert composed["full"].scaling.k["icl/cot"] > 0
     assert composed["no_tournament"].scaling.tournament_enabled is False
     assert composed["no_refinement"].scaling.refinement_max_passes == 0
-    assert composed["single_pass"].scaling.single_pass is True
+    assert composed["full"].scaling.strategy == "full_width"
+    assert composed["single_pass"].scaling.strategy == "single_pass"
     assert (
-        composed["self_consistency"].scaling.single_pass is True
-        and sum(composed["self_consistency"].scaling.k.values()) == 8
+        composed["self_consistency"].scaling.strategy == "single_pass"
+        and composed["self_consistency"].scaling.samples == 8
     )
     # every variant shares the experiment's response cache, and it is not part of what a run is
     assert len({cfg.model.response_cache for cfg in composed.values()}) == 1
@@ -93,14 +94,15 @@ def test_the_adaptive_experiment_composes_its_baselines_and_ablations():
     configurations = expand(["experiment=adaptive"], load_config)
     composed = {c.label: load_config(c.overrides) for c in configurations}
     assert list(composed)[0] == "adaptive"  # the row that fills the shared response cache
-    default = composed["adaptive"].scaling.adaptive
+    default = composed["adaptive"].scaling
+    assert default.strategy == "adaptive"
     assert default.tournament is False and default.revise is False and default.early_stop is True
-    assert composed["with_tournament"].scaling.adaptive.tournament is True
-    assert composed["no_early_stop"].scaling.adaptive.early_stop is False
-    assert composed["no_fixer"].scaling.adaptive.fix_max == 0
-    assert composed["single_pass"].scaling.single_pass is True
+    assert composed["with_tournament"].scaling.tournament is True
+    assert composed["no_early_stop"].scaling.early_stop is False
+    assert composed["no_fixer"].scaling.fix_max == 0
+    assert composed["single_pass"].scaling.strategy == "single_pass"
     votes = {
-        label: sum(composed[label].scaling.k.values())
+        label: composed[label].scaling.samples
         for label in ("self_consistency", "self_consistency_8")
     }
     assert votes == {"self_consistency": 12, "self_consistency_8": 8}
@@ -117,3 +119,8 @@ def test_experiment_only_runs_the_variants_it_names_in_the_experiments_order():
 def test_experiment_only_refuses_a_name_that_is_no_variant():
     with pytest.raises(OverrideError, match=r"\['fulll'\].*not variants"):
         expand(["experiment=ablation", "experiment.only=[fulll]"], load_config)
+
+
+def test_flatten_nests_with_dots():
+    flat = flatten({"a": {"b": 1, "c": {"d": [1, 2]}}, "e": None})
+    assert flat == {"a.b": "1", "a.c.d": "[1, 2]", "e": "None"}

@@ -14,9 +14,10 @@ from mlflow.tracking import MlflowClient
 
 from core.config import load_config
 from core.types import Usage
+from eval.experiments import Configuration
 from eval.loaders import load_benchmark
 from eval.reporting.tracking import TASK_ID_TAG
-from eval.run import config_identity, run_configuration
+from eval.run import run_configuration
 from eval.sweep.config import RayInitSettings
 from eval.sweep.session import ray_session
 from pipelines.contracts import CandidateSQL, ChosenSetting, Prediction, Task
@@ -112,33 +113,35 @@ def local_ray():
         yield
 
 
-def configure(tiny_spider, tmp_path, *extra):
-    return load_config(
-        [
-            "benchmark=spider_dev",
-            f"benchmark.data_dir={tiny_spider}",
-            f"paths.runs={tmp_path / 'runs'}",
-            "experiment.name=unit",
-            "++sweep.progress=false",
-            "++sweep.ves_iterations=1",
-            f"pipeline.index.root={tmp_path / 'indexes'}",
-            "pipeline.index.auto_build=false",
-            *extra,
-        ]
-    )
+def configure(tiny_spider, tmp_path, *extra, label="scripted"):
+    overrides = [
+        "benchmark=spider_dev",
+        f"benchmark.data_dir={tiny_spider}",
+        f"paths.runs={tmp_path / 'runs'}",
+        "experiment.name=unit",
+        "++sweep.progress=false",
+        "++sweep.ves_iterations=1",
+        f"pipeline.index.root={tmp_path / 'indexes'}",
+        "pipeline.index.auto_build=false",
+        *extra,
+    ]
+    return Configuration.of(label, overrides, load_config(overrides))
 
 
 def test_a_configuration_runs_exports_reports_logs_and_resumes(local_ray, tiny_spider, tmp_path):
     cfg = configure(tiny_spider, tmp_path)
     benchmark = load_benchmark(cfg.benchmark)
-    outcome = run_configuration(cfg, "scripted", benchmark, services=scripted_services)
-    run_dir = tmp_path / "runs" / "unit" / f"scripted-{config_identity(cfg)}"
+    outcome = run_configuration(cfg, benchmark, services=scripted_services)
+    run_dir = tmp_path / "runs" / "unit" / f"scripted-{cfg.identity}"
     assert outcome.run_dir == str(run_dir)
     assert (outcome.sweep.total, outcome.sweep.answered) == (6, 6)
     # the gold of question 5 fails: reported, not scored; questions 0, 2, 4 are right
-    assert outcome.metrics["questions_scored"] == 5 and outcome.metrics["gold_errors"] == 1
-    assert outcome.metrics["ex_bird"] == pytest.approx(3 / 5)
-    assert outcome.metrics["skipped"] == 1
+    assert (
+        outcome.result.metrics()["questions_scored"] == 5
+        and outcome.result.metrics()["gold_errors"] == 1
+    )
+    assert outcome.result.metrics()["ex_bird"] == pytest.approx(3 / 5)
+    assert outcome.result.metrics()["skipped"] == 1
     assert [
         json.loads(line)["db_id"] for line in (run_dir / "skipped.jsonl").read_text().splitlines()
     ] == ["absent_db"]
@@ -146,7 +149,7 @@ def test_a_configuration_runs_exports_reports_logs_and_resumes(local_ray, tiny_s
     assert len(pred_lines) == 6 and pred_lines[1] == "SELECT 'wrong'"
     assert (run_dir / "report" / "pass_at_k.png").exists()
 
-    client = MlflowClient(str(cfg.experiment.tracking_uri))
+    client = MlflowClient(str(cfg.tracking_uri))
     run = client.get_run(outcome.tracked.run_id)
     assert run.info.run_name == "scripted"
     assert run.data.params["benchmark.data_dir"] == str(tiny_spider)
@@ -158,27 +161,30 @@ def test_a_configuration_runs_exports_reports_logs_and_resumes(local_ray, tiny_s
     }
     # retrieval is never silently off: status in the outcome, the report and MLflow
     assert (
-        outcome.retrieval.startswith("retrieval: off (") and "auto_build=false" in outcome.retrieval
+        outcome.result.retrieval.status.startswith("retrieval: off (")
+        and "auto_build=false" in outcome.result.retrieval.status
     )
     assert (
         run.data.tags["retrieval"] == "off"
-        and run.data.tags["retrieval.status"] == outcome.retrieval
+        and run.data.tags["retrieval.status"] == outcome.result.retrieval.status
     )
     assert (
         run.data.metrics["retrieval_none_share"] == 1.0
         and run.data.metrics["retrieval_cells_share"] == 0.0
     )
-    assert outcome.retrieval in (run_dir / "report" / "report.md").read_text()
+    assert outcome.result.retrieval.status in (run_dir / "report" / "report.md").read_text()
     # what the pipeline chose for each database: in the outcome (the summary) and as MLflow tags
-    assert outcome.chosen and all(v == f"sample_rows={len(db)}" for db, v in outcome.chosen.items())
+    assert outcome.result.chosen and all(
+        v == f"sample_rows={len(db)}" for db, v in outcome.result.chosen.items()
+    )
     assert {k: v for k, v in run.data.tags.items() if k.startswith("chosen.")} == {
-        f"chosen.{db}": v for db, v in outcome.chosen.items()
+        f"chosen.{db}": v for db, v in outcome.result.chosen.items()
     }
 
-    again = run_configuration(cfg, "scripted", benchmark, services=scripted_services)
+    again = run_configuration(cfg, benchmark, services=scripted_services)
     assert (again.sweep.resumed, again.sweep.answered) == (6, 0)
     assert again.tracked.run_id == outcome.tracked.run_id
-    assert again.metrics["ex_bird"] == outcome.metrics["ex_bird"]
+    assert again.result.metrics()["ex_bird"] == outcome.result.metrics()["ex_bird"]
 
 
 def test_indexes_are_ensured_for_the_databases_of_the_subset_run(local_ray, tiny_spider, tmp_path):
@@ -194,36 +200,35 @@ def test_indexes_are_ensured_for_the_databases_of_the_subset_run(local_ray, tiny
 
     cfg = configure(tiny_spider, tmp_path, "benchmark.limit=2")
     outcome = run_configuration(
-        cfg, "scripted", load_benchmark(cfg.benchmark), services=scripted_services, ensure=ensure
+        cfg, load_benchmark(cfg.benchmark), services=scripted_services, ensure=ensure
     )
     assert calls == [["music"]]  # the skipped absent_db is not indexed
-    assert outcome.retrieval == "retrieval: cells (1/1 databases), examples; built now: music"
-    run = MlflowClient(str(cfg.experiment.tracking_uri)).get_run(outcome.tracked.run_id)
+    assert (
+        outcome.result.retrieval.status
+        == "retrieval: cells (1/1 databases), examples; built now: music"
+    )
+    run = MlflowClient(str(cfg.tracking_uri)).get_run(outcome.tracked.run_id)
     assert run.data.tags["retrieval"] == "cells+examples"
 
 
 def test_the_run_directory_follows_what_is_computed_not_the_resources(tiny_spider, tmp_path):
-    base = config_identity(configure(tiny_spider, tmp_path))
-    assert config_identity(configure(tiny_spider, tmp_path, "++sweep.workers=8")) == base
-    assert config_identity(configure(tiny_spider, tmp_path, "scaling=single_pass")) != base
+    base = configure(tiny_spider, tmp_path).identity
+    assert configure(tiny_spider, tmp_path, "++sweep.workers=8").identity == base
+    assert configure(tiny_spider, tmp_path, "scaling=single_pass").identity != base
     # the cheatsheet's folder lies under paths.runs: whether there is one counts, not where
     moved = configure(tiny_spider, tmp_path, f"pipeline.cheatsheet.root={tmp_path / 'sheets'}")
-    assert config_identity(moved) == base
-    assert (
-        config_identity(configure(tiny_spider, tmp_path, "pipeline.cheatsheet.root=null")) != base
-    )
-    assert (
-        config_identity(configure(tiny_spider, tmp_path, "pipeline.cheatsheet.learn=false")) != base
-    )
+    assert moved.identity == base
+    assert configure(tiny_spider, tmp_path, "pipeline.cheatsheet.root=null").identity != base
+    assert configure(tiny_spider, tmp_path, "pipeline.cheatsheet.learn=false").identity != base
 
 
 def test_prices_are_not_part_of_a_runs_identity_and_a_judge_is(tiny_spider, tmp_path):
-    base = config_identity(configure(tiny_spider, tmp_path))
+    base = configure(tiny_spider, tmp_path).identity
     repriced = configure(tiny_spider, tmp_path, "prices.cpu_hour=9", "prices.reference=gpt-4o-mini")
-    assert repriced.model.slots.default.price.per_hour == pytest.approx(9 * 2)  # 2 threads
-    assert config_identity(repriced) == base
-    assert config_identity(configure(tiny_spider, tmp_path, "eval.judge_preview_rows=9")) == base
-    assert config_identity(configure(tiny_spider, tmp_path, "eval.judge=default")) != base
+    assert repriced.model.slots["default"].price.per_hour == pytest.approx(9 * 2)  # 2 threads
+    assert repriced.identity == base
+    assert configure(tiny_spider, tmp_path, "eval.judge_preview_rows=9").identity == base
+    assert configure(tiny_spider, tmp_path, "eval.judge=default").identity != base
 
 
 def test_a_judged_run_records_each_verdict_or_why_there_is_none(local_ray, tiny_spider, tmp_path):
@@ -234,51 +239,53 @@ def test_a_judged_run_records_each_verdict_or_why_there_is_none(local_ray, tiny_
         f"model.slots.default.cassette={tmp_path / 'empty.jsonl'}",
         "model.slots.default.record=false",
         "eval.judge=default",
+        label="judged",
     )
-    outcome = run_configuration(
-        cfg, "judged", load_benchmark(cfg.benchmark), services=scripted_services
-    )
+    outcome = run_configuration(cfg, load_benchmark(cfg.benchmark), services=scripted_services)
     frame = pl.read_parquet(f"{outcome.run_dir}/predictions.parquet").sort("position")
     # the judge in each worker asked the replay model's empty cassette: no verdict, and why
     assert frame.get_column("judge_correct").to_list() == [None] * 6
     assert all("CassetteMiss" in e for e in frame.get_column("judge_error").to_list())
-    assert (outcome.metrics["judge_verdicts"], outcome.metrics["judge_no_verdict"]) == (0, 6)
+    assert (
+        outcome.result.metrics()["judge_verdicts"],
+        outcome.result.metrics()["judge_no_verdict"],
+    ) == (0, 6)
     assert "## Answer correctness (LLM judge)" in open(outcome.report).read()
-    assert outcome.reference == "gpt-4.1-mini" and "ref_cost_usd_per_question" in outcome.metrics
+    assert outcome.result.costs.reference.name == "gpt-4.1-mini"
+    assert "ref_cost_usd_per_question" in outcome.result.metrics()
 
 
 def test_a_run_grows_with_its_subset_without_recomputing(local_ray, tiny_spider, tmp_path):
     small = configure(tiny_spider, tmp_path, "benchmark.limit=3")
-    first = run_configuration(
-        small, "scripted", load_benchmark(small.benchmark), services=scripted_services
-    )
+    first = run_configuration(small, load_benchmark(small.benchmark), services=scripted_services)
     assert (first.sweep.total, first.sweep.answered) == (3, 3)
-    assert first.metrics["questions"] == 3
+    assert first.result.metrics()["questions"] == 3
 
     whole = configure(tiny_spider, tmp_path)
-    assert config_identity(whole) == config_identity(small)
-    grown = run_configuration(
-        whole, "scripted", load_benchmark(whole.benchmark), services=scripted_services
-    )
+    assert whole.identity == small.identity
+    grown = run_configuration(whole, load_benchmark(whole.benchmark), services=scripted_services)
     assert grown.run_dir == first.run_dir
     assert (grown.sweep.resumed, grown.sweep.answered) == (3, 3)
-    assert grown.metrics["questions"] == 6
+    assert grown.result.metrics()["questions"] == 6
 
     # asking for the small subset again reports on those 3 questions only, from the stored rows
-    again = run_configuration(
-        small, "scripted", load_benchmark(small.benchmark), services=scripted_services
-    )
+    again = run_configuration(small, load_benchmark(small.benchmark), services=scripted_services)
     assert (again.sweep.resumed, again.sweep.answered) == (3, 0)
-    assert again.metrics["questions"] == 3 and again.metrics["ex_bird"] == first.metrics["ex_bird"]
+    assert (
+        again.result.metrics()["questions"] == 3
+        and again.result.metrics()["ex_bird"] == first.result.metrics()["ex_bird"]
+    )
     assert len((tmp_path / again.run_dir / "exports" / "pred.txt").read_text().splitlines()) == 3
 
 
 def test_each_answered_question_becomes_one_mlflow_trace_of_its_run(
     local_ray, tiny_spider, tmp_path
 ):
-    untraced = configure(tiny_spider, tmp_path, "benchmark.limit=3", "sweep.mlflow_traces=false")
-    whole = configure(tiny_spider, tmp_path)
-    uri = str(whole.experiment.tracking_uri)
+    untraced = configure(
+        tiny_spider, tmp_path, "benchmark.limit=3", "sweep.mlflow_traces=false", label="traced"
+    )
+    whole = configure(tiny_spider, tmp_path, label="traced")
+    uri = str(whole.tracking_uri)
 
     def logged(outcome):
         mlflow.set_tracking_uri(uri)
@@ -292,14 +299,10 @@ def test_each_answered_question_becomes_one_mlflow_trace_of_its_run(
             mlflow.set_tracking_uri(None)
         return sorted(found, key=lambda t: t.info.tags[TASK_ID_TAG])
 
-    off = run_configuration(
-        untraced, "traced", load_benchmark(untraced.benchmark), services=traced_services
-    )
+    off = run_configuration(untraced, load_benchmark(untraced.benchmark), services=traced_services)
     assert off.sweep.answered == 3 and logged(off) == []  # sweep.mlflow_traces=false
 
-    grown = run_configuration(
-        whole, "traced", load_benchmark(whole.benchmark), services=traced_services
-    )
+    grown = run_configuration(whole, load_benchmark(whole.benchmark), services=traced_services)
     assert grown.tracked.run_id == off.tracked.run_id
     traces = logged(grown)  # the 3 answered before are written now too
     assert [t.info.tags[TASK_ID_TAG] for t in traces] == [f"spider_dev:{i}" for i in range(6)]
@@ -312,10 +315,8 @@ def test_each_answered_question_becomes_one_mlflow_trace_of_its_run(
     assert trace.info.request_metadata["mlflow.sourceRun"] == grown.tracked.run_id
 
     # a resume with other sweep settings: the same MLflow run (they are tags, not params)
-    wider = configure(tiny_spider, tmp_path, "sweep.in_flight=3")
-    again = run_configuration(
-        wider, "traced", load_benchmark(wider.benchmark), services=traced_services
-    )
+    wider = configure(tiny_spider, tmp_path, "sweep.in_flight=3", label="traced")
+    again = run_configuration(wider, load_benchmark(wider.benchmark), services=traced_services)
     assert again.sweep.resumed == 6 and len(logged(again)) == 6  # a resume duplicates nothing
     assert again.tracked.run_id == grown.tracked.run_id
     run = MlflowClient(uri).get_run(again.tracked.run_id)

@@ -9,7 +9,7 @@ import pytest
 
 from core.config import load_config
 from pipelines.agents.runtime import as_executor
-from pipelines.contracts import AdaptiveScaling, ScalingSettings, Task
+from pipelines.contracts import Task
 from pipelines.database_rules import (
     LARGE_SCHEMA_TOKENS,
     DatabaseProfile,
@@ -21,10 +21,11 @@ from pipelines.factory import build_pipeline
 from pipelines.sandbox import Sandbox
 from pipelines.settings import PipelineSettings
 from pipelines.strategies.adaptive import AdaptivePipeline
+from pipelines.strategies.adaptive_settings import AdaptiveScaling
+from pipelines.strategies.single_pass import SinglePassScaling
 
 SMALL = DatabaseProfile(db_id="s", schema_tokens=800, own_examples=0)
 LARGE = DatabaseProfile(db_id="l", schema_tokens=12_000, own_examples=5)
-ADAPTIVE = ScalingSettings(adaptive=AdaptiveScaling())
 
 
 def _values(profile: DatabaseProfile) -> dict[str, object]:
@@ -55,12 +56,12 @@ def test_each_rule_reads_the_measurement_it_names():
 
 def test_settle_chooses_only_what_is_auto():
     settings = PipelineSettings.model_validate({"single_pass": {"sample_rows": 2}})
-    scaling = ScalingSettings(adaptive=AdaptiveScaling(select="likelihood"))
+    scaling = AdaptiveScaling(select="likelihood")
     settled, scaling, chosen = settle(settings, scaling, LARGE)
     assert settled.single_pass.sample_rows == 2  # set by the user: kept
-    assert scaling.adaptive.select == "likelihood"
+    assert scaling.select == "likelihood"
     assert settled.understanding.example_threshold == 0.1
-    assert scaling.adaptive.widen_min_votes == 2 and scaling.adaptive.escalate_within_s == 90.0
+    assert scaling.widen_min_votes == 2 and scaling.escalate_within_s == 90.0
     assert [str(c) for c in chosen] == [
         "example_threshold=0.1",
         "widen_min_votes=2",
@@ -68,10 +69,10 @@ def test_settle_chooses_only_what_is_auto():
     ]
 
 
-def test_without_a_profile_or_an_adaptive_section_nothing_is_left_auto():
-    settings, scaling, chosen = settle(PipelineSettings(), ScalingSettings(single_pass=True), None)
+def test_a_scaling_rule_applies_only_to_the_strategies_with_its_setting():
+    settings, scaling, chosen = settle(PipelineSettings(), SinglePassScaling(), None)
     assert settings.single_pass.sample_rows == 3 and settings.understanding.example_threshold == 1.5
-    assert scaling.adaptive is None and {c.name for c in chosen} == {
+    assert scaling == SinglePassScaling() and {c.name for c in chosen} == {
         "sample_rows",
         "example_threshold",
     }
@@ -129,8 +130,9 @@ async def test_a_database_that_cannot_be_measured_fails_as_its_strategy_says(
 @pytest.mark.parametrize("experiment", ["demo", "claims", "enterprise", "adaptive", "ablation"])
 def test_no_experiment_sets_pipeline_behaviour_outside_its_variants(experiment):
     """An experiment names a benchmark, a slice, variants, caches and prices: composed with it,
-    the pipeline and scaling sections are the defaults'."""
-    plain = load_config([])
+    the pipeline and scaling sections are the defaults' (the ablation's scaling those of the
+    full-width strategy whose parts its variants remove)."""
+    plain = load_config(["scaling=default"] if experiment == "ablation" else [])
     cfg = load_config([f"experiment={experiment}"])
     assert cfg.pipeline == plain.pipeline
     assert cfg.scaling == plain.scaling

@@ -13,15 +13,16 @@ from models.types import ChatResponse
 from pipelines.agents.base import END_OF_SQL_BLOCK, GeneratorSpec, SQLGenerator
 from pipelines.agents.errors import PipelineConfigError
 from pipelines.agents.generators import GENERATORS
-from pipelines.contracts import ScalingSettings, Task
+from pipelines.contracts import Task
 from pipelines.settings import PipelineSettings, RouterSettings
-from pipelines.strategies.orchestrator import (
-    Orchestrator,
+from pipelines.strategies.full_width_settings import (
+    FullWidthScaling,
     call_allowance,
     families,
     resynthesis_jobs,
     synthesis_jobs,
 )
+from pipelines.strategies.orchestrator import Orchestrator
 
 RIGHT = "SELECT count(*) FROM singer WHERE country = 'France'"
 
@@ -90,7 +91,7 @@ def script() -> dict:
 
 async def test_a_registered_family_generates_under_its_name(shout, tiny_db, sandbox, scripted):
     client = ShoutingClient(scripted(script()))
-    scaling = ScalingSettings(k={"reasoning": 1, "shout": 2}, temperatures=(0.2, 0.7, 1.0))
+    scaling = FullWidthScaling(k={"reasoning": 1, "shout": 2}, temperatures=(0.2, 0.7, 1.0))
     pipeline = Orchestrator(client=client, sandbox=sandbox, scaling=scaling)
     prediction = await pipeline.answer(
         Task(task_id="s1", question="How many singers are from France?", db=tiny_db)
@@ -106,12 +107,12 @@ async def test_a_registered_family_generates_under_its_name(shout, tiny_db, sand
     assert families(scaling) == ("reasoning", "shout")
     assert [j.family for j in resynthesis_jobs(scaling, 1)] == ["reasoning", "shout"]
     assert call_allowance(scaling, first_wave=3, max_finalists=4) > call_allowance(
-        ScalingSettings(k={"reasoning": 3}), first_wave=3, max_finalists=4
+        FullWidthScaling(k={"reasoning": 3}), first_wave=3, max_finalists=4
     )  # re-synthesis draws from both families
 
 
 def test_the_router_probe_reads_the_registry(shout):
-    scaling = ScalingSettings(k={"reasoning": 2, "shout": 3, "icl/cot": 2})
+    scaling = FullWidthScaling(k={"reasoning": 2, "shout": 3, "icl/cot": 2})
     probe = synthesis_jobs(scaling, RouterSettings(probe_k={"shout": 1, "icl/cot": 5}).probe_k)
     assert [(j.family, j.index) for j in probe] == [("icl/cot", 0), ("icl/cot", 1), ("shout", 0)]
 
@@ -123,17 +124,17 @@ def test_unknown_families_fail_at_construction_naming_the_known_ones(sandbox, sc
         )
 
     with pytest.raises(PipelineConfigError, match=r"scaling.k .*\['shout'\]; known: \['reasoning'"):
-        build(ScalingSettings(k={"reasoning": 1, "shout": 1}))
+        build(FullWidthScaling(k={"reasoning": 1, "shout": 1}))
     probe = PipelineSettings(router=RouterSettings(probe_k={"icl/shout": 1}))
     with pytest.raises(ValueError, match=r"probe_k .*\['icl/shout'\]"):
-        build(ScalingSettings(router_enabled=True), probe)
+        build(FullWidthScaling(router_enabled=True), probe)
     profile = PipelineSettings(router=RouterSettings(profiles={"hard": {"k": {"shout": 1}}}))
     with pytest.raises(PipelineConfigError, match=r"router profile 'hard'.*\['shout'\]"):
-        build(ScalingSettings(router_enabled=True), profile)
+        build(FullWidthScaling(router_enabled=True), profile)
 
 
 def test_no_candidates_is_refused():
     with pytest.raises(ValueError, match="no candidates"):
-        ScalingSettings(k={"reasoning": 0, "icl/cot": 0})
+        FullWidthScaling(k={"reasoning": 0, "icl/cot": 0})
     with pytest.raises(ValueError, match="greater than or equal to 0"):
-        ScalingSettings(k={"reasoning": -1})
+        FullWidthScaling(k={"reasoning": -1})

@@ -18,13 +18,14 @@ from models.errors import ModelUnavailable
 from models.registry import get_spec
 from models.store import ModelStore
 from models.types import ChatMessage, ChatRequest
-from pipelines.contracts import ScalingSettings, Task
+from pipelines.contracts import Task
 from pipelines.factory import build_pipeline
 from pipelines.sandbox import Sandbox
 from pipelines.settings import PipelineSettings
 from pipelines.strategies.adaptive import AdaptivePipeline
-from pipelines.strategies.adaptive import call_allowance as adaptive_allowance
-from pipelines.strategies.orchestrator import Orchestrator, call_allowance, synthesis_jobs
+from pipelines.strategies.full_width_settings import call_allowance, synthesis_jobs
+from pipelines.strategies.orchestrator import Orchestrator
+from pipelines.strategies.registry import scaling_settings
 
 CASSETTES = Path(__file__).resolve().parents[1] / "cassettes" / "pipelines"
 QUESTION = "How many singers are from France?"
@@ -87,7 +88,7 @@ async def test_full_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_path):
     prediction, trace = await pipeline.answer_with_trace(
         Task(task_id="r1", question=QUESTION, db=tiny_db)
     )
-    scaling = section(cfg, "scaling", ScalingSettings)
+    scaling = scaling_settings(cfg)
     settings = section(cfg, "pipeline", PipelineSettings)
     assert prediction.error is None and prediction.sql
     assert prediction.exec_result is not None and prediction.exec_result.ok
@@ -146,9 +147,9 @@ async def test_adaptive_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_pat
         [
             "scaling=adaptive",
             "model=replay",
-            "scaling.adaptive.stop_min_votes=99",
-            "scaling.adaptive.select_max_sqls=8",
-            "scaling.adaptive.temperature=1.2",
+            "scaling.stop_min_votes=99",
+            "scaling.select_max_sqls=8",
+            "scaling.temperature=1.2",
             f"pipeline.trace.directory={tmp_path}",
         ]
     )
@@ -164,7 +165,7 @@ async def test_adaptive_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_pat
     )
     adaptive = strategy.adaptive  # its settings as chosen for tiny_db
     assert prediction.error is None and prediction.exec_result.ok
-    assert 1 <= prediction.usage.calls <= adaptive_allowance(adaptive)
+    assert 1 <= prediction.usage.calls <= strategy.call_allowance()
     assert [s.step for s in prediction.steps][-2:] == ["widen", "likelihood"]
     decision = next(d for d in trace.decisions if d.label == "likelihood")
     assert 2 <= decision.features["scored"] <= adaptive.select_max_sqls

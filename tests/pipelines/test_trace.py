@@ -1,14 +1,12 @@
-"""ReasoningTrace, derived metrics and sinks."""
+"""ReasoningTrace, its recorder and sinks."""
 
 from __future__ import annotations
 
 import logging
 import time
 
-import pytest
-
 from core.types import Usage
-from pipelines.agents.types import Context, FixAttempt, RevisionDelta
+from pipelines.agents.types import Context, FixAttempt
 from pipelines.contracts import CellHit, Prediction
 from pipelines.trace import (
     AgentEvent,
@@ -16,7 +14,6 @@ from pipelines.trace import (
     ReasoningTrace,
     SafeSink,
     TraceRecorder,
-    derive_metrics,
     read_traces,
     retrieval_precision,
 )
@@ -66,43 +63,6 @@ def test_retrieval_precision_against_gold():
     assert retrieval_precision(Context(cell_hits=hits), "SELECT * FROM t WHERE c = 'France'") == 0.5
     assert retrieval_precision(Context(cell_hits=hits), None) is None
     assert retrieval_precision(Context(), "SELECT 1") is None
-
-
-def test_derived_metrics():
-    traces = [
-        ReasoningTrace(
-            task_id="1",
-            question="q",
-            db_id="d",
-            degraded=True,
-            retrieval_precision=1.0,
-            events=(
-                event("operational", True),
-                event("operational", False),
-                event("cognitive", False),
-            ),
-            revisions=(RevisionDelta(bucket_hash="b", before_hash="b", after_hash="c"),),
-        ),
-        ReasoningTrace(
-            task_id="2",
-            question="q",
-            db_id="d",
-            retrieval_precision=0.0,
-            events=(event("operational", True),),
-            revisions=(
-                RevisionDelta(bucket_hash="b", before_hash="b", after_hash="b"),
-                RevisionDelta(bucket_hash="b", before_hash="b", after_hash=None),
-            ),
-        ),
-    ]
-    m = derive_metrics(traces)
-    assert m.tool_call_success_rate == pytest.approx(2 / 3)
-    assert (
-        m.retrieval_precision == 0.5
-        and m.critic_adherence_rate == pytest.approx(1 / 3)
-        and m.degraded_rate == 0.5
-    )
-    assert derive_metrics([]).degraded_rate is None
 
 
 def test_jsonl_round_trip(tmp_path):

@@ -14,7 +14,6 @@ from pipelines.contracts import (
     DatabaseRef,
     ExampleHit,
     ForeignKey,
-    ScalingSettings,
     SchemaView,
     TableInfo,
     Task,
@@ -22,6 +21,7 @@ from pipelines.contracts import (
 from pipelines.indexing.errors import IndexNotBuilt
 from pipelines.schema import restrict
 from pipelines.settings import AgentCall, UnderstandingSettings
+from pipelines.strategies.full_width_settings import FullWidthScaling
 from pipelines.task_run import TaskRun
 from pipelines.trace import TraceRecorder
 from pipelines.understanding import Understander, prompt_view_tokens
@@ -35,7 +35,7 @@ def run_for(client, question="Which customers from Paris or Lyon ordered tea?"):
     return TaskRun(
         task=task,
         recorder=recorder,
-        scaling=ScalingSettings(),
+        scaling=FullWidthScaling(),
         runtime=AgentRuntime(client=client, executor=None, recorder=recorder),
     )
 

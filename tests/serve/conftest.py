@@ -17,8 +17,9 @@ import pytest
 from core.types import Usage
 from models.types import ChatRequest, ChatResponse
 from pipelines.sandbox import Sandbox
-from serve.api import LocalBackend, build_api, register
+from serve.api import LocalBackend, build_api
 from serve.cli import profile_configs
+from serve.databases import register
 from serve.engine import QueryEngine
 from serve.keys import ApiKey, KeyRing, hash_key
 from serve.settings import ServeSettings

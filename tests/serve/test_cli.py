@@ -46,8 +46,8 @@ def test_profiles_replace_the_scaling_group_of_the_command_line():
         ["scaling=cpu_small", "model=replay"],
         {"fast": ("scaling=single_pass",), "balanced": ()},
     )
-    assert cfgs["fast"]["scaling"]["single_pass"] is True
-    assert cfgs["balanced"]["scaling"]["single_pass"] is False
+    assert cfgs["fast"]["scaling"]["strategy"] == "single_pass"
+    assert cfgs["balanced"]["scaling"]["strategy"] != "single_pass"
     assert cfgs["fast"]["model"]["name"] == cfgs["balanced"]["model"]["name"] == "replay"
 
 

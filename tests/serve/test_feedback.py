@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 from pipelines.indexing.examples.own_examples import SolvedExample
-from serve.api import database_ref
+from serve.databases import database_ref
 from serve.store import FILE_NAME, LogEntry, StateStore
 from tests.serve.conftest import ADMIN_KEY, ANALYST_KEY, QUESTION, FakeModel, auth, keys_ring
 

@@ -1,28 +1,23 @@
-"""The checker chain's stages, one rule per module; the chain runs them in this order, the
-rewriters first, then the blockers, cheapest first (``pipelines/agentic/chain.py``).
+"""The checker chain's stages, one rule per module, each a repair of the written phase
+(``pipelines/repair/base.py``) registered by name in ``pipelines/repair/registry.py``. The
+agentic mode's chain runs ``scaling.checks`` in order (``pipelines/agentic/chain.py``); by
+default ``DEFAULT_CHECKS``: the rewriters first, then the blockers, cheapest first.
 
-    rewriters   quotes.StrayApostrophes        a string an apostrophe broke, the apostrophe doubled
-                casing.IdentifierCasing        names spelled as the schema spells them
-                dialect.DialectFunctions       other dialects' functions in the target's
-                list_tables.ListColumnTables   a list column read as a table, unnested from its owner
-                column_names.ColumnNames       unknown columns bound by the schema-grounded column
-                                               repair (not in DEFAULT_STAGES: stages(bind_columns=True))
-    blockers    unknown_functions.UnknownFunctions   functions the engine lacks (no schema)
-                unknown_names.UnknownNames     tables, qualifiers, columns that do not resolve
-                nested_paths.NestedPaths       fields read off lists, sub-fields that do not exist
-                enum_values.EnumValues         values outside a column's documented vocabulary
-                like_on_enum.LikeOnEnum        LIKE on a column with a documented vocabulary
+    rewriters   stray_apostrophes   (quotes)       a string an apostrophe broke, the apostrophe doubled
+                identifier_casing   (casing)       names spelled as the schema spells them
+                dialect_functions   (dialect)      other dialects' functions in the target's
+                list_column_tables  (list_tables)  a list column read as a table, unnested from its owner
+                column_names        (column_names) unknown columns bound by the schema-grounded column
+                                                   repair (not in DEFAULT_CHECKS: list it after the
+                                                   other rewriters)
+    blockers    unknown_functions   (unknown_functions)  functions the engine lacks (no schema)
+                unknown_names       (unknown_names)      tables, qualifiers, columns that do not resolve
+                nested_paths        (nested_paths)       fields read off lists, sub-fields that do not exist
+                enum_values         (enum_values)        values outside a column's documented vocabulary
+                like_on_enum        (like_on_enum)       LIKE on a column with a documented vocabulary
 """
 
-from pipelines.agentic.checks.base import (
-    Blocker,
-    CheckContext,
-    ParsedSQL,
-    Rewrite,
-    Rewriter,
-    Stage,
-    parse,
-)
+from pipelines.agentic.checks.base import ParsedSQL, parse
 from pipelines.agentic.checks.casing import IdentifierCasing
 from pipelines.agentic.checks.column_names import ColumnNames
 from pipelines.agentic.checks.dialect import DialectFunctions
@@ -34,32 +29,20 @@ from pipelines.agentic.checks.quotes import StrayApostrophes
 from pipelines.agentic.checks.unknown_functions import UnknownFunctions
 from pipelines.agentic.checks.unknown_names import UnknownNames
 
-DEFAULT_STAGES: tuple[Stage, ...] = (
-    StrayApostrophes(),
-    IdentifierCasing(),
-    DialectFunctions(),
-    ListColumnTables(),
-    UnknownFunctions(),
-    UnknownNames(),
-    NestedPaths(),
-    EnumValues(),
-    LikeOnEnum(),
+DEFAULT_CHECKS: tuple[str, ...] = (
+    "stray_apostrophes",
+    "identifier_casing",
+    "dialect_functions",
+    "list_column_tables",
+    "unknown_functions",
+    "unknown_names",
+    "nested_paths",
+    "enum_values",
+    "like_on_enum",
 )
 
-
-def stages(*, bind_columns: bool = False) -> tuple[Stage, ...]:
-    """The default chain, with ``ColumnNames`` after the other rewriters when ``bind_columns``
-    (``scaling.agentic.bind_columns``)."""
-    if not bind_columns:
-        return DEFAULT_STAGES
-    rewriters = tuple(s for s in DEFAULT_STAGES if isinstance(s, Rewriter))
-    return (*rewriters, ColumnNames(), *DEFAULT_STAGES[len(rewriters) :])
-
-
 __all__ = [
-    "DEFAULT_STAGES",
-    "Blocker",
-    "CheckContext",
+    "DEFAULT_CHECKS",
     "ColumnNames",
     "DialectFunctions",
     "EnumValues",
@@ -68,12 +51,8 @@ __all__ = [
     "ListColumnTables",
     "NestedPaths",
     "ParsedSQL",
-    "Rewrite",
-    "Rewriter",
-    "Stage",
     "StrayApostrophes",
     "UnknownFunctions",
     "UnknownNames",
     "parse",
-    "stages",
 ]

@@ -1,31 +1,21 @@
-"""What every checker stage shares: the parsed query, the context, and the two kinds of stage.
-
-    Rewriter.rewrite(sql, context)     -> Rewrite | None    never fails: a new SQL, or nothing
-    Blocker.check(parsed, context)     -> (Finding, ...)    empty: the SQL passes
-
-A stage is a small frozen pydantic model: its fields are its settings, ``name`` its label in
-findings and rewrites, ``emits`` the taxonomy classes its findings use (checked against the
-taxonomy when a chain is built).
+"""What the checker stages read of a query: it parsed once in the schema's dialect and qualified
+(``ParsedSQL``), and the case folding around a column. The stages themselves are repairs of the
+written phase (``Rewriter``, ``Blocker``: ``pipelines/repair/base.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, SqlglotError
+from sqlglot.errors import ParseError
 from sqlglot.optimizer.qualify import qualify
 
-from core.types import Frozen
 from pipelines.agentic.references import Resolver
 from pipelines.agentic.schema_index import SchemaIndex
-from pipelines.agentic.taxonomy import Finding, Taxonomy
-
-# What sqlglot raises on a query it cannot parse or resolve, besides its own errors.
-UNREADABLE = (SqlglotError, RecursionError, ValueError, KeyError, AttributeError)
+from pipelines.repair.base import UNREADABLE
 
 
 @dataclass(frozen=True)
@@ -62,71 +52,6 @@ def parse(sql: str, schema: SchemaIndex) -> ParsedSQL:
     except UNREADABLE:
         return ParsedSQL(sql=sql, tree=tree, qualified=None, resolver=None)
     return ParsedSQL(sql=sql, tree=tree, qualified=qualified, resolver=resolver)
-
-
-class CheckContext(Frozen):
-    """What the stages check against: the schema and the taxonomy their findings come from."""
-
-    index: SchemaIndex
-    taxonomy: Taxonomy
-
-
-class Rewrite(Frozen):
-    """One rewriter's change: the SQL before and after, and what changed, in words."""
-
-    stage: str
-    detail: str
-    before: str
-    after: str
-
-
-class Stage(Frozen):
-    """Base of the checker stages."""
-
-    name: ClassVar[str]
-    emits: ClassVar[tuple[str, ...]] = ()
-
-
-class Rewriter(Stage):
-    """A stage that may change the SQL and never fails."""
-
-    def rewrite(self, sql: str, context: CheckContext) -> Rewrite | None:
-        raise NotImplementedError
-
-    def rewritten(
-        self, tree: exp.Expression, before: str, detail: str, dialect: str
-    ) -> Rewrite | None:
-        """``tree`` written in ``dialect`` as this stage's rewrite of ``before``; None when the
-        written SQL does not parse again (a rewrite never hands on what the engine would refuse)."""
-        after = tree.sql(dialect=dialect)
-        try:
-            sqlglot.parse_one(after, read=dialect)
-        except UNREADABLE:
-            return None
-        return Rewrite(stage=self.name, detail=detail, before=before, after=after)
-
-
-class Blocker(Stage):
-    """A stage that passes the SQL (no findings) or reports what is wrong with it."""
-
-    def check(self, parsed: ParsedSQL, context: CheckContext) -> tuple[Finding, ...]:
-        raise NotImplementedError
-
-    def finding(
-        self,
-        context: CheckContext,
-        error_class: str,
-        detail: str,
-        identifier: str = "",
-        suggestion: str = "",
-    ) -> Finding:
-        return context.taxonomy.finding(
-            error_class,
-            source=self.name,
-            detail=detail,
-            identifier=identifier,
-            suggestion=suggestion,
-        )
 
 
 def unwrap(node: exp.Expression) -> exp.Expression:

@@ -15,10 +15,10 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from pipelines.agentic.checks.base import UNREADABLE, CheckContext, Rewrite, Rewriter
 from pipelines.agentic.references import table_name
 from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.contracts import TableInfo
+from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
 
 
 def _visible(scope: Scope, schema: SchemaIndex) -> dict[str, tuple[TableInfo, bool]]:
@@ -44,7 +44,7 @@ class IdentifierCasing(Rewriter):
 
     name: ClassVar[str] = "identifier_casing"
 
-    def rewrite(self, sql: str, context: CheckContext) -> Rewrite | None:
+    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
         schema = context.index
         try:
             tree = sqlglot.parse_one(sql, read=schema.dialect)

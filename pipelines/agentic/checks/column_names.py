@@ -1,4 +1,4 @@
-"""Rewriter: a column the schema lacks, bound by the adaptive pipeline's column repair
+"""Rewriter: a column the schema lacks, bound by the schema-grounded column repair
 (``pipelines/repair/columns.py``): no LLM, the schema alone.
 
 Small models qualify a column with the wrong alias or spell it another way, and shown the
@@ -20,8 +20,10 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from pipelines.agentic.checks.base import UNREADABLE, CheckContext, Rewrite, Rewriter, parse
+from pipelines.agentic.checks.base import parse
 from pipelines.agentic.checks.unknown_names import UnknownNames
+from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
+from pipelines.repair.columns import ColumnRepair
 
 _BLOCKER = UnknownNames()
 
@@ -32,8 +34,8 @@ class ColumnNames(Rewriter):
     name: ClassVar[str] = "column_names"
     rounds: int = Field(default=3, ge=1)
 
-    def rewrite(self, sql: str, context: CheckContext) -> Rewrite | None:
-        repair = context.index.column_repair
+    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
+        repair = context.index.bound(ColumnRepair)
         current, bound = sql, []
         for _ in range(self.rounds):
             try:

@@ -23,10 +23,10 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect as SqlglotDialect
 from sqlglot.errors import ErrorLevel
 
-from pipelines.agentic.checks.base import UNREADABLE, CheckContext, Rewrite, Rewriter
 from pipelines.agentic.functions import Call, calls, has_function
 from pipelines.agentic.references import ancestors
 from pipelines.contracts import Dialect
+from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
 
 
 def _names(node: exp.Expression) -> set[str]:
@@ -68,7 +68,7 @@ class DialectFunctions(Rewriter):
             SqlglotDialect.get_or_raise(name)  # ValueError naming the dialects sqlglot has
         return value
 
-    def rewrite(self, sql: str, context: CheckContext) -> Rewrite | None:
+    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
         dialect = context.index.dialect
         try:
             tree = sqlglot.parse_one(sql, read=dialect)

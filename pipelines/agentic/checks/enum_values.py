@@ -20,10 +20,11 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from pipelines.agentic.checks.base import Blocker, CheckContext, ParsedSQL, case_fold, unwrap
+from pipelines.agentic.checks.base import ParsedSQL, case_fold, unwrap
 from pipelines.agentic.checks.unknown_names import close
 from pipelines.agentic.references import Resolver
 from pipelines.agentic.taxonomy import Finding
+from pipelines.repair.base import Blocker, RepairContext
 
 LISTED_LABELS = 12  # a vocabulary up to this size is offered whole when no label is close
 
@@ -59,7 +60,7 @@ class EnumValues(Blocker):
     name: ClassVar[str] = "enum_values"
     emits: ClassVar[tuple[str, ...]] = ("enum_value_outside_vocabulary",)
 
-    def check(self, parsed: ParsedSQL, context: CheckContext) -> tuple[Finding, ...]:
+    def check(self, parsed: ParsedSQL, context: RepairContext) -> tuple[Finding, ...]:
         if parsed.resolver is None or parsed.qualified is None:
             return ()
         found: dict[tuple[str, str], Finding] = {}
@@ -70,7 +71,7 @@ class EnumValues(Blocker):
         return tuple(found.values())
 
     def _judge(
-        self, context: CheckContext, resolver: Resolver, side: exp.Expression, value: str
+        self, context: RepairContext, resolver: Resolver, side: exp.Expression, value: str
     ) -> Finding | None:
         ref = resolver.resolve(unwrap(side))
         labels = context.index.vocabulary(ref.table, ref.path) if ref else ()

@@ -14,9 +14,10 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from pipelines.agentic.checks.base import Blocker, CheckContext, ParsedSQL, unwrap
+from pipelines.agentic.checks.base import ParsedSQL, unwrap
 from pipelines.agentic.checks.enum_values import LISTED_LABELS
 from pipelines.agentic.taxonomy import Finding
+from pipelines.repair.base import Blocker, RepairContext
 
 
 def like_matches(pattern: str, label: str, *, ignore_case: bool) -> bool:
@@ -31,7 +32,7 @@ class LikeOnEnum(Blocker):
     name: ClassVar[str] = "like_on_enum"
     emits: ClassVar[tuple[str, ...]] = ("like_on_enum",)
 
-    def check(self, parsed: ParsedSQL, context: CheckContext) -> tuple[Finding, ...]:
+    def check(self, parsed: ParsedSQL, context: RepairContext) -> tuple[Finding, ...]:
         if parsed.resolver is None or parsed.qualified is None:
             return ()
         found: list[Finding] = []

@@ -27,10 +27,10 @@ from typing import ClassVar
 import sqlglot
 from sqlglot import exp
 
-from pipelines.agentic.checks.base import UNREADABLE, CheckContext, Rewrite, Rewriter
 from pipelines.agentic.references import table_name
 from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.contracts import ColumnInfo
+from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
 
 
 class ListColumnTables(Rewriter):
@@ -38,7 +38,7 @@ class ListColumnTables(Rewriter):
 
     name: ClassVar[str] = "list_column_tables"
 
-    def rewrite(self, sql: str, context: CheckContext) -> Rewrite | None:
+    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
         schema = context.index
         if schema.dialect != "duckdb":
             return None

@@ -16,12 +16,13 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from pipelines.agentic.checks.base import Blocker, CheckContext, ParsedSQL
+from pipelines.agentic.checks.base import ParsedSQL
 from pipelines.agentic.checks.unknown_names import close
 from pipelines.agentic.references import Ref
 from pipelines.agentic.schema_index import SchemaIndex, data_type
 from pipelines.agentic.taxonomy import Finding
 from pipelines.contracts import ColumnInfo
+from pipelines.repair.base import Blocker, RepairContext
 
 # Types that have no fields (reading ``x.field`` off one is an error); others (JSON, MAP,
 # UNKNOWN, ...) may have some the schema does not list.
@@ -43,7 +44,7 @@ class NestedPaths(Blocker):
     name: ClassVar[str] = "nested_paths"
     emits: ClassVar[tuple[str, ...]] = ("unnest_missing", "missing_subfield")
 
-    def check(self, parsed: ParsedSQL, context: CheckContext) -> tuple[Finding, ...]:
+    def check(self, parsed: ParsedSQL, context: RepairContext) -> tuple[Finding, ...]:
         if parsed.resolver is None or parsed.qualified is None:
             return ()
         found: dict[tuple[str, str], Finding] = {}
@@ -63,7 +64,7 @@ class NestedPaths(Blocker):
                     found.setdefault((finding.error_class, finding.identifier), finding)
         return tuple(found.values())
 
-    def _field(self, context: CheckContext, base: Ref, field: str) -> Finding | None:
+    def _field(self, context: RepairContext, base: Ref, field: str) -> Finding | None:
         """The finding for reading ``field`` off ``base``, or None when that is fine."""
         schema: SchemaIndex = context.index
         column = schema.column(base.table, base.path)

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import sqlglot
 
-from pipelines.agentic.checks.base import UNREADABLE, CheckContext, Rewrite, Rewriter
+from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
 from pipelines.repair.quotes import doubled_apostrophes
 
 
@@ -20,7 +20,7 @@ class StrayApostrophes(Rewriter):
 
     name: ClassVar[str] = "stray_apostrophes"
 
-    def rewrite(self, sql: str, context: CheckContext) -> Rewrite | None:
+    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
         dialect = context.index.dialect
         try:
             sqlglot.parse_one(sql, read=dialect)

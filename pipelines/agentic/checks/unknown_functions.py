@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pipelines.agentic.checks.base import Blocker, CheckContext, ParsedSQL
+from pipelines.agentic.checks.base import ParsedSQL
 from pipelines.agentic.checks.unknown_names import close
 from pipelines.agentic.functions import calls, engine_functions, has_function
 from pipelines.agentic.taxonomy import Finding
+from pipelines.repair.base import Blocker, RepairContext
 
 
 class UnknownFunctions(Blocker):
@@ -22,7 +23,7 @@ class UnknownFunctions(Blocker):
     name: ClassVar[str] = "unknown_functions"
     emits: ClassVar[tuple[str, ...]] = ("function_not_in_dialect",)
 
-    def check(self, parsed: ParsedSQL, context: CheckContext) -> tuple[Finding, ...]:
+    def check(self, parsed: ParsedSQL, context: RepairContext) -> tuple[Finding, ...]:
         dialect = context.index.dialect
         found: dict[str, Finding] = {}
         for call in calls(parsed.tree, parsed.sql, dialect):

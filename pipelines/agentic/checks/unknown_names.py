@@ -19,10 +19,11 @@ from typing import ClassVar
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
-from pipelines.agentic.checks.base import Blocker, CheckContext, ParsedSQL
+from pipelines.agentic.checks.base import ParsedSQL
 from pipelines.agentic.references import Resolver, ancestors, lambda_parameter, table_name
 from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.agentic.taxonomy import Finding
+from pipelines.repair.base import Blocker, RepairContext
 
 # Columns every SQLite table has without declaring them.
 _PSEUDO_COLUMNS = frozenset({"rowid", "oid", "_rowid_"})
@@ -46,7 +47,7 @@ class UnknownNames(Blocker):
         "ambiguous_column",
     )
 
-    def check(self, parsed: ParsedSQL, context: CheckContext) -> tuple[Finding, ...]:
+    def check(self, parsed: ParsedSQL, context: RepairContext) -> tuple[Finding, ...]:
         if parsed.resolver is None:
             return ()
         schema, resolver = context.index, parsed.resolver
@@ -65,7 +66,7 @@ class UnknownNames(Blocker):
                     found.setdefault((finding.error_class, finding.identifier.lower()), finding)
         return tuple(found.values())
 
-    def _table(self, context: CheckContext, table: str) -> Finding:
+    def _table(self, context: RepairContext, table: str) -> Finding:
         """A name read as a table that is none: a nested column of a table (read as a table, the
         most common error of small models on nested schemas), else an unknown table."""
         schema = context.index
@@ -110,7 +111,7 @@ class UnknownNames(Blocker):
 
     def _column(
         self,
-        context: CheckContext,
+        context: RepairContext,
         resolver: Resolver,
         scope: Scope,
         column: exp.Column,
@@ -149,7 +150,7 @@ class UnknownNames(Blocker):
         )
 
     def _unqualified(
-        self, context: CheckContext, resolver: Resolver, scope: Scope, name: str
+        self, context: RepairContext, resolver: Resolver, scope: Scope, name: str
     ) -> Finding | None:
         owners: list[str] = []
         current: Scope | None = scope

@@ -30,12 +30,13 @@ from pydantic import Field
 
 from core.config import section
 from core.types import Frozen
-from pipelines.contracts import DatabaseRef, RetrievalSource, ScalingSettings
+from pipelines.contracts import DatabaseRef, RetrievalSource
 from pipelines.indexing.builder.reports import EXAMPLES_NAME, BuildReport
 from pipelines.indexing.builder.runner import WORKER_ENV, build_all
 from pipelines.indexing.settings import IndexSettings
 from pipelines.indexing.store import VersionedStore
 from pipelines.settings import UnderstandingSettings
+from pipelines.strategies.registry import scaling_settings
 
 log = logging.getLogger(__name__)
 
@@ -114,9 +115,12 @@ def _by_reason(off: dict[str, str], shown: int = 3) -> str:
 
 def retrieval_needs(cfg: DictConfig) -> RetrievalNeeds:
     """What the configured pipeline retrieves: single pass none; else by the understanding ``k``s."""
-    if section(cfg, "scaling", ScalingSettings).single_pass:
+    scaling = scaling_settings(cfg)
+    if not scaling.retrieves:
         return RetrievalNeeds(
-            cells=False, examples=False, why_not="the single-pass pipeline retrieves nothing"
+            cells=False,
+            examples=False,
+            why_not=f"the {scaling.strategy.replace('_', '-')} pipeline retrieves nothing",
         )
     u = section(cfg, "pipeline.understanding", UnderstandingSettings)
     cells = u.cell_k > 0

@@ -71,6 +71,7 @@ def _ray(jobs: Sequence[Job], settings: IndexSettings) -> Iterator[BuildReport]:
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(
+            address="local",  # its own Ray, never a cluster found in ray_current_cluster
             num_cpus=settings.ray_num_cpus,
             include_dashboard=False,
             log_to_driver=False,

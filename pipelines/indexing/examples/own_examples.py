@@ -6,7 +6,7 @@
     question ──► cosine to each example's question ──► the k nearest, as ExampleHit(db_id=db)
 
 Examples on the asking database show its own tables, join paths and value spellings, so they
-come before any example from another database (``pipelines/strategies/adaptive_retrieval.py``).
+come before any example from another database (``pipelines/strategies/retrieval.py``).
 The file is a YAML or JSON list, found as ``<stem>.examples.yml`` (``.yaml``, ``.json``) or
 ``examples.yml`` in the database's folder::
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from pipelines.contracts import DatabaseRef
+from pipelines.schema.documentation.files import readable
 from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc, one_line, words
 
 NAME = "bird_csv"
@@ -96,15 +97,13 @@ def load_descriptions(
     if not folder.is_dir():
         log.warning("description folder not found, continuing without: %s", folder)
         return {}
-    out: dict[str, dict[str, D]] = {}
-    for path in sorted(folder.iterdir()):
-        if path.suffix.lower() != ".csv" or not path.is_file():
-            continue
-        try:
-            out[path.stem.strip().lower()] = read_description_csv(path, describe)
-        except (OSError, csv.Error) as exc:
-            log.warning("skipping unreadable description file %s: %s", path, exc)
-    return out
+    files = readable(
+        (path for path in sorted(folder.iterdir()) if path.suffix.lower() == ".csv"),
+        lambda path: read_description_csv(path, describe),
+        (OSError, csv.Error),
+        "description file",
+    )
+    return {path.stem.strip().lower(): columns for path, columns in files}
 
 
 def _column_doc(row: dict[str, str]) -> ColumnDoc:

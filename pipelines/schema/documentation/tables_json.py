@@ -28,16 +28,15 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
 from pipelines.contracts import DatabaseRef
+from pipelines.schema.documentation.files import readable
 from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc, one_line, words
 
 NAME = "tables_json"
 FILE_NAMES = ("tables.json", "dev_tables.json", "train_tables.json", "test_tables.json")
-log = logging.getLogger(__name__)
 
 
 def candidates(db: DatabaseRef) -> list[Path]:
@@ -122,14 +121,13 @@ def from_entry(entry: dict[str, Any]) -> SchemaDocs:
 
 def read(db: DatabaseRef) -> SchemaDocs:
     """The documentation of ``db``'s entry in the first tables.json that has one."""
-    for path in candidates(db):
-        if not path.is_file():
-            continue
-        try:
-            entry = _entries(str(path), path.stat().st_mtime).get(db.db_id)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("skipping unreadable tables file %s: %s", path, exc)
-            continue
-        if entry is not None:
+    files = readable(
+        candidates(db),
+        lambda path: _entries(str(path), path.stat().st_mtime),
+        (OSError, ValueError, KeyError, TypeError),
+        "tables file",
+    )
+    for _, entries in files:
+        if (entry := entries.get(db.db_id)) is not None:
             return from_entry(entry)
     return SchemaDocs()

@@ -32,17 +32,16 @@ plain::
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from pipelines.contracts import DatabaseRef
+from pipelines.schema.documentation.files import readable
 from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc, one_line
 
 NAME = "yaml"
-log = logging.getLogger(__name__)
 
 
 def candidates(db: DatabaseRef) -> list[Path]:
@@ -115,11 +114,10 @@ def from_yaml(data: Any) -> SchemaDocs:
 
 def read(db: DatabaseRef) -> SchemaDocs:
     """The first documentation file beside ``db`` (empty where there is none)."""
-    for path in candidates(db):
-        if not path.is_file():
-            continue
-        try:
-            return from_yaml(yaml.safe_load(path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            log.warning("skipping unreadable documentation file %s: %s", path, exc)
-    return SchemaDocs()
+    files = readable(
+        candidates(db),
+        lambda path: from_yaml(yaml.safe_load(path.read_text(encoding="utf-8"))),
+        (OSError, UnicodeDecodeError, yaml.YAMLError),
+        "documentation file",
+    )
+    return next((docs for _, docs in files), SchemaDocs())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from eval.reporting.breakdown import (
-    breakdown_metrics,
+    breakdown,
     family,
     family_accuracy,
     losses,
@@ -122,8 +122,8 @@ def test_losses_say_where_the_right_answer_was_lost():
     assert table["all"]["pass_at_pool"] == 0.5
 
 
-def test_breakdown_metrics_are_flat_floats():
-    metrics = breakdown_metrics(frame())
+def test_breakdown_figures_are_flat_floats():
+    metrics = breakdown(frame()).figures()
     assert metrics["answered_by/first_wave"] == 0.5 and metrics["loss/not_selected"] == 1.0
     assert metrics["family_right/first_wave"] == 1.0 and metrics["pass_at_pool"] == 0.5
     assert all(isinstance(v, float) for v in metrics.values())
@@ -144,7 +144,7 @@ def test_every_metric_name_is_one_mlflow_accepts():
             ]
         )
     )
-    metrics = breakdown_metrics(f)
+    metrics = breakdown(f).figures()
     assert "family_right/widen/examples_cells" in metrics
     for name in metrics:
         _validate_metric_name(name)  # raises MlflowException on a refused character

@@ -1,12 +1,19 @@
 import polars as pl
 import pytest
 
-from eval.reporting.costs import cost_lines, reference_costs, usd, with_reference_costs
-from eval.reporting.report import ablation_table, run_metrics, write_run_report
+from eval.reporting.ablation import ablation_table
+from eval.reporting.costs import cost_lines, usd, with_reference_costs
+from eval.reporting.report import write_run_report
+from eval.reporting.result import run_result
 from eval.sweep.records import QuestionRecord, records_to_table
 from models.budget import Price
+from models.config import ModelSettings
 
 MINI = ("gpt-4.1-mini", Price(prompt_per_mtok=0.40, completion_per_mtok=1.60))
+MODEL = ModelSettings(
+    name="m",
+    slots={"default": {"backend": "local", "model": "m", "price": {"per_hour": 0.0892}}},
+)
 
 
 def rec(i, ex, *, cost, busy_s, prompt=1000, completion=100):
@@ -33,32 +40,34 @@ def frame(*records):
 
 
 def test_cost_per_correct_answer_is_the_total_over_the_right_answers():
-    m = run_metrics(
+    result = run_result(
         frame(
             rec(0, True, cost=0.02, busy_s=10.0),
             rec(1, False, cost=0.04, busy_s=20.0),
             rec(2, False, cost=0.06, busy_s=30.0),
-        )
+        ),
+        label="r",
+        reference=MINI,
     )
+    m = result.metrics()
     assert m["cost_usd_per_question"] == pytest.approx(0.04)
     assert m["cost_usd_per_correct"] == pytest.approx(0.12)  # all three paid for the one right
     assert m["busy_s_per_question"] == pytest.approx(20.0)
-    ref = reference_costs(m, MINI[1])
-    assert ref["ref_cost_usd_per_question"] == pytest.approx((1000 * 0.40 + 100 * 1.60) / 1e6)
-    assert ref["ref_cost_usd_per_correct"] == pytest.approx(3 * ref["ref_cost_usd_per_question"])
+    assert m["ref_cost_usd_per_question"] == pytest.approx((1000 * 0.40 + 100 * 1.60) / 1e6)
+    assert m["ref_cost_usd_per_correct"] == pytest.approx(3 * m["ref_cost_usd_per_question"])
+    assert result.costs.reference.name == "gpt-4.1-mini"
 
 
 def test_a_run_with_no_right_answer_says_so_instead_of_dividing_by_zero(tmp_path):
     none_right = frame(rec(0, False, cost=0.01, busy_s=1.0), rec(1, False, cost=0.03, busy_s=1.0))
-    m = run_metrics(none_right) | reference_costs(run_metrics(none_right), MINI[1])
+    result = run_result(none_right, label="r", model=MODEL, reference=MINI)
+    m = result.metrics()
     assert "cost_usd_per_correct" not in m and "ref_cost_usd_per_correct" not in m
-    configured, hosted = cost_lines(m, "default $0.0892/h", "gpt-4.1-mini")
+    configured, hosted = cost_lines(result.costs, result.accuracy.scored)
     assert configured.startswith("$0.02/question, n/a (none correct)/correct at the configured")
     assert "(default $0.0892/h)" in configured and "model busy 1.0 s/question" in configured
     assert hosted.startswith("$0.00056/question, n/a (none correct)/correct with its tokens at")
-    report = write_run_report(
-        none_right, tmp_path, "r", pricing="default $0.0892/h", reference=MINI
-    )
+    report = write_run_report(result, tmp_path)
     text = report[0].read_text()
     assert "## Cost" in text and f"- {configured}" in text and f"- {hosted}" in text
 

@@ -10,7 +10,6 @@ from eval.reporting.tracking import (
     ExperimentNotFound,
     RunLog,
     experiment_runs,
-    flatten,
     log_run,
     log_traces,
 )
@@ -21,11 +20,6 @@ from pipelines.trace import AgentEvent, ReasoningTrace
 def uri(tmp_path_factory) -> str:
     """One store for the module: creating an MLflow SQLite schema takes seconds."""
     return f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
-
-
-def test_flatten_nests_with_dots():
-    flat = flatten({"a": {"b": 1, "c": {"d": [1, 2]}}, "e": None})
-    assert flat == {"a.b": "1", "a.c.d": "[1, 2]", "e": "None"}
 
 
 def test_a_run_logs_params_metrics_and_artifacts_beside_the_database(uri, tmp_path):

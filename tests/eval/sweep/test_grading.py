@@ -43,6 +43,19 @@ async def test_spider_semantics_allow_duplicates_to_matter(clinic_db, fakes):
     assert (grade.ex_bird, grade.ex_spider) == (True, False)
 
 
+async def test_column_matching_accepts_an_extra_column_both_ex_semantics_reject(clinic_db, fakes):
+    task = Task(
+        task_id="c", question="plans", db=clinic_db, gold_sql="SELECT DISTINCT plan FROM member"
+    )
+    grader = Grader(fakes.SQLiteExecutor(), ves_iterations=1)
+    extra = await grader.grade(
+        task, prediction(task, "SELECT plan, count(*) FROM member GROUP BY plan")
+    )
+    assert (extra.ex_bird, extra.ex_spider, extra.ex_columns) == (False, False, True)
+    missing = await grader.grade(task, prediction(task, "SELECT count(*) FROM member"))
+    assert missing.ex_columns is False
+
+
 async def test_failing_gold_is_reported_not_scored(clinic_db, fakes):
     task = Task(task_id="g", question="?", db=clinic_db, gold_sql="SELECT missing FROM member")
     grader = Grader(fakes.SQLiteExecutor(), ves_iterations=1)

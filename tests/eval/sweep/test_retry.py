@@ -3,7 +3,8 @@
 import polars as pl
 import pytest
 
-from eval.reporting.report import ex_by_difficulty, run_metrics
+from eval.reporting.accuracy import ex_by_difficulty
+from eval.reporting.result import run_result
 from eval.sweep.config import SweepSettings
 from eval.sweep.driver import to_retry
 from eval.sweep.progress import SweepProgress
@@ -65,7 +66,7 @@ def test_retry_is_configured_and_off_by_default():
 
 
 def test_a_grading_error_counts_wrong_in_ex_and_is_reported(frame):
-    metrics = run_metrics(frame)
+    metrics = run_result(frame, label="r").metrics()
     assert metrics["grading_errors"] == 1
     assert metrics["questions_scored"] == 7  # the ungraded question stays in the denominator
     assert metrics["ex_bird"] == pytest.approx(2 / 7)
@@ -76,7 +77,7 @@ def test_an_ungraded_question_without_gold_sql_is_not_scored():
     frame = pl.from_arrow(
         records_to_table([row(0), row(1, ex=None, grading_error="boom", gold=None)])
     )
-    assert run_metrics(frame)["questions_scored"] == 1
+    assert run_result(frame, label="r").accuracy.scored == 1
 
 
 def test_the_progress_bar_counts_grading_errors_like_the_report(frame):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from omegaconf import OmegaConf
-
 import models
 from eval.sweep.services import shared_model_servers
+from models.config import ModelSettings
+
+
+def settings(model: str) -> ModelSettings:
+    return ModelSettings(name=model, slots={"default": {"backend": "local", "model": model}})
 
 
 class _Client:
@@ -19,18 +22,13 @@ class _Client:
 def test_each_distinct_model_config_is_started_once_and_closed_after(monkeypatch) -> None:
     log: list[str] = []
 
-    def build(model_cfg) -> _Client:
-        log.append(f"start {model_cfg.default.model}")
-        return _Client(log, model_cfg.default.model)
+    def build(model: ModelSettings) -> _Client:
+        log.append(f"start {model.slots['default'].model}")
+        return _Client(log, model.slots["default"].model)
 
     monkeypatch.setattr(models, "build_client", build)
-    small = {"default": {"backend": "local", "model": "qwen2.5-coder-0.5b"}}
-    large = {"default": {"backend": "local", "model": "qwen2.5-coder-1.5b"}}
-    cfgs = [
-        OmegaConf.create({"model": m, "scaling": {"k": i}})
-        for i, m in enumerate([small, small, large])
-    ]
-    with shared_model_servers(cfgs) as started:
+    small, large = settings("qwen2.5-coder-0.5b"), settings("qwen2.5-coder-1.5b")
+    with shared_model_servers([small, small, large]) as started:
         assert started == 2
         assert log == ["start qwen2.5-coder-0.5b", "start qwen2.5-coder-1.5b"]
     assert log[2:] == ["close qwen2.5-coder-1.5b", "close qwen2.5-coder-0.5b"]
@@ -38,10 +36,9 @@ def test_each_distinct_model_config_is_started_once_and_closed_after(monkeypatch
 
 def test_servers_are_closed_when_a_run_fails(monkeypatch) -> None:
     closed: list[str] = []
-    monkeypatch.setattr(models, "build_client", lambda cfg: _Client(closed, "m"))
-    cfg = OmegaConf.create({"model": {"default": {"backend": "local", "model": "m"}}})
+    monkeypatch.setattr(models, "build_client", lambda model: _Client(closed, "m"))
     try:
-        with shared_model_servers([cfg]):
+        with shared_model_servers([settings("m")]):
             raise RuntimeError("sweep failed")
     except RuntimeError:
         pass

@@ -16,9 +16,10 @@ from eval.demo.schema import TABLES as CLAIMS_TABLES
 from models.client import ModelClient, RetryPolicy, Slot
 from models.types import ChatRequest, ChatResponse
 from pipelines.agentic import load_taxonomy
-from pipelines.agentic.checks import Blocker, CheckContext, parse
+from pipelines.agentic.checks import parse
 from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.contracts import DatabaseRef, SchemaView
+from pipelines.repair.base import Blocker, RepairContext
 from pipelines.schema import introspect
 from tests.pipelines.conftest import FLAT_DDL, WORK_DDL
 
@@ -79,11 +80,11 @@ def claims_view(tmp_path_factory: pytest.TempPathFactory) -> SchemaView:
     return introspect(DatabaseRef(db_id="claims", path=str(path)), 0)
 
 
-def context_for(view: SchemaView) -> CheckContext:
-    return CheckContext(index=SchemaIndex.from_view(view), taxonomy=load_taxonomy())
+def context_for(view: SchemaView) -> RepairContext:
+    return RepairContext(index=SchemaIndex.from_view(view), taxonomy=load_taxonomy())
 
 
-def findings_of(stage: Blocker, sql: str, context: CheckContext) -> list[tuple[str, str]]:
+def findings_of(stage: Blocker, sql: str, context: RepairContext) -> list[tuple[str, str]]:
     """(class, identifier) of each finding ``stage`` reports on ``sql``."""
     return [(f.error_class, f.identifier) for f in stage.check(parse(sql, context.index), context)]
 
@@ -101,15 +102,15 @@ def rows(db: DatabaseRef, sql: str) -> tuple[tuple[str, ...], list[tuple]]:
 
 
 @pytest.fixture
-def work_context(work_view: SchemaView) -> CheckContext:
+def work_context(work_view: SchemaView) -> RepairContext:
     return context_for(work_view)
 
 
 @pytest.fixture
-def flat_context(flat_view: SchemaView) -> CheckContext:
+def flat_context(flat_view: SchemaView) -> RepairContext:
     return context_for(flat_view)
 
 
 @pytest.fixture(scope="session")
-def enterprise_context(enterprise_view: SchemaView) -> CheckContext:
+def enterprise_context(enterprise_view: SchemaView) -> RepairContext:
     return context_for(enterprise_view)

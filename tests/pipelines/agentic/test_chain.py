@@ -13,8 +13,9 @@ import pytest
 from eval.demo.generator import load_examples as claims_examples
 from eval.demo.generator import load_questions as claims_questions
 from eval.enterprise.questions import load_examples, load_questions
-from pipelines.agentic import CheckerChain, CheckResult
-from pipelines.agentic.checks import Blocker, DialectFunctions, UnknownFunctions, parse
+from pipelines.agentic.chain import CheckerChain, CheckResult
+from pipelines.agentic.checks import DialectFunctions, UnknownFunctions, parse
+from pipelines.repair.base import Blocker
 
 ENTERPRISE_GOLD = [q.sql for q in load_questions()] + [e.sql for e in load_examples()]
 CLAIMS_GOLD = [q.sql for q in claims_questions()] + [e.sql for e in claims_examples()]
@@ -139,5 +140,5 @@ def test_a_stage_that_fails_on_odd_sql_is_skipped(work_view, caplog):
 
 
 def test_only_stages_are_stages(work_view):
-    with pytest.raises(TypeError, match="neither a Rewriter nor a Blocker"):
+    with pytest.raises(TypeError, match="not a Rewriter or Blocker of the written phase"):
         CheckerChain(work_view, stages=(object(),))  # type: ignore[arg-type]

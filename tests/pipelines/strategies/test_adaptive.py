@@ -10,17 +10,11 @@ import json
 import pytest
 
 from models.errors import ModelUnavailable
-from pipelines.contracts import (
-    AdaptiveScaling,
-    CellHit,
-    ExampleHit,
-    ScalingSettings,
-    Task,
-    WidenStep,
-)
+from pipelines.contracts import CellHit, ExampleHit, Task
 from pipelines.factory import build_pipeline
 from pipelines.indexing.errors import IndexNotBuilt
-from pipelines.strategies.adaptive import AdaptivePipeline, call_allowance
+from pipelines.strategies.adaptive import AdaptivePipeline
+from pipelines.strategies.adaptive_settings import AdaptiveScaling, WidenStep
 
 RIGHT = "SELECT count(*) FROM singer WHERE country = 'France'"  # 2
 WRONG = "SELECT count(*) FROM singer"  # 5
@@ -46,10 +40,10 @@ def critique(verdict="edit") -> str:
     )
 
 
-def scaling(**adaptive) -> ScalingSettings:
+def scaling(**adaptive) -> AdaptiveScaling:
     """The settings under test; a pool still split is decided by the vote unless ``select`` says."""
     adaptive.setdefault("select", "vote")
-    return ScalingSettings(adaptive=AdaptiveScaling(**adaptive), global_timeout_s=30)
+    return AdaptiveScaling(**adaptive, global_timeout_s=30)
 
 
 def task(db) -> Task:
@@ -147,12 +141,14 @@ async def test_a_string_broken_by_an_apostrophe_is_repaired_before_its_column(
     assert all("'O''Brien'" in c.sql and "country" in c.sql for c in rewrites)
 
 
-async def test_without_quote_repair_the_broken_string_stays_an_error(tiny_db, sandbox, scripted):
+async def test_with_quotes_not_listed_the_broken_string_stays_an_error(tiny_db, sandbox, scripted):
     broken = "SELECT count(*) FROM singer WHERE country = 'France' AND name != 'O\\'Brien'"
     client = scripted(
         {"single_pass": first_wave(broken, [broken, broken, RIGHT, WRONG]), "fixer": lambda r: ""}
     )
-    prediction = await pipeline(client, sandbox, scaling(quote_repair=False)).answer(task(tiny_db))
+    prediction = await pipeline(
+        client, sandbox, scaling(repairs=("joins", "columns", "values"))
+    ).answer(task(tiny_db))
 
     assert not any("O''Brien" in c.sql for c in prediction.candidates)
     assert all(not c.exec_result.ok for c in prediction.candidates if c.sql == broken)
@@ -172,7 +168,9 @@ async def test_past_the_budget_no_column_is_rewritten(tiny_db, sandbox, scripted
     assert decision.stage == "column_repair"
 
 
-async def test_without_column_repair_the_fixer_gets_the_error(tiny_db, sandbox, scripted):
+async def test_with_no_repair_of_an_error_listed_the_fixer_gets_the_error(
+    tiny_db, sandbox, scripted
+):
     misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"
     client = scripted(
         {
@@ -180,7 +178,9 @@ async def test_without_column_repair_the_fixer_gets_the_error(tiny_db, sandbox, 
             "fixer": lambda r: sql(RIGHT),
         }
     )
-    prediction = await pipeline(client, sandbox, scaling(column_repair=0)).answer(task(tiny_db))
+    prediction = await pipeline(client, sandbox, scaling(repairs=("joins", "values"))).answer(
+        task(tiny_db)
+    )
 
     assert client.calls["fixer"] == 1
     assert not any("repair" in c.lineage for c in prediction.candidates)
@@ -409,11 +409,11 @@ async def test_the_call_allowance_holds_on_the_most_expensive_path(
             "likelihood": lambda sql: -0.5,
         }
     )
-    cfg = scaling(**adaptive)
-    prediction = await pipeline(client, sandbox, cfg).answer(task(tiny_db))
+    adaptive_pipeline = pipeline(client, sandbox, scaling(**adaptive))
+    prediction = await adaptive_pipeline.answer(task(tiny_db))
 
     assert "budget_exceeded" not in prediction.degradation_reasons
-    assert 0 < prediction.usage.calls <= call_allowance(cfg.adaptive)
+    assert 0 < prediction.usage.calls <= adaptive_pipeline.call_allowance()
     assert prediction.sql
 
 
@@ -603,7 +603,7 @@ async def test_a_global_timeout_answers_from_the_candidates_so_far(tiny_db, sand
                 )
             await asyncio.sleep(10)
 
-    cfg = ScalingSettings(adaptive=AdaptiveScaling(), global_timeout_s=0.5)
+    cfg = AdaptiveScaling(global_timeout_s=0.5)
     prediction = await pipeline(Slow(), sandbox, cfg).answer(task(tiny_db))
 
     assert prediction.degraded and "global_timeout" in prediction.degradation_reasons
@@ -625,16 +625,17 @@ async def test_an_index_never_built_is_noted_and_the_question_answered(tiny_db, 
 
 async def test_build_pipeline_picks_the_adaptive_pipeline_from_config(tiny_db, sandbox, scripted):
     from core.config import load_config
-    from core.config import section as config_section
+    from pipelines.strategies.registry import scaling_settings
 
     cfg = load_config(["scaling=adaptive", "pipeline.trace.directory=null"])
-    # scaling=adaptive changes none of its fields
-    assert config_section(cfg, "scaling", ScalingSettings).adaptive == AdaptiveScaling()
+    limits = {"global_timeout_s": 300, "token_budget": 60000}
+    # scaling=adaptive changes none of its own fields
+    assert scaling_settings(cfg) == AdaptiveScaling(**limits)
     built, _ = await build_pipeline(cfg, client=scripted({}), sandbox=sandbox).strategy_for(tiny_db)
     assert isinstance(built, AdaptivePipeline)
     # tiny_db: a small schema without solved examples of its own
     assert built.adaptive == AdaptiveScaling(
-        select="likelihood", widen_min_votes=0, escalate_within_s=None
+        select="likelihood", widen_min_votes=0, escalate_within_s=None, **limits
     )
 
 
@@ -699,10 +700,12 @@ async def test_a_filter_that_excludes_a_name_on_a_key_excludes_its_row(tiny_db, 
     assert client.calls == {"single_pass": 2}
 
 
-async def test_without_value_repair_the_empty_answers_stand(tiny_db, sandbox, scripted):
+async def test_with_values_not_listed_the_empty_answers_stand(tiny_db, sandbox, scripted):
     lowercase = "SELECT count(*) FROM singer WHERE country = 'france'"
     client = scripted({"single_pass": first_wave(lowercase, [lowercase, lowercase, WRONG, WRONG])})
-    adaptive = pipeline(client, sandbox, scaling(widen=(), tournament=False, value_repair=False))
+    adaptive = pipeline(
+        client, sandbox, scaling(widen=(), tournament=False, repairs=("joins", "columns", "quotes"))
+    )
     prediction = await adaptive.answer(task(tiny_db))
 
     assert not [c for c in prediction.candidates if "values" in c.lineage]
@@ -726,7 +729,9 @@ async def test_a_join_that_does_not_join_gets_the_schema_key_before_it_runs(
     assert prediction.exec_result.rows == ((1,),) and prediction.answered_by == "first_wave"
 
     client = scripted({"single_pass": first_wave(cross, [cross, cross, joined, WRONG])})
-    without = await pipeline(client, sandbox, scaling(join_repair=False)).answer(task(tiny_db))
+    without = await pipeline(
+        client, sandbox, scaling(repairs=("columns", "quotes", "values"))
+    ).answer(task(tiny_db))
     assert without.exec_result.rows == ((4,),)  # 2 concerts in 2015 × 2 French singers
 
 

@@ -9,12 +9,14 @@ import json
 
 import pytest
 
-from pipelines.contracts import AgenticScaling, CellHit, ScalingSettings, Task
+from pipelines.agentic.checks import DEFAULT_CHECKS
+from pipelines.contracts import CellHit, Task
 from pipelines.factory import build_pipeline
 from pipelines.indexing.errors import IndexNotBuilt
 from pipelines.sandbox import Sandbox
 from pipelines.settings import FocusSettings, PipelineSettings
-from pipelines.strategies.agentic import AgenticPipeline, call_allowance
+from pipelines.strategies.agentic import AgenticPipeline
+from pipelines.strategies.agentic_settings import AgenticScaling
 
 BLOCKED_COUNT = "SELECT count(*) FROM tickets AS t, UNNEST(t.links) AS u(link) WHERE link.type = 'is_blocked_by'"
 NO_UNNEST = "SELECT count(*) FROM tickets AS t WHERE t.links.type = 'is_blocked_by'"
@@ -36,9 +38,9 @@ def replies(*texts: str):
     return reply
 
 
-def scaling(**agentic) -> ScalingSettings:
+def scaling(**agentic) -> AgenticScaling:
     agentic.setdefault("cheatsheet", False)
-    return ScalingSettings(agentic=AgenticScaling(**agentic), global_timeout_s=60)
+    return AgenticScaling(**agentic, global_timeout_s=60)
 
 
 SETTINGS = PipelineSettings(focus=FocusSettings(similarity=False))
@@ -206,7 +208,7 @@ async def test_a_missing_table_brings_its_entity_into_the_schema(
     assert select.json_schema["properties"]["entities"]["items"]["enum"] == ["users", "tickets"]
 
 
-async def test_with_bind_columns_a_column_one_key_away_is_joined_without_a_retry(
+async def test_with_column_names_listed_a_column_one_key_away_is_joined_without_a_retry(
     work_duckdb, real_sandbox, scripted
 ):
     client = scripted(
@@ -218,7 +220,9 @@ async def test_with_bind_columns_a_column_one_key_away_is_joined_without_a_retry
         }
     )
     prediction, trace = await pipeline(
-        client, real_sandbox, scaling(max_entities=1, bind_columns=True)
+        client,
+        real_sandbox,
+        scaling(max_entities=1, checks=(*DEFAULT_CHECKS[:4], "column_names", *DEFAULT_CHECKS[4:])),
     ).answer_with_trace(task(work_duckdb, "Who owns each queued ticket?"))
 
     assert prediction.exec_result.rows == (("Login fails", "Ada"),)
@@ -253,13 +257,9 @@ async def test_when_every_attempt_is_blocked_the_last_one_runs_anyway(
     assert "agentic.fallback_blocked" in [d.label for d in trace.decisions]
 
 
-async def test_without_the_checker_chain_the_engine_meets_the_mistake(
-    work_duckdb, real_sandbox, scripted
-):
+async def test_with_no_checks_the_engine_meets_the_mistake(work_duckdb, real_sandbox, scripted):
     client = scripted({"single_pass": replies(NO_UNNEST, BLOCKED_COUNT)})
-    prediction = await pipeline(client, real_sandbox, scaling(checker_chain=False)).answer(
-        task(work_duckdb)
-    )
+    prediction = await pipeline(client, real_sandbox, scaling(checks=())).answer(task(work_duckdb))
 
     assert prediction.exec_result.rows == ((1,),)
     assert [c.exec_result.ok for c in prediction.candidates] == [False, True]
@@ -288,7 +288,7 @@ async def test_garbage_selection_falls_back_to_the_schema_focus(
 async def test_the_focus_reads_the_reference_schema_once_per_database(
     work_duckdb, real_sandbox, scripted, monkeypatch
 ):
-    import pipelines.strategies.agentic as agentic_module
+    import pipelines.strategies.base as agentic_module
 
     reads = []
     real = agentic_module.reference_schema
@@ -324,24 +324,28 @@ async def test_no_path_makes_more_calls_than_the_allowance(
             "single_pass": replies(NO_UNNEST),
         }
     )
-    cfg = ScalingSettings(
-        agentic=agentic.model_copy(
-            update={"cheatsheet": False, "verifier": False, "validator": False, "max_entities": 1}
-        ),
-        global_timeout_s=60,
+    cfg = agentic.model_copy(
+        update={
+            "cheatsheet": False,
+            "verifier": False,
+            "validator": False,
+            "max_entities": 1,
+            "global_timeout_s": 60,
+        }
     )
-    await pipeline(client, real_sandbox, cfg).answer(task(work_duckdb))
+    agentic_pipeline = pipeline(client, real_sandbox, cfg)
+    await agentic_pipeline.answer(task(work_duckdb))
 
-    assert 0 < len(client.requests) <= call_allowance(cfg.agentic)
+    assert 0 < len(client.requests) <= agentic_pipeline.call_allowance()
 
 
-async def test_the_factory_builds_it_from_scaling_agentic(tiny_db, sandbox):
+async def test_the_factory_builds_it_from_scaling_strategy_agentic(tiny_db, sandbox):
     from core.config import load_config
 
     cfg = load_config(["scaling=agentic", "model=replay"])
     built, _ = await build_pipeline(cfg, client=object(), sandbox=sandbox).strategy_for(tiny_db)
     assert isinstance(built, AgenticPipeline)
-    assert built.agentic == AgenticScaling()
+    assert built.agentic == AgenticScaling(global_timeout_s=300, token_budget=60000)
 
 
 async def test_a_fixed_finding_becomes_a_rule_the_next_question_is_given(

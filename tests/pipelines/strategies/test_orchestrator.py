@@ -1,7 +1,7 @@
 """Orchestrator branches with a scripted model on a real (tiny) SQLite database.
 
 Every loop is checked at its cap, the forced-retry threshold, the re-synthesis triggers, every
-degradation path, and that the LLM calls never exceed what ScalingSettings allows.
+degradation path, and that the LLM calls never exceed what FullWidthScaling allows.
 """
 
 from __future__ import annotations
@@ -13,19 +13,21 @@ import logging
 import pytest
 
 from models.errors import BudgetExceeded, ModelTimeout, ModelUnavailable
-from pipelines.contracts import CellHit, ExampleHit, ScalingSettings, Task
+from pipelines.contracts import CellHit, ExampleHit, Task
 from pipelines.settings import (
     PipelineSettings,
     RouterSettings,
     TournamentSettings,
     UnderstandingSettings,
 )
-from pipelines.strategies.orchestrator import (
-    Orchestrator,
+from pipelines.strategies.full_width_settings import (
+    FullWidthScaling,
     call_allowance,
     resynthesis_jobs,
     synthesis_jobs,
 )
+from pipelines.strategies.orchestrator import Orchestrator
+from pipelines.strategies.single_pass import SinglePassScaling
 from pipelines.trace import JsonlTraceSink, read_traces
 
 RIGHT = "SELECT count(*) FROM singer WHERE country = 'France'"  # 2
@@ -41,7 +43,7 @@ def icl(n: int) -> dict[str, int]:
     return dict.fromkeys(ICL, n)
 
 
-SMALL = ScalingSettings(
+SMALL = FullWidthScaling(
     k={"reasoning": 1, **icl(1)},
     fixer_max_passes=2,
     refinement_max_passes=1,
@@ -111,7 +113,7 @@ def labels(trace) -> list[str]:
 
 async def test_agreeing_candidates_one_bucket_no_selector(tiny_db, sandbox, scripted):
     client = scripted(base_script())
-    prediction, trace = await pipeline(client, sandbox, ScalingSettings()).answer_with_trace(
+    prediction, trace = await pipeline(client, sandbox, FullWidthScaling()).answer_with_trace(
         task(tiny_db)
     )
     assert prediction.sql == RIGHT and prediction.exec_result.rows == ((2,),)
@@ -278,7 +280,7 @@ async def test_complexity_below_threshold_is_not_forced(tiny_db, sandbox, script
     ("k_icl", "k_resynth", "per_generator"), [(1, None, 1), (2, None, 1), (6, None, 3), (6, 2, 2)]
 )
 def test_resynthesis_width_follows_the_source_rule_unless_set(k_icl, k_resynth, per_generator):
-    scaling = ScalingSettings(k={"reasoning": 1, **icl(k_icl)}, k_resynth=k_resynth)
+    scaling = FullWidthScaling(k={"reasoning": 1, **icl(k_icl)}, k_resynth=k_resynth)
     jobs = resynthesis_jobs(scaling, pass_no=1)
     assert len(jobs) == per_generator * 4  # max(1, largest k // 2) when unset
 
@@ -559,8 +561,8 @@ async def test_real_token_budget_stops_the_search(tiny_db, sandbox, scripted):
     "scaling",
     [
         SMALL,
-        ScalingSettings(),
-        ScalingSettings(k=icl(1), fixer_max_passes=1, refinement_max_passes=2),
+        FullWidthScaling(),
+        FullWidthScaling(k=icl(1), fixer_max_passes=1, refinement_max_passes=2),
     ],
 )
 async def test_llm_calls_never_exceed_the_scaling_allowance(tiny_db, sandbox, scripted, scaling):
@@ -588,7 +590,7 @@ async def test_llm_calls_never_exceed_the_scaling_allowance(tiny_db, sandbox, sc
 async def test_router_stops_early_when_the_probe_agrees(tiny_db, sandbox, scripted):
     client = scripted(base_script())
     settings = PipelineSettings(router=RouterSettings(probe_k={"reasoning": 1, "icl/direct": 1}))
-    scaling = ScalingSettings(router_enabled=True)
+    scaling = FullWidthScaling(router_enabled=True)
     prediction, trace = await pipeline(client, sandbox, scaling, settings).answer_with_trace(
         task(tiny_db)
     )
@@ -605,7 +607,7 @@ async def test_router_judges_the_schema_the_generators_see(tiny_db, sandbox, scr
         router=RouterSettings(probe_k={"reasoning": 1, "icl/direct": 1}),
     )
     client = scripted(base_script())
-    routed = pipeline(client, sandbox, ScalingSettings(router_enabled=True), settings)
+    routed = pipeline(client, sandbox, FullWidthScaling(router_enabled=True), settings)
     _, trace = await routed.answer_with_trace(task(tiny_db))
     assert "schema.focused" in labels(trace) and trace.route.features["tables"] == 1
     assert "concert" not in "\n".join(m.content for m in client.requests[-1][1].messages)
@@ -618,7 +620,7 @@ async def test_router_widens_when_the_probe_disagrees(tiny_db, sandbox, scripted
             profiles={"narrow": {"k": icl(1)}, "standard": {"k": icl(2)}, "wide": {"k": icl(3)}}
         )
     )
-    scaling = ScalingSettings(router_enabled=True)
+    scaling = FullWidthScaling(router_enabled=True)
     prediction, trace = await pipeline(client, sandbox, scaling, settings).answer_with_trace(
         task(tiny_db)
     )
@@ -719,6 +721,6 @@ def test_invalid_router_profile_fails_at_construction(sandbox, scripted):
         router=RouterSettings(profiles={"narrow": {"k": {"reasoning": 0, **icl(0)}}})
     )
     with pytest.raises(PipelineConfigError, match="router profile 'narrow'"):
-        pipeline(scripted({}), sandbox, ScalingSettings(router_enabled=True), settings)
-    with pytest.raises(ValueError, match="single_pass"):
-        pipeline(scripted({}), sandbox, ScalingSettings(single_pass=True))
+        pipeline(scripted({}), sandbox, FullWidthScaling(router_enabled=True), settings)
+    with pytest.raises(ValueError, match="takes FullWidthScaling"):
+        pipeline(scripted({}), sandbox, SinglePassScaling())

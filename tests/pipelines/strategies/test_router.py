@@ -8,12 +8,12 @@ from pipelines.contracts import (
     ColumnInfo,
     DatabaseRef,
     ExecutionResult,
-    ScalingSettings,
     SchemaView,
     TableInfo,
     Task,
 )
 from pipelines.settings import RouterSettings
+from pipelines.strategies.full_width_settings import FullWidthScaling
 from pipelines.strategies.router import DifficultyRouter
 
 DB = DatabaseRef(db_id="d", path="/nonexistent")
@@ -87,8 +87,8 @@ def test_escalation_and_profiles():
         and DifficultyRouter.escalate("wide") == "wide"
     )
     settings = RouterSettings(profiles={"wide": {"k": {"icl/cot": 4}, "fixer_max_passes": 0}})
-    wide = settings.scaling_for("wide", ScalingSettings())
+    wide = settings.scaling_for("wide", FullWidthScaling())
     # a profile's k merges into the configured one: the families it does not name keep their k
     assert wide.k == {"reasoning": 2, "icl/direct": 2, "icl/cot": 4, "icl/decompose": 2}
     assert wide.fixer_max_passes == 0
-    assert settings.scaling_for("standard", ScalingSettings(k={"icl/cot": 1})).k == {"icl/cot": 1}
+    assert settings.scaling_for("standard", FullWidthScaling(k={"icl/cot": 1})).k == {"icl/cot": 1}

@@ -6,8 +6,8 @@ import asyncio
 import re
 
 from models.errors import ModelUnavailable
-from pipelines.contracts import ScalingSettings, Task
-from pipelines.strategies.single_pass import SinglePassPipeline
+from pipelines.contracts import Task
+from pipelines.strategies.single_pass import SinglePassPipeline, SinglePassScaling
 from pipelines.trace import JsonlTraceSink, read_traces
 
 
@@ -87,7 +87,7 @@ async def test_timeout_returns_error_prediction(tiny_db, sandbox, scripted):
     pipeline = SinglePassPipeline(
         client=Slow(),
         sandbox=sandbox,
-        scaling=ScalingSettings(single_pass=True, k={}, global_timeout_s=0.2),
+        scaling=SinglePassScaling(global_timeout_s=0.2),
     )
     prediction = await pipeline.answer(_task(tiny_db))
     assert prediction.error and "timeout" in prediction.error
@@ -103,7 +103,7 @@ async def test_self_consistency_votes_over_samples(tiny_db, sandbox, scripted):
         "SELECT nope FROM x",
     ]
     client = scripted({"single_pass": lambda r: replies[: r.n]})
-    scaling = ScalingSettings(single_pass=True, k={"icl/direct": 5}, temperatures=(0.8,))
+    scaling = SinglePassScaling(samples=5, temperature=0.8)
     prediction = await SinglePassPipeline(client=client, sandbox=sandbox, scaling=scaling).answer(
         _task(tiny_db)
     )
@@ -122,7 +122,7 @@ async def test_a_cancelled_task_does_not_cancel_the_schema_read_others_wait_for(
             await asyncio.sleep(0.05)
             return await sandbox.execute(sql, db)
 
-    p = SinglePassPipeline(client=scripted({}), sandbox=SlowSandbox(), scaling=ScalingSettings())
+    p = SinglePassPipeline(client=scripted({}), sandbox=SlowSandbox())
     first = asyncio.ensure_future(p.reference(tiny_db))
     second = asyncio.ensure_future(p.reference(tiny_db))
     await asyncio.sleep(0.01)

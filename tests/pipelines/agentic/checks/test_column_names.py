@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from pipelines.agentic.chain import CheckerChain
-from pipelines.agentic.checks import DEFAULT_STAGES, ColumnNames, Rewriter, stages
+from pipelines.agentic.checks import DEFAULT_CHECKS, ColumnNames
 from pipelines.contracts import DatabaseRef
+from pipelines.repair.registry import build_repairs
 from pipelines.schema import introspect
 from tests.pipelines.agentic.conftest import context_for, rows
 from tests.pipelines.conftest import sqlite_db
@@ -68,18 +69,18 @@ def test_known_columns_and_unbindable_ones_are_left_alone(claims_view):
     assert STAGE.rewrite("SELECT FROM WHERE", context) is None
 
 
-def test_the_stage_joins_the_chain_after_the_other_rewriters_only_when_asked():
-    assert not any(isinstance(s, ColumnNames) for s in DEFAULT_STAGES)
-    chain = stages(bind_columns=True)
-    at = next(i for i, s in enumerate(chain) if isinstance(s, ColumnNames))
-    assert all(isinstance(s, Rewriter) for s in chain[:at])
-    assert not any(isinstance(s, Rewriter) for s in chain[at + 1 :])
-    assert len(chain) == len(DEFAULT_STAGES) + 1
+# The default chain with column_names listed after the other rewriters (claims' variant).
+BIND_COLUMNS = (*DEFAULT_CHECKS[:4], "column_names", *DEFAULT_CHECKS[4:])
+
+
+def test_the_stage_is_in_the_chain_only_when_listed():
+    assert ColumnNames.name not in DEFAULT_CHECKS
+    assert ColumnNames() in build_repairs(BIND_COLUMNS)
 
 
 def test_in_the_chain_the_blocker_reports_only_what_was_not_bound(claims_view):
     sql = WRONG_ALIAS.replace("COUNT(*)", "MAX(c.favourite_colour)")
-    result = CheckerChain(claims_view, stages=stages(bind_columns=True)).check(sql)
+    result = CheckerChain(claims_view, stages=build_repairs(BIND_COLUMNS)).check(sql)
 
     assert [r.stage for r in result.rewrites] == ["column_names"]
     assert [(f.error_class, f.identifier) for f in result.findings] == [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.agentic.checks import DEFAULT_STAGES, ListColumnTables
+from pipelines.agentic.checks import DEFAULT_CHECKS, ListColumnTables
 from tests.pipelines.agentic.conftest import rows
 
 STAGE = ListColumnTables()
@@ -85,5 +85,5 @@ def test_sqlite_has_no_lists_to_unnest(flat_context):
 
 
 def test_the_chain_runs_it_among_the_rewriters():
-    names = [s.name for s in DEFAULT_STAGES]
+    names = list(DEFAULT_CHECKS)
     assert names.index("list_column_tables") < names.index("unknown_names")

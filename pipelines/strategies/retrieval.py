@@ -1,5 +1,5 @@
-"""L0 retrieval of the adaptive pipeline, without an LLM call: the question's n-grams stand in
-for the extractor's literals, its skeleton for the extractor's.
+"""L0 retrieval without an LLM call (the adaptive pipeline's; the agentic mode's cell values):
+the question's n-grams stand in for the extractor's literals, its skeleton for the extractor's.
 
     question + evidence ──► n-grams ──► cell retriever (db)             ──► Context.cell_hits
     question ──► own example retriever (the database's own solved examples) ──┐

@@ -1,0 +1,204 @@
+"""Execution accuracy of a run's predictions: which questions count, EX by difficulty and SDS
+bucket, pass@k over the candidate pools, and each question's verdict for paired comparisons.
+
+EX is the share of *scored* questions answered correctly. A question whose gold SQL failed is
+counted apart (``gold_errors``); one that could not be graded (the sandbox failed) stays in the
+denominator as wrong and is counted in ``grading_errors`` (``sweep.retry=errors`` answers it again).
+pass@k uses the unbiased estimator over each question's candidate pool; a question with fewer
+than k candidates contributes pass@n (all its samples), one with none contributes 0.
+
+On the predictions of a finished run:
+
+    frame = RunStore.open(run_dir, identity).read()
+    ex_by_difficulty(frame)  ──►  difficulty | questions | ex_bird | ex_spider | ex_columns, last row "all"
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from core.types import Frozen
+from eval.metrics import pass_at_k, r_ves
+from eval.sds import SDS_BUCKETS, sds_bucket
+
+SEMANTICS = ("ex_bird", "ex_spider", "ex_columns")  # the last: eval/grading/column_matching.py
+DIFFICULTY_ORDER = ("simple", "moderate", "challenging", "easy", "medium", "hard", "extra")
+
+
+def scored(frame: pl.DataFrame) -> pl.DataFrame:
+    """The questions EX counts: graded ones, and ungraded ones with gold SQL, as wrong (their
+    verdict is unknown, and leaving them out would raise EX by whatever made grading fail)."""
+    ungraded = (
+        pl.col("ex_bird").is_null()
+        & pl.col("grading_error").is_not_null()
+        & (pl.col("gold_sql").fill_null("") != "")
+        & pl.col("gold_error").is_null()
+    )
+    return frame.filter(pl.col("ex_bird").is_not_null() | ungraded).with_columns(
+        *(pl.when(ungraded).then(False).otherwise(pl.col(s)).alias(s) for s in SEMANTICS)
+    )
+
+
+def question_verdicts(frame: pl.DataFrame, semantics: str = "ex_bird") -> dict[str, bool]:
+    """Task id -> verdict of each question EX counts (for paired comparisons of runs)."""
+    counted = scored(frame)
+    return dict(
+        zip(counted.get_column("task_id").to_list(), counted.get_column(semantics).to_list())
+    )
+
+
+def pool_counts(frame: pl.DataFrame, semantics: str = "ex_bird") -> list[tuple[int, int]]:
+    """``(n, c)`` per scored question: candidates judged, and how many were correct."""
+    field = "correct_bird" if semantics == "ex_bird" else "correct_spider"
+    counts = []
+    for pool in scored(frame).get_column("candidates").to_list():
+        judged = [c[field] for c in pool or () if c[field] is not None]
+        counts.append((len(judged), sum(judged)))
+    return counts
+
+
+def pass_at_k_curve(frame: pl.DataFrame, semantics: str = "ex_bird") -> dict[int, float]:
+    """``{k: mean pass@k}`` for k = 1 .. the largest pool (empty when no question has a pool)."""
+    counts = pool_counts(frame, semantics)
+    largest = max((n for n, _ in counts), default=0)
+    return {
+        k: sum(pass_at_k(n, c, min(k, n)) if n else 0.0 for n, c in counts) / len(counts)
+        for k in range(1, largest + 1)
+    }
+
+
+def ex_by_difficulty(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per difficulty (plus ``all``): questions scored, EX under each semantics."""
+    counted = scored(frame).with_columns(pl.col("difficulty").fill_null("unlabelled"))
+    aggregations = [
+        pl.len().alias("questions"),
+        *(pl.col(s).cast(pl.Float64).mean().alias(s) for s in SEMANTICS),
+    ]
+    rank = {d: i for i, d in enumerate(DIFFICULTY_ORDER)}
+    by_difficulty = (
+        counted.group_by("difficulty")
+        .agg(aggregations)
+        .with_columns(pl.col("difficulty").replace_strict(rank, default=len(rank)).alias("_rank"))
+        .sort("_rank", "difficulty")
+        .drop("_rank")
+    )
+    overall = counted.select(pl.lit("all").alias("difficulty"), *aggregations)
+    return pl.concat([by_difficulty, overall])
+
+
+_BUCKET_OF = {total: sds_bucket(total) for total in range(36)}
+
+
+def ex_by_sds(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per SDS bucket of the scored questions that carry an SDS total: questions, EX
+    under each semantics; empty when none does (a benchmark that does not rate its questions)."""
+    if "sds" not in frame.columns:
+        return pl.DataFrame()
+    rated = scored(frame).filter(pl.col("sds").is_not_null())
+    if rated.is_empty():
+        return pl.DataFrame()
+    rank = {bucket: i for i, bucket in enumerate(SDS_BUCKETS)}
+    return (
+        rated.with_columns(pl.col("sds").replace_strict(_BUCKET_OF).alias("sds_bucket"))
+        .group_by("sds_bucket")
+        .agg(
+            pl.len().alias("questions"),
+            *(pl.col(s).cast(pl.Float64).mean().alias(s) for s in SEMANTICS),
+        )
+        .sort(pl.col("sds_bucket").replace_strict(rank))
+    )
+
+
+def cost_by_difficulty(frame: pl.DataFrame) -> pl.DataFrame:
+    """Per difficulty (``label``): mean tokens and cost per scored question, and EX (BIRD)."""
+    return (
+        scored(frame)
+        .with_columns(pl.col("difficulty").fill_null("unlabelled"))
+        .group_by("difficulty")
+        .agg(
+            (pl.col("prompt_tokens") + pl.col("completion_tokens"))
+            .mean()
+            .alias("tokens_per_question"),
+            pl.col("cost_usd").mean().alias("cost_usd_per_question"),
+            pl.col("ex_bird").cast(pl.Float64).mean(),
+        )
+        .rename({"difficulty": "label"})
+    )
+
+
+class ExRow(Frozen):
+    """EX of one group of scored questions: a difficulty, an SDS bucket, or ``all``."""
+
+    group: str
+    questions: int
+    ex_bird: float | None = None
+    ex_spider: float | None = None
+    ex_columns: float | None = None  # None for runs graded before column matching
+
+
+class CostPoint(Frozen):
+    """Per difficulty: mean tokens and dollars per scored question, and EX (BIRD)."""
+
+    label: str
+    tokens_per_question: float | None = None
+    cost_usd_per_question: float | None = None
+    ex_bird: float | None = None
+
+
+class Accuracy(Frozen):
+    """How right a run's answers are, computed by :func:`accuracy`."""
+
+    scored: int = 0
+    correct: int = 0  # scored questions right under BIRD semantics
+    by_difficulty: tuple[ExRow, ...] = ()  # the last row is "all"
+    by_sds: tuple[ExRow, ...] = ()  # for a benchmark that rates its questions on SDS
+    pass_at_k: dict[int, float] = {}  # BIRD semantics; k = 1 .. the largest pool
+    pass_at_k_spider: dict[int, float] = {}
+    r_ves: float | None = None
+    ex_bird_degraded: float | None = None
+    ex_bird_not_degraded: float | None = None
+    cost_points: tuple[CostPoint, ...] = ()
+    verdicts: dict[str, bool] = {}  # task id -> EX (BIRD) of each scored question, for pairing
+
+
+def accuracy(frame: pl.DataFrame) -> Accuracy:
+    """EX tables, pass@k curves, R-VES and each question's verdict of ``frame``'s questions."""
+    counted = scored(frame)
+    ex_when = {}
+    for degraded in (True, False):
+        part = counted.filter(pl.col("degraded") == degraded)
+        ex_when[degraded] = (
+            float(part.get_column("ex_bird").cast(pl.Float64).mean()) if part.height else None
+        )
+    return Accuracy(
+        scored=counted.height,
+        correct=int(counted.get_column("ex_bird").sum()) if counted.height else 0,
+        by_difficulty=_ex_rows(ex_by_difficulty(frame), "difficulty"),
+        by_sds=_ex_rows(ex_by_sds(frame), "sds_bucket"),
+        pass_at_k=pass_at_k_curve(frame, SEMANTICS[0]),
+        pass_at_k_spider=pass_at_k_curve(frame, SEMANTICS[1]),
+        r_ves=(
+            r_ves(counted.get_column("ves_reward").fill_null(0.0).to_list())
+            if counted.height
+            else None
+        ),
+        ex_bird_degraded=ex_when[True],
+        ex_bird_not_degraded=ex_when[False],
+        cost_points=tuple(
+            CostPoint(**row) for row in cost_by_difficulty(frame).iter_rows(named=True)
+        ),
+        verdicts=question_verdicts(frame),
+    )
+
+
+def _ex_rows(table: pl.DataFrame, group: str) -> tuple[ExRow, ...]:
+    return tuple(
+        ExRow(
+            group=row[group],
+            questions=row["questions"],
+            ex_bird=row["ex_bird"],
+            ex_spider=row["ex_spider"],
+            ex_columns=row["ex_columns"],
+        )
+        for row in table.iter_rows(named=True)
+    )

@@ -1,0 +1,80 @@
+"""A small run's predictions: two difficulties, candidate pools, retrieval, a gold failure."""
+
+import polars as pl
+import pytest
+
+from eval.sweep.records import CandidateRecord, QuestionRecord, records_to_table
+
+
+def rec(
+    i,
+    ex,
+    difficulty,
+    pool,
+    *,
+    spider=None,
+    tokens=100,
+    degraded=False,
+    gold_error=None,
+    latency=1.0,
+    retrieval=(),
+    sds=None,
+):
+    return QuestionRecord(
+        retrieval=retrieval,
+        sds=sds,
+        task_id=f"t:{i}",
+        position=i,
+        benchmark="b",
+        db_id="db",
+        question="q",
+        sql="s",
+        difficulty=difficulty,
+        ex_bird=ex,
+        ex_spider=ex if spider is None else spider,
+        ves_reward=1.0 if ex else 0.0,
+        gold_error=gold_error,
+        candidates=tuple(
+            CandidateRecord(sql="c", producer="p", correct_bird=c, correct_spider=c) for c in pool
+        ),
+        calls=2,
+        prompt_tokens=tokens,
+        completion_tokens=10,
+        cost_usd=0.0,
+        latency_s=latency,
+        degraded=degraded,
+    )
+
+
+@pytest.fixture
+def record():
+    return rec
+
+
+@pytest.fixture
+def frame():
+    records = [
+        rec(
+            0,
+            True,
+            "simple",
+            [True, True, False, False],
+            latency=1.0,
+            retrieval=("cells", "examples"),
+        ),
+        rec(
+            1,
+            False,
+            "simple",
+            [False, False, False, True],
+            spider=False,
+            latency=2.0,
+            retrieval=("examples",),
+        ),
+        rec(2, True, "challenging", [True, False], spider=False, tokens=300, latency=3.0),
+        rec(3, False, "challenging", [], degraded=True, latency=10.0),
+        rec(
+            4, None, "simple", [True], gold_error="no such table", latency=1.0
+        ),  # reported, not scored
+    ]
+    return pl.from_arrow(records_to_table(records))

@@ -1,0 +1,23 @@
+"""A run's figures, computed once, under the names MLflow has always logged them."""
+
+import math
+
+import pytest
+
+from eval.reporting.result import run_result
+
+
+def test_run_metrics(frame):
+    result = run_result(frame, label="r", skipped=7)
+    assert result.overall.ex_bird == 0.5 and max(result.accuracy.pass_at_k) == 4
+    m = result.metrics()
+    assert (m["questions"], m["questions_scored"], m["gold_errors"], m["skipped"]) == (5, 4, 1, 7)
+    assert m["ex_bird"] == 0.5 and m["ex_bird/challenging"] == 0.5 and m["ex_spider"] == 0.25
+    assert m["tokens_per_question"] == pytest.approx((110 * 3 + 310 + 110) / 5)
+    assert m["tokens_per_correct"] == pytest.approx((110 * 3 + 310 + 110) / 2)
+    assert m["latency_p50_s"] == 2.0 and m["latency_p95_s"] > 3.0
+    assert m["degraded_rate"] == pytest.approx(0.2)
+    assert m["ex_bird/degraded"] == 0.0 and m["ex_bird/not_degraded"] == pytest.approx(2 / 3)
+    assert m["r_ves"] == pytest.approx(50.0)
+    assert m["pass_at_4"] == pytest.approx(0.75)
+    assert all(isinstance(v, float) and not math.isnan(v) for v in m.values())
