@@ -22,7 +22,10 @@ COMPARED = ("sql", "exec_hash", "producer", "answered_by")
 
 
 def load(run_dir: Path) -> pl.DataFrame:
-    return pl.read_parquet(run_dir / "predictions.parquet").select("task_id", *COMPARED)
+    """The run's predictions; an interrupted run's answered parts where it was never compacted."""
+    whole = run_dir / "predictions.parquet"
+    source = whole if whole.exists() else run_dir / "parts" / "*.parquet"
+    return pl.read_parquet(source).select("task_id", *COMPARED)
 
 
 def differences(a: pl.DataFrame, b: pl.DataFrame) -> list[tuple[str, str, object, object]]:

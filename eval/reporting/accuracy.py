@@ -27,7 +27,11 @@ DIFFICULTY_ORDER = ("simple", "moderate", "challenging", "easy", "medium", "hard
 
 def scored(frame: pl.DataFrame) -> pl.DataFrame:
     """The questions EX counts: graded ones, and ungraded ones with gold SQL, as wrong (their
-    verdict is unknown, and leaving them out would raise EX by whatever made grading fail)."""
+    verdict is unknown, and leaving them out would raise EX by whatever made grading fail).
+    A run graded before a semantics existed gets that column as unknown (null)."""
+    frame = frame.with_columns(
+        pl.lit(None, pl.Boolean).alias(s) for s in SEMANTICS if s not in frame.columns
+    )
     ungraded = (
         pl.col("ex_bird").is_null()
         & pl.col("grading_error").is_not_null()

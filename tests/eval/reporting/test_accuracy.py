@@ -21,3 +21,10 @@ def test_pass_at_k_uses_each_pool_and_caps_k_at_its_size(frame):
     assert curve[2] == pytest.approx(expected_k2)
     assert curve[4] == pytest.approx((1 + 1 + 1 + 0) / 4)  # the 2-candidate pool counts as pass@2
     assert curve[1] == pytest.approx((0.5 + 0.25 + 0.5 + 0) / 4)
+
+
+def test_a_run_graded_before_column_matching_reports_it_unknown(frame):
+    old = frame.drop("ex_columns") if "ex_columns" in frame.columns else frame
+    table = ex_by_difficulty(old)
+    assert table.get_column("ex_columns").null_count() == table.height
+    assert table.get_column("ex_bird").to_list() == [0.5, 0.5, 0.5]
