@@ -1,5 +1,5 @@
-"""A strategy added in one file: the model's first SQL, executed, answers (the acceptance test
-of issue 44 registers it with one line: ``STRATEGIES["first_sql"]``)."""
+"""A strategy added in one file: the model's first SQL, executed, answers (tests/test_additions.py
+registers it with one line: ``STRATEGIES["first_sql"]``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A repair added in one file: a table the engine does not know, named as the schema's table
-whose name it is plus an ``s`` (``singers`` -> ``singer``); the acceptance test of issue 44
+whose name it is plus an ``s`` (``singers`` -> ``singer``); tests/test_additions.py
 registers it with one line (``REPAIRS["table_names"]``) and lists it in ``scaling.repairs``."""
 
 from __future__ import annotations
