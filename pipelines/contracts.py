@@ -44,6 +44,8 @@ class Task(Frozen):
     difficulty: Difficulty | None = None
     # The question's analytical depth on the SDS rubric (0-35), where its benchmark rates it.
     sds: int | None = Field(default=None, ge=0, le=35)
+    # The one construct the question exercises, where its benchmark names one (a floor question).
+    floor_construct: str | None = None
     benchmark: str = ""
 
 

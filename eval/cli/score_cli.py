@@ -11,9 +11,10 @@ predictions file: the first argument that is not ``key=value`` (``core.cli.split
 The flags are what no config holds: how to read the file, how to score it, where the report goes.
 
 Prints EX under BIRD (set) and Spider (bag, order if ORDER BY) semantics, overall, per
-difficulty and, for a benchmark that rates its questions on SDS (eval/sds.py), per SDS bucket,
-plus skipped questions and failing gold queries; ``--out`` gets the full report with one verdict
-per question. A predictions file must answer every question (a Spider file has one line per
+difficulty, per SDS bucket for a benchmark that rates its questions on SDS (eval/sds.py), and per
+construct for questions that name the one construct they exercise (the enterprise floor), plus
+skipped questions and failing gold queries; ``--out`` gets the full report with one verdict per
+question. A predictions file must answer every question (a Spider file has one line per
 question; a database id it names must be the question's): a short, empty or shifted file is
 refused, and ``--partial`` scores only the questions it answers, saying so.
 ``--out`` is checked before scoring. Exit code 0 on success, 2 on bad input (one line on
@@ -147,7 +148,9 @@ def _print(console: Console, report: ScoreReport) -> None:
         table.add_column(column, justify="left" if column == "questions" else "right")
     if with_ves:
         table.add_column("R-VES", justify="right")
-    for group in (*report.by_difficulty, *report.by_sds, report.overall):
+    sections = (report.by_difficulty, report.by_sds, report.by_construct)
+    ends = [groups[-1] for groups in sections if groups]
+    for group in (*(g for groups in sections for g in groups), report.overall):
         row = [
             group.group,
             str(group.count),
@@ -156,7 +159,6 @@ def _print(console: Console, report: ScoreReport) -> None:
         ]
         if with_ves:
             row.append(f"{group.r_ves:.1f}")
-        ends = [groups[-1] for groups in (report.by_difficulty, report.by_sds) if groups]
         table.add_row(*row, end_section=any(group is end for end in ends))
     console.print(table)
     if report.partial:

@@ -3,7 +3,8 @@
     paths = build_enterprise(Path(".cache/enterprise"))    # ~10 s the first time, then instant
     paths.database      # .cache/enterprise/dev_databases/workitems/workitems.duckdb
     paths.dev_json      # [{question_id, db_id, question, evidence, SQL, difficulty,
-                        #   persona, sds, sds_total, constructs}]
+                        #   persona, sds, sds_total, constructs, construct}]
+                        # construct: the floor question's construct (floor_construct), else null
 
 Layout written under ``data_dir``::
 
@@ -48,7 +49,7 @@ BUILD = EmbeddedBuild(
     name="enterprise",
     db_id=ENTERPRISE_DB_ID,
     package_dir=PACKAGE_DIR,
-    generator_version=1,  # bump when the output format changes without a source change
+    generator_version=2,  # bump when the output format changes without a source change
     error=EnterpriseBenchmarkError,
 )
 FINGERPRINT_NAME = BUILD.fingerprint_name
@@ -130,6 +131,7 @@ def _write(paths: EnterprisePaths, seed: int, scale: float, progress: bool) -> N
                 sds=q.sds.model_dump(),
                 sds_total=q.sds_total,
                 constructs=list(q.constructs),
+                construct=q.floor_construct,
             )
             for i, q in enumerate(questions)
         ]

@@ -3,8 +3,8 @@
     LoadedBenchmark + {task_id | index: sql}
         ──► one job per task: run gold and prediction in a read-only Sandbox (process pool)
         ──► QuestionVerdict(ex_bird, ex_spider, ex_columns, error, gold_error, ves_reward)
-        ──► ScoreReport: overall, per-difficulty and (where rated) per-SDS-bucket EX under the
-            three semantics (+ R-VES)
+        ──► ScoreReport: overall, per-difficulty, (where rated) per-SDS-bucket and (where named)
+            per-construct EX under the three semantics (+ R-VES)
 
 A question whose gold query fails is reported in ``gold_failures`` and left out of every
 EX denominator; a task with no prediction counts as wrong (``error="no prediction"``), unless
@@ -58,6 +58,7 @@ class QuestionVerdict(Frozen):
     db_id: str
     difficulty: Difficulty | None
     sds: int | None = None  # the question's SDS total, where its benchmark rates it
+    floor_construct: str | None = None  # the one construct it exercises, where one is named
     sql: str | None  # the prediction; None when there was none
     ex_bird: bool
     ex_spider: bool
@@ -100,7 +101,8 @@ def execution_verdicts(
 
 
 class GroupScore(Frozen):
-    """EX of one group of questions (all, one difficulty, one SDS bucket) whose gold query runs."""
+    """EX of one group of questions (all, one difficulty, one SDS bucket, one construct) whose
+    gold query runs."""
 
     group: str
     count: int
@@ -118,6 +120,7 @@ class ScoreReport(Frozen):
     overall: GroupScore
     by_difficulty: tuple[GroupScore, ...]
     by_sds: tuple[GroupScore, ...] = ()  # per SDS bucket, for a benchmark that rates its questions
+    by_construct: tuple[GroupScore, ...] = ()  # per construct, for questions that name one
     gold_failures: tuple[QuestionVerdict, ...]
     missing_predictions: int
     ignored_predictions: int  # predictions for questions outside the loaded tasks
@@ -196,6 +199,7 @@ def score_predictions(
             db_id=task.db.db_id,
             difficulty=task.difficulty,
             sds=task.sds,
+            floor_construct=task.floor_construct,
             sql=job.pred_sql,
             **outcome.model_dump(exclude={"task_id"}),
         )
@@ -207,9 +211,12 @@ def score_predictions(
         groups[verdict.difficulty or UNLABELLED].append(verdict)
     order = {name: i for i, name in enumerate(DIFFICULTY_ORDER)}
     buckets: dict[str, list[QuestionVerdict]] = defaultdict(list)
+    constructs: dict[str, list[QuestionVerdict]] = defaultdict(list)
     for verdict in counted:
         if verdict.sds is not None:
             buckets[sds_bucket(verdict.sds)].append(verdict)
+        if verdict.floor_construct is not None:
+            constructs[verdict.floor_construct].append(verdict)
     return ScoreReport(
         benchmark=benchmark.name,
         kind=benchmark.kind,
@@ -224,6 +231,10 @@ def score_predictions(
             _group_score(f"SDS {name}", buckets[name], ves_iterations > 0)
             for name in SDS_BUCKETS
             if buckets[name]
+        ),
+        by_construct=tuple(
+            _group_score(f"construct {name}", constructs[name], ves_iterations > 0)
+            for name in sorted(constructs)
         ),
         gold_failures=tuple(v for v in verdicts if v.gold_error is not None),
         missing_predictions=sum(job.pred_sql is None for job in jobs),

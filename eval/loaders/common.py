@@ -68,6 +68,8 @@ class Question(Frozen):
     evidence: str = ""
     difficulty: Difficulty | None = None
     sds: int | None = None  # SDS total, where the benchmark rates its questions (eval/sds.py)
+    # The one construct the question exercises, where the benchmark names one (a floor question).
+    floor_construct: str | None = None
 
 
 class LoadedBenchmark(Frozen):
@@ -175,6 +177,7 @@ def assemble(
                 gold_sql=q.gold_sql,
                 difficulty=q.difficulty,
                 sds=q.sds,
+                floor_construct=q.floor_construct,
                 benchmark=spec.prefix,
             )
         )

@@ -1,11 +1,13 @@
 """The embedded enterprise work-item benchmark: built on first use, then read from its layout.
 
     <data_dir>/dev.json                                       [{question_id, db_id, question,
-                                                               evidence, SQL, difficulty, sds_total, ...}]
+                                                               evidence, SQL, difficulty, sds_total,
+                                                               construct, ...}]
     <data_dir>/dev_databases/workitems/workitems.duckdb       documented by COMMENT ON
 
 ``eval.enterprise.build_enterprise`` writes it (a no-op when it is already there). Each task
-carries its BIRD-style difficulty and its SDS total (``eval/sds.py``).
+carries its BIRD-style difficulty, its SDS total (``eval/sds.py``) and, on a floor question, the
+construct it exercises (``FloorConstruct``, ``eval/enterprise/questions.py``).
 """
 
 from __future__ import annotations
@@ -48,4 +50,5 @@ def _question(record: dict[str, Any], path: Path, index: int) -> Question:
         evidence=record.get("evidence") or "",
         difficulty=required(record, "difficulty", path, index),
         sds=required(record, "sds_total", path, index),
+        floor_construct=required(record, "construct", path, index),
     )

@@ -32,6 +32,7 @@ class QuestionRecord(Frozen):
     db_id: str
     difficulty: str | None = None
     sds: int | None = None  # SDS total where the benchmark rates its questions (eval/sds.py)
+    floor_construct: str | None = None  # the one construct the question exercises, if named
     question: str
     gold_sql: str | None = None
     sql: str
@@ -96,6 +97,7 @@ RECORD_SCHEMA = pa.schema(
         ("db_id", pa.string()),
         ("difficulty", pa.string()),
         ("sds", pa.int64()),
+        ("floor_construct", pa.string()),
         ("question", pa.string()),
         ("gold_sql", pa.string()),
         ("sql", pa.string()),

@@ -148,6 +148,7 @@ def _record(
         db_id=task.db.db_id,
         difficulty=task.difficulty,
         sds=task.sds,
+        floor_construct=task.floor_construct,
         question=task.question,
         gold_sql=task.gold_sql,
         sql=prediction.sql,

@@ -92,9 +92,15 @@ def test_a_floor_construct_must_be_among_the_questions_constructs(tmp_path):
 
 def test_dev_json_mirrors_the_question_file(enterprise):
     records = json.loads(enterprise.dev_json.read_text())
-    assert [(r["question"], r["persona"], r["sds_total"], r["constructs"]) for r in records] == [
-        (q.question, q.persona, q.sds_total, list(q.constructs)) for q in QUESTIONS
+    assert [
+        (r["question"], r["persona"], r["sds_total"], r["constructs"], r["construct"])
+        for r in records
+    ] == [
+        (q.question, q.persona, q.sds_total, list(q.constructs), q.floor_construct)
+        for q in QUESTIONS
     ]
+    named = Counter(r["construct"] for r in records if r["construct"] is not None)
+    assert set(named) == set(get_args(FloorConstruct)) and sum(named.values()) == 36
 
 
 @pytest.fixture(scope="module")

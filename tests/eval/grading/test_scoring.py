@@ -140,3 +140,23 @@ def test_questions_rated_on_sds_are_also_scored_per_bucket(bench):
     assert report.by_sds[0].ex_bird == pytest.approx(1.0)  # questions 0, 1, 2 are right
     assert report.by_sds[2].ex_bird == 0.0  # question 4 has no prediction
     assert [v.sds for v in report.verdicts] == [0, 6, 12, 18, 24, 30]
+
+
+def test_questions_that_name_a_construct_are_also_scored_per_construct(bench):
+    assert score_predictions(bench, PREDICTIONS, workers=1).by_construct == ()
+    named = ("unnest", None, "unnest", "hierarchy", "hierarchy", "unnest")
+    floor = bench.model_copy(
+        update={
+            "tasks": tuple(
+                t.model_copy(update={"floor_construct": c}) for t, c in zip(bench.tasks, named)
+            )
+        }
+    )
+    report = score_predictions(floor, PREDICTIONS, workers=1)
+    # question 5's gold fails: counted nowhere; 3 (columns swapped) and 4 (none) are wrong
+    assert [(g.group, g.count) for g in report.by_construct] == [
+        ("construct hierarchy", 2),
+        ("construct unnest", 2),
+    ]
+    assert [g.ex_bird for g in report.by_construct] == [0.0, 1.0]
+    assert [v.floor_construct for v in report.verdicts] == list(named)

@@ -1,5 +1,5 @@
 """Enterprise loader: builds the work-item benchmark on first use, then reads its question file;
-every task is a DuckDB question carrying its SDS total."""
+every task is a DuckDB question carrying its SDS total and, on a floor question, its construct."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ def test_builds_then_loads_every_question_with_its_sds(data_dir):
     assert {(t.db.db_id, t.db.dialect) for t in bench.tasks} == {("workitems", "duckdb")}
     assert [t.sds for t in bench.tasks] == [q.sds_total for q in questions]
     assert [t.difficulty for t in bench.tasks] == [q.difficulty for q in questions]
+    assert [t.floor_construct for t in bench.tasks] == [q.floor_construct for q in questions]
+    assert sum(t.floor_construct is not None for t in bench.tasks) == 36  # the floor
     assert bench.tasks[3].task_id == "enterprise_demo:3" and bench.tables_file is None
     assert load_benchmark(spec).tasks == bench.tasks  # the second load reuses the build
 

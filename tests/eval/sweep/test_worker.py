@@ -25,11 +25,13 @@ async def run(worker, tasks):
 async def test_a_batch_is_answered_graded_and_recorded(clinic_db, fakes):
     tasks = fakes.make_tasks(clinic_db, 4)
     tasks[0] = tasks[0].model_copy(update={"sds": 17})  # a question its benchmark rates on SDS
+    tasks[1] = tasks[1].model_copy(update={"floor_construct": "unnest"})  # a floor question
     settings = WorkerSettings(question_timeout_s=5, ves_iterations=1)
     worker = SweepWorker(fakes.ScriptedPipeline(), fakes.SQLiteExecutor(), settings)
     records = await run(worker, tasks)
     assert [r.task_id for r in records] == [t.task_id for t in tasks]
     assert [r.sds for r in records] == [17, None, None, None]
+    assert [r.floor_construct for r in records] == [None, "unnest", None, None]
     assert [r.ex_bird for r in records] == [True, False, True, False]
     first = records[0]
     assert first.position == 0 and first.difficulty == "simple" and first.db_id == "clinic"
