@@ -22,6 +22,12 @@ from eval.metrics import pass_at_k, r_ves
 from eval.sds import SDS_BUCKETS, sds_bucket
 
 SEMANTICS = ("ex_bird", "ex_spider", "ex_columns")  # the last: eval/grading/column_matching.py
+# Each semantics' verdict on a candidate of the pool (eval/sweep/records.py CandidateRecord).
+CANDIDATE_FIELDS = {
+    "ex_bird": "correct_bird",
+    "ex_spider": "correct_spider",
+    "ex_columns": "correct_columns",
+}
 DIFFICULTY_ORDER = ("simple", "moderate", "challenging", "easy", "medium", "hard", "extra")
 
 
@@ -52,17 +58,19 @@ def question_verdicts(frame: pl.DataFrame, semantics: str = "ex_bird") -> dict[s
 
 
 def pool_counts(frame: pl.DataFrame, semantics: str = "ex_bird") -> list[tuple[int, int]]:
-    """``(n, c)`` per scored question: candidates judged, and how many were correct."""
-    field = "correct_bird" if semantics == "ex_bird" else "correct_spider"
+    """``(n, c)`` per scored question: candidates judged, and how many were correct. A candidate
+    recorded before ``semantics`` existed has no verdict under it and is not counted."""
+    field = CANDIDATE_FIELDS[semantics]
     counts = []
     for pool in scored(frame).get_column("candidates").to_list():
-        judged = [c[field] for c in pool or () if c[field] is not None]
+        judged = [c.get(field) for c in pool or () if c.get(field) is not None]
         counts.append((len(judged), sum(judged)))
     return counts
 
 
 def pass_at_k_curve(frame: pl.DataFrame, semantics: str = "ex_bird") -> dict[int, float]:
-    """``{k: mean pass@k}`` for k = 1 .. the largest pool (empty when no question has a pool)."""
+    """``{k: mean pass@k}`` for k = 1 .. the largest pool judged under ``semantics`` (empty when no
+    candidate is)."""
     counts = pool_counts(frame, semantics)
     largest = max((n for n, _ in counts), default=0)
     return {
@@ -158,6 +166,7 @@ class Accuracy(Frozen):
     by_sds: tuple[ExRow, ...] = ()  # for a benchmark that rates its questions on SDS
     pass_at_k: dict[int, float] = {}  # BIRD semantics; k = 1 .. the largest pool
     pass_at_k_spider: dict[int, float] = {}
+    pass_at_k_columns: dict[int, float] = {}  # empty for runs graded before column matching
     r_ves: float | None = None
     ex_bird_degraded: float | None = None
     ex_bird_not_degraded: float | None = None
@@ -181,6 +190,7 @@ def accuracy(frame: pl.DataFrame) -> Accuracy:
         by_sds=_ex_rows(ex_by_sds(frame), "sds_bucket"),
         pass_at_k=pass_at_k_curve(frame, SEMANTICS[0]),
         pass_at_k_spider=pass_at_k_curve(frame, SEMANTICS[1]),
+        pass_at_k_columns=pass_at_k_curve(frame, SEMANTICS[2]),
         r_ves=(
             r_ves(counted.get_column("ves_reward").fill_null(0.0).to_list())
             if counted.height

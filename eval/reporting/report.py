@@ -41,7 +41,11 @@ def write_run_report(result: RunResult, out_dir: Path) -> list[Path]:
             f"{title}: EX by difficulty",
         ),
         plot_pass_at_k(
-            {"ex_bird": result.accuracy.pass_at_k, "ex_spider": result.accuracy.pass_at_k_spider},
+            {
+                "ex_bird": result.accuracy.pass_at_k,
+                "ex_spider": result.accuracy.pass_at_k_spider,
+                "ex_columns": result.accuracy.pass_at_k_columns,
+            },
             out_dir / "pass_at_k.png",
             f"{title}: pass@k",
         ),

@@ -100,6 +100,7 @@ def _accuracy_figures(acc: Accuracy) -> dict[str, float]:
         figures |= _ex_figures(row, f"/sds_{row.group}")
     figures |= {f"pass_at_{k}": value for k, value in acc.pass_at_k.items()}
     figures |= {f"pass_at_spider_{k}": value for k, value in acc.pass_at_k_spider.items()}
+    figures |= {f"pass_at_columns_{k}": value for k, value in acc.pass_at_k_columns.items()}
     optional = {
         "r_ves": acc.r_ves,
         "ex_bird/degraded": acc.ex_bird_degraded,

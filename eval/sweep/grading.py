@@ -4,6 +4,7 @@
                    ├─ sandbox.execute ──► ex_bird, ex_spider, ex_columns, R-VES reward
     Prediction.sql ┘
     Prediction.candidates ──► one execution per distinct result hash ──► correctness per candidate
+                                                                          under the three semantics
 
 The chosen SQL is re-executed rather than trusting the pipeline's ``exec_result`` (which may
 hold only a preview); candidates with the same result hash share a verdict, so each distinct
@@ -21,6 +22,7 @@ from eval.sweep.records import CandidateRecord
 from pipelines.contracts import CandidateSQL, DatabaseRef, ExecutionResult, Prediction, Task
 
 _MIN_SECONDS = 1e-6  # a query the clock cannot see still has a positive duration
+Verdicts = tuple[bool, bool, bool]  # EX under BIRD, Spider and column matching
 
 
 class Executor(Protocol):
@@ -52,8 +54,8 @@ class Grader:
     ...                         candidates=(wrong,))
     >>> pool = LocalSandboxPool.create(size=1)
     >>> grade = asyncio.run(Grader(pool, ves_iterations=3).grade(task, prediction))
-    >>> grade.ex_bird, grade.candidates[0].correct_bird
-    (True, False)
+    >>> grade.ex_bird, grade.candidates[0].correct_bird, grade.candidates[0].correct_columns
+    (True, False, False)
     >>> pool.close()
     """
 
@@ -76,20 +78,19 @@ class Grader:
             return Grade(**exec_fields, gold_error=gold.error, candidates=candidates)
 
         ordered = order_matters(task.gold_sql)
-        verdicts: dict[object, tuple[bool, bool]] = {}
+        verdicts: dict[object, Verdicts] = {}
 
-        def judge(result: ExecutionResult) -> tuple[bool, bool]:
+        def judge(result: ExecutionResult) -> Verdicts:
             # Equal hashes mean equal bags of rows; under ORDER BY the row order matters too.
             key = (result.hash, result.rows) if ordered and result.ok else result.hash
             if key not in verdicts:
                 complete = result.ok and not result.truncated and not gold.truncated
                 spider = complete and ex_spider(result.rows, gold.rows, order_matters=ordered)
-                verdicts[key] = (ex_bird(result, gold), spider)
+                columns = complete and ex_columns(result, gold, task.gold_sql)
+                verdicts[key] = (ex_bird(result, gold), spider, columns)
             return verdicts[key]
 
-        bird, spider = judge(pred) if pred else (False, False)
-        complete = pred is not None and pred.ok and not pred.truncated and not gold.truncated
-        columns = complete and ex_columns(pred, gold, task.gold_sql)
+        bird, spider, columns = judge(pred) if pred else (False, False, False)
         results: dict[str, ExecutionResult] = {}  # sql -> result, so duplicates run once
         if pred:
             results[prediction.sql] = pred
@@ -139,7 +140,7 @@ class Grader:
 
 
 def _candidate(
-    candidate: CandidateSQL, result: ExecutionResult | None, verdict: tuple[bool, bool] | None
+    candidate: CandidateSQL, result: ExecutionResult | None, verdict: Verdicts | None
 ) -> CandidateRecord:
     result = result or candidate.exec_result
     return CandidateRecord(
@@ -149,4 +150,5 @@ def _candidate(
         error=result.error if result else None,
         correct_bird=verdict[0] if verdict else None,
         correct_spider=verdict[1] if verdict else None,
+        correct_columns=verdict[2] if verdict else None,
     )

@@ -23,6 +23,7 @@ class CandidateRecord(Frozen):
     error: str | None = None
     correct_bird: bool | None = None
     correct_spider: bool | None = None
+    correct_columns: bool | None = None  # column matching (eval/grading/column_matching.py)
 
 
 class QuestionRecord(Frozen):
@@ -75,6 +76,7 @@ _CANDIDATE = pa.struct(
         ("error", pa.string()),
         ("correct_bird", pa.bool_()),
         ("correct_spider", pa.bool_()),
+        ("correct_columns", pa.bool_()),
     ]
 )
 

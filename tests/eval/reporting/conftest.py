@@ -1,4 +1,5 @@
-"""A small run's predictions: two difficulties, candidate pools, retrieval, a gold failure."""
+"""A small run's predictions: two difficulties, candidate pools, retrieval, a gold failure.
+``columns`` and ``pool_columns`` give the column-matching verdicts (None: graded before it)."""
 
 import polars as pl
 import pytest
@@ -19,10 +20,15 @@ def rec(
     latency=1.0,
     retrieval=(),
     sds=None,
+    construct=None,
+    columns=None,
+    pool_columns=None,
+    exec_error=None,
 ):
     return QuestionRecord(
         retrieval=retrieval,
         sds=sds,
+        floor_construct=construct,
         task_id=f"t:{i}",
         position=i,
         benchmark="b",
@@ -32,10 +38,16 @@ def rec(
         difficulty=difficulty,
         ex_bird=ex,
         ex_spider=ex if spider is None else spider,
+        ex_columns=columns,
+        exec_hash="ERR:x" if exec_error else "h",
+        exec_error=exec_error,
         ves_reward=1.0 if ex else 0.0,
         gold_error=gold_error,
         candidates=tuple(
-            CandidateRecord(sql="c", producer="p", correct_bird=c, correct_spider=c) for c in pool
+            CandidateRecord(
+                sql="c", producer="p", correct_bird=c, correct_spider=c, correct_columns=col
+            )
+            for c, col in zip(pool, pool_columns or [None] * len(pool), strict=True)
         ),
         calls=2,
         prompt_tokens=tokens,

@@ -1,9 +1,12 @@
-"""Which questions EX counts, EX by difficulty, pass@k over the candidate pools."""
+"""Which questions EX counts, EX by difficulty, pass@k over the candidate pools under each
+semantics."""
 
+import polars as pl
 import pytest
 
 from eval.metrics import pass_at_k
 from eval.reporting.accuracy import ex_by_difficulty, pass_at_k_curve
+from eval.sweep.records import records_to_table
 
 
 def test_ex_counts_scored_questions_only_and_splits_by_difficulty(frame):
@@ -28,3 +31,30 @@ def test_a_run_graded_before_column_matching_reports_it_unknown(frame):
     table = ex_by_difficulty(old)
     assert table.get_column("ex_columns").null_count() == table.height
     assert table.get_column("ex_bird").to_list() == [0.5, 0.5, 0.5]
+
+
+def test_pass_at_k_under_column_matching_reads_each_candidates_own_verdict(record):
+    frame = pl.from_arrow(
+        records_to_table(
+            [
+                record(0, False, "simple", [False, False], pool_columns=[True, False]),
+                record(1, False, "simple", [False, False], pool_columns=[False, False]),
+            ]
+        )
+    )
+    assert pass_at_k_curve(frame, "ex_bird") == {1: 0.0, 2: 0.0}
+    assert pass_at_k_curve(frame, "ex_columns") == {1: 0.25, 2: 0.5}
+
+
+def test_pools_recorded_before_column_matching_have_no_curve_under_it(frame):
+    """A candidate without a correct_columns field (an old predictions file) is not judged."""
+    pools = frame.get_column("candidates").to_list()
+    old = frame.with_columns(
+        pl.Series(
+            "candidates",
+            [[{k: v for k, v in c.items() if k != "correct_columns"} for c in p] for p in pools],
+        )
+    )
+    assert "correct_columns" not in old.schema["candidates"].inner.to_schema()
+    assert pass_at_k_curve(old, "ex_columns") == {}
+    assert pass_at_k_curve(old, "ex_bird") == pass_at_k_curve(frame, "ex_bird")

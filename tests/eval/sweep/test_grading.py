@@ -56,13 +56,30 @@ async def test_column_matching_accepts_an_extra_column_both_ex_semantics_reject(
     assert missing.ex_columns is False
 
 
+async def test_each_candidate_is_judged_by_column_matching_too(clinic_db, fakes):
+    task = Task(
+        task_id="c", question="plans", db=clinic_db, gold_sql="SELECT DISTINCT plan FROM member"
+    )
+    extra = "SELECT plan, count(*) FROM member GROUP BY plan"
+    pool = [extra, "SELECT count(*) FROM member", task.gold_sql, "SELECT bad FROM member"]
+    grade = await Grader(fakes.SQLiteExecutor(), ves_iterations=1).grade(
+        task, prediction(task, extra, pool)
+    )
+    assert [(c.correct_bird, c.correct_columns) for c in grade.candidates] == [
+        (False, True),
+        (False, False),
+        (True, True),
+        (False, False),
+    ]
+
+
 async def test_failing_gold_is_reported_not_scored(clinic_db, fakes):
     task = Task(task_id="g", question="?", db=clinic_db, gold_sql="SELECT missing FROM member")
     grader = Grader(fakes.SQLiteExecutor(), ves_iterations=1)
     grade = await grader.grade(task, prediction(task, fakes.GOLD[0], [fakes.GOLD[0]]))
     assert grade.ex_bird is None and grade.ex_spider is None
     assert "missing" in grade.gold_error
-    assert grade.candidates[0].correct_bird is None
+    assert grade.candidates[0].correct_bird is None and grade.candidates[0].correct_columns is None
 
 
 async def test_no_gold_means_no_verdict_but_hashes(clinic_db, fakes):

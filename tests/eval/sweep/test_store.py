@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -75,6 +76,29 @@ def test_parts_of_older_run_directories_count_as_written_first(tmp_path: Path):
     pq.write_table(records_to_table([record(0, "SELECT 'legacy'")]), legacy)
     assert store.parts()[0] == legacy
     assert store.read().get_column("sql").to_list() == ["SELECT 'numbered'"]
+
+
+def test_parts_written_before_a_field_existed_read_it_as_null(tmp_path: Path):
+    """A part without the floor_construct column and without correct_columns in its candidates
+    reads back, both null, beside a part that has them; nothing is set aside as damaged."""
+    store = RunStore.open(tmp_path, identity={})
+    old_candidate = pa.struct([("sql", pa.string()), ("correct_bird", pa.bool_())])
+    old_schema = pa.schema(
+        [
+            pa.field("candidates", pa.list_(old_candidate)) if f.name == "candidates" else f
+            for f in RECORD_SCHEMA
+            if f.name != "floor_construct"
+        ]
+    )
+    old = pa.Table.from_pylist([record(0).model_dump()], schema=old_schema)
+    pq.write_table(old, store.parts_dir / "part-old.parquet")
+    current = record(1).model_copy(update={"floor_construct": "unnest"})
+    store.write_part([current])
+    frame = store.read()
+    assert frame.get_column("floor_construct").to_list() == [None, "unnest"]
+    pools = frame.get_column("candidates").to_list()
+    assert pools[0][0]["correct_bird"] is True and pools[0][0]["correct_columns"] is None
+    assert not (tmp_path / "damaged").exists()
 
 
 def test_compact_folds_parts_and_keeps_resume_information(tmp_path: Path):
