@@ -1,11 +1,14 @@
-"""Execution accuracy of a run's predictions: which questions count, EX by difficulty and SDS
-bucket, pass@k over the candidate pools, and each question's verdict for paired comparisons.
+"""Execution accuracy of a run's predictions: which questions count, EX by difficulty, SDS bucket
+and floor construct, how many answers ran and how many pools held a right answer, pass@k over the
+candidate pools, and each question's verdict for paired comparisons.
 
 EX is the share of *scored* questions answered correctly. A question whose gold SQL failed is
 counted apart (``gold_errors``); one that could not be graded (the sandbox failed) stays in the
 denominator as wrong and is counted in ``grading_errors`` (``sweep.retry=errors`` answers it again).
 pass@k uses the unbiased estimator over each question's candidate pool; a question with fewer
-than k candidates contributes pass@n (all its samples), one with none contributes 0.
+than k candidates contributes pass@n (all its samples), one with none contributes 0. The run rate
+is the share of scored questions whose answer executed without error; the pool rate, under each
+semantics the candidates carry, the share whose pool held a candidate right under it.
 
 On the predictions of a finished run:
 
@@ -79,13 +82,37 @@ def pass_at_k_curve(frame: pl.DataFrame, semantics: str = "ex_bird") -> dict[int
     }
 
 
-def ex_by_difficulty(frame: pl.DataFrame) -> pl.DataFrame:
-    """One row per difficulty (plus ``all``): questions scored, EX under each semantics."""
-    counted = scored(frame).with_columns(pl.col("difficulty").fill_null("unlabelled"))
-    aggregations = [
+def run_rate(frame: pl.DataFrame) -> float | None:
+    """The share of scored questions whose answer executed without error (None: none scored)."""
+    counted = scored(frame)
+    if not counted.height:
+        return None
+    ran = pl.col("exec_hash").is_not_null() & pl.col("exec_error").is_null()
+    return float(counted.select(ran.mean()).item())
+
+
+def pool_rates(frame: pl.DataFrame) -> dict[str, float]:
+    """Semantics -> the share of scored questions whose pool held a candidate right under it; a
+    semantics under which no candidate was judged (a run graded before it) is left out."""
+    rates = {}
+    for semantics in SEMANTICS:
+        counts = pool_counts(frame, semantics)
+        if any(n for n, _ in counts):
+            rates[semantics] = sum(c > 0 for _, c in counts) / len(counts)
+    return rates
+
+
+def _ex_aggregations() -> list[pl.Expr]:
+    return [
         pl.len().alias("questions"),
         *(pl.col(s).cast(pl.Float64).mean().alias(s) for s in SEMANTICS),
     ]
+
+
+def ex_by_difficulty(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per difficulty (plus ``all``): questions scored, EX under each semantics."""
+    counted = scored(frame).with_columns(pl.col("difficulty").fill_null("unlabelled"))
+    aggregations = _ex_aggregations()
     rank = {d: i for i, d in enumerate(DIFFICULTY_ORDER)}
     by_difficulty = (
         counted.group_by("difficulty")
@@ -113,11 +140,24 @@ def ex_by_sds(frame: pl.DataFrame) -> pl.DataFrame:
     return (
         rated.with_columns(pl.col("sds").replace_strict(_BUCKET_OF).alias("sds_bucket"))
         .group_by("sds_bucket")
-        .agg(
-            pl.len().alias("questions"),
-            *(pl.col(s).cast(pl.Float64).mean().alias(s) for s in SEMANTICS),
-        )
+        .agg(_ex_aggregations())
         .sort(pl.col("sds_bucket").replace_strict(rank))
+    )
+
+
+def ex_by_construct(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per construct of the scored questions that name one (``floor_construct``, the
+    enterprise floor), by name: questions, EX under each semantics; empty when none does."""
+    if "floor_construct" not in frame.columns:
+        return pl.DataFrame()
+    named = scored(frame).filter(pl.col("floor_construct").is_not_null())
+    if named.is_empty():
+        return pl.DataFrame()
+    return (
+        named.group_by("floor_construct")
+        .agg(_ex_aggregations())
+        .sort("floor_construct")
+        .rename({"floor_construct": "construct"})
     )
 
 
@@ -139,7 +179,7 @@ def cost_by_difficulty(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 class ExRow(Frozen):
-    """EX of one group of scored questions: a difficulty, an SDS bucket, or ``all``."""
+    """EX of one group of scored questions: a difficulty, an SDS bucket, a construct, or ``all``."""
 
     group: str
     questions: int
@@ -164,6 +204,9 @@ class Accuracy(Frozen):
     correct: int = 0  # scored questions right under BIRD semantics
     by_difficulty: tuple[ExRow, ...] = ()  # the last row is "all"
     by_sds: tuple[ExRow, ...] = ()  # for a benchmark that rates its questions on SDS
+    by_construct: tuple[ExRow, ...] = ()  # for questions that name their construct (the floor)
+    run_rate: float | None = None  # scored questions whose answer executed without error
+    pool_rate: dict[str, float] = {}  # semantics -> scored questions whose pool held a right one
     pass_at_k: dict[int, float] = {}  # BIRD semantics; k = 1 .. the largest pool
     pass_at_k_spider: dict[int, float] = {}
     pass_at_k_columns: dict[int, float] = {}  # empty for runs graded before column matching
@@ -188,6 +231,9 @@ def accuracy(frame: pl.DataFrame) -> Accuracy:
         correct=int(counted.get_column("ex_bird").sum()) if counted.height else 0,
         by_difficulty=_ex_rows(ex_by_difficulty(frame), "difficulty"),
         by_sds=_ex_rows(ex_by_sds(frame), "sds_bucket"),
+        by_construct=_ex_rows(ex_by_construct(frame), "construct"),
+        run_rate=run_rate(frame),
+        pool_rate=pool_rates(frame),
         pass_at_k=pass_at_k_curve(frame, SEMANTICS[0]),
         pass_at_k_spider=pass_at_k_curve(frame, SEMANTICS[1]),
         pass_at_k_columns=pass_at_k_curve(frame, SEMANTICS[2]),
@@ -203,6 +249,27 @@ def accuracy(frame: pl.DataFrame) -> Accuracy:
         ),
         verdicts=question_verdicts(frame),
     )
+
+
+_SHORT = {"ex_bird": "BIRD", "ex_spider": "Spider", "ex_columns": "columns"}
+
+
+def rate_lines(acc: Accuracy) -> list[str]:
+    """The run rate and the pool rates, a line each, where there are any.
+
+    >>> acc = Accuracy(run_rate=0.9, pool_rate={"ex_bird": 0.5, "ex_columns": 0.75})
+    >>> for line in rate_lines(acc):
+    ...     print(line)
+    run rate 0.900: answers that executed without error
+    pool rate 0.500 (BIRD), 0.750 (columns): candidate pools that held a right answer
+    """
+    lines = []
+    if acc.run_rate is not None:
+        lines.append(f"run rate {acc.run_rate:.3f}: answers that executed without error")
+    if acc.pool_rate:
+        rates = ", ".join(f"{rate:.3f} ({_SHORT[s]})" for s, rate in acc.pool_rate.items())
+        lines.append(f"pool rate {rates}: candidate pools that held a right answer")
+    return lines
 
 
 def _ex_rows(table: pl.DataFrame, group: str) -> tuple[ExRow, ...]:

@@ -3,9 +3,10 @@
     RunResult ──► write_run_report ──► report.md + ex_by_difficulty.png, pass_at_k.png,
                                        cost_vs_accuracy.png
 
-EX is broken down by the benchmark's difficulty label (Spider hardness, BIRD's difficulty) and,
-where the benchmark rates its questions on SDS (eval/sds.py), by SDS bucket too; the report ends
-with every figure under its MLflow name.
+EX is broken down by the benchmark's difficulty label (Spider hardness, BIRD's difficulty), by
+SDS bucket where the benchmark rates its questions on SDS (eval/sds.py), and by construct where
+its questions name the one they exercise (the enterprise floor); beside it, the run rate and the
+pool rates. The report ends with every figure under its MLflow name.
 
     write_run_report(run_result(frame, label="adaptive"), run_dir / "report")
     ──►  [report.md, ex_by_difficulty.png, pass_at_k.png, cost_vs_accuracy.png]
@@ -21,7 +22,7 @@ import polars as pl
 
 from core.types import Frozen
 from eval.grading.judge import judge_lines
-from eval.reporting.accuracy import CostPoint, ExRow
+from eval.reporting.accuracy import CostPoint, ExRow, rate_lines
 from eval.reporting.breakdown import FamilyRow, LossRow, StepCostRow
 from eval.reporting.costs import cost_lines
 from eval.reporting.plots import plot_cost_vs_accuracy, plot_ex_by_difficulty, plot_pass_at_k
@@ -63,7 +64,10 @@ def write_run_report(result: RunResult, out_dir: Path) -> list[Path]:
         "",
         markdown_table(_ex_frame(result.accuracy.by_difficulty, "difficulty")),
         "",
+        *(f"- {line}" for line in rate_lines(result.accuracy)),
+        "",
         *_sds_lines(result.accuracy.by_sds),
+        *_construct_lines(result.accuracy.by_construct),
         "## Retrieval",
         "",
         *(
@@ -117,6 +121,18 @@ def _sds_lines(rows: Sequence[ExRow]) -> list[str]:
         "## Execution accuracy by SDS bucket (analytical depth, 0-35)",
         "",
         markdown_table(_ex_frame(rows, "sds_bucket")),
+        "",
+    ]
+
+
+def _construct_lines(rows: Sequence[ExRow]) -> list[str]:
+    """EX by construct, for questions that name the one construct they exercise."""
+    if not rows:
+        return []
+    return [
+        "## Execution accuracy by construct (floor questions)",
+        "",
+        markdown_table(_ex_frame(rows, "construct")),
         "",
     ]
 

@@ -5,9 +5,10 @@
     retrieval status, prices, pace ────────────┘                              ├─► report.md + plots (report.py)
                                                                               └─► MLflow metrics: .metrics()
 
-Each concern computes its part once, from the predictions: ``accuracy`` (EX, pass@k, R-VES,
-verdicts), ``costs`` (spend at the configured and a reference price), ``retrieval_use``,
-``breakdown`` (steps, families, losses), the judge's verdicts and the traces' metrics.
+Each concern computes its part once, from the predictions: ``accuracy`` (EX, run and pool rates,
+pass@k, R-VES, verdicts), ``costs`` (spend at the configured and a reference price),
+``retrieval_use``, ``breakdown`` (steps, families, losses), the judge's verdicts and the traces'
+metrics.
 ``RunResult.metrics()`` names each figure as MLflow has always logged it (``ex_bird/hard``,
 ``pass_at_4``, ``cost_usd_per_correct``, ``trace/degraded_rate``, ...): runs compare across
 versions by those names.
@@ -98,11 +99,15 @@ def _accuracy_figures(acc: Accuracy) -> dict[str, float]:
         figures |= _ex_figures(row, "" if row.group == "all" else f"/{row.group}")
     for row in acc.by_sds:
         figures |= _ex_figures(row, f"/sds_{row.group}")
+    for row in acc.by_construct:
+        figures |= _ex_figures(row, f"/construct_{row.group}")
+    figures |= {f"pool_rate/{semantics}": rate for semantics, rate in acc.pool_rate.items()}
     figures |= {f"pass_at_{k}": value for k, value in acc.pass_at_k.items()}
     figures |= {f"pass_at_spider_{k}": value for k, value in acc.pass_at_k_spider.items()}
     figures |= {f"pass_at_columns_{k}": value for k, value in acc.pass_at_k_columns.items()}
     optional = {
         "r_ves": acc.r_ves,
+        "run_rate": acc.run_rate,
         "ex_bird/degraded": acc.ex_bird_degraded,
         "ex_bird/not_degraded": acc.ex_bird_not_degraded,
     }

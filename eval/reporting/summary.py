@@ -1,12 +1,13 @@
 """The console summary of an ``eval`` invocation, rendered from its runs' results.
 
-    [RunOutcome, ...] ──► print_summary ──► EX table (difficulties, SDS buckets, all)
+    [RunOutcome, ...] ──► print_summary ──► EX table (difficulties, SDS buckets, constructs, all)
                                          ├─► side by side, ΔEX with paired intervals (several runs)
                                          ├─► one verdict line per pair of configurations
-                                         └─► per configuration: pace, retrieval, choices, cost,
-                                             judge, and where the run dir, report and MLflow run are
+                                         └─► per configuration: pace, run and pool rates,
+                                             retrieval, choices, cost, judge, and where the run
+                                             dir, report and MLflow run are
 
-The intervals, cost texts, judge and retrieval lines are asked of their modules first, then
+The intervals, cost texts, rate, judge and retrieval lines are asked of their modules first, then
 everything is laid out here.
 """
 
@@ -22,6 +23,7 @@ from rich.table import Table
 from core.types import Frozen
 from eval.grading.judge import judge_lines
 from eval.metrics.bootstrap import DiffCI
+from eval.reporting.accuracy import rate_lines
 from eval.reporting.compare import pair_differences, paired_intervals
 from eval.reporting.costs import CostTexts, cost_texts
 from eval.reporting.result import RunResult
@@ -35,6 +37,7 @@ class _Shown(Frozen):
     """What the summary shows of one run beside its result, asked of the other modules."""
 
     costs: CostTexts
+    rates: tuple[str, ...]
     judge: tuple[str, ...]
     retrieval: tuple[str, ...]
 
@@ -60,6 +63,7 @@ def print_summary(
     shown = {
         r.label: _Shown(
             costs=cost_texts(r.costs, r.accuracy.scored),
+            rates=tuple(rate_lines(r.accuracy)),
             judge=tuple(judge_lines(r.judge)),
             retrieval=tuple(
                 retrieval_lines(
@@ -95,11 +99,12 @@ def summary_table(results: Sequence[RunResult]) -> Table:
             column, justify="left" if column in ("configuration", "difficulty") else "right"
         )
     for result in results:
-        # difficulty rows, then SDS buckets where the benchmark rates them, then "all"
+        # difficulty rows, then SDS buckets and constructs where the questions carry them, "all"
         rows = result.accuracy.by_difficulty
         shown = [
             *((row.group, row) for row in rows[:-1]),
             *((f"SDS {row.group}", row) for row in result.accuracy.by_sds),
+            *((f"construct {row.group}", row) for row in result.accuracy.by_construct),
             *((row.group, row) for row in rows[-1:]),
         ]
         for group, row in shown:
@@ -198,8 +203,8 @@ def verdict(baseline: RunResult, other: RunResult, ci: DiffCI | None) -> str:
 
 
 def print_run(outcome: RunOutcome, shown: _Shown, console: Console) -> None:
-    """One configuration's pace line, then its retrieval, choices, cost and judge lines, and
-    where its run directory, report and MLflow run are."""
+    """One configuration's pace line, then its run and pool rates, retrieval, choices, cost and
+    judge lines, and where its run directory, report and MLflow run are."""
     r = outcome.result
     spent, latency, pass_at_k = r.costs.per_question, r.latency, r.accuracy.pass_at_k
     largest_k = max(pass_at_k, default=0)
@@ -216,6 +221,8 @@ def print_run(outcome: RunOutcome, shown: _Shown, console: Console) -> None:
             else ""
         )
     )
+    for line in shown.rates:
+        console.print(f"  {line}", highlight=False)
     for line in shown.retrieval:
         shown_line = f"[bold red]{line}[/]" if line == NO_RETRIEVAL else escape(line)
         console.print(f"  {shown_line}", highlight=False)

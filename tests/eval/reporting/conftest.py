@@ -90,3 +90,35 @@ def frame():
         ),  # reported, not scored
     ]
     return pl.from_arrow(records_to_table(records))
+
+
+@pytest.fixture
+def floor():
+    """Floor questions where EX, the run rate and the pool rates differ: one right (BIRD), one
+    right by column matching only, one that fails to execute, one whose pool held the answer, and
+    a gold failure (not scored)."""
+    records = [
+        rec(0, True, "simple", [True], construct="unnest", columns=True, pool_columns=[True]),
+        rec(
+            1,
+            False,
+            "simple",
+            [False, False],
+            construct="unnest",
+            columns=True,
+            pool_columns=[True, False],
+        ),
+        rec(
+            2,
+            False,
+            "moderate",
+            [False],
+            construct="hierarchy",
+            columns=False,
+            pool_columns=[False],
+            exec_error="Binder Error: no column plan",
+        ),
+        rec(3, False, "simple", [False, True], columns=False, pool_columns=[False, True]),
+        rec(4, None, "simple", [True], construct="hierarchy", gold_error="no such table"),
+    ]
+    return pl.from_arrow(records_to_table(records))

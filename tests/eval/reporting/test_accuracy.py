@@ -1,11 +1,18 @@
-"""Which questions EX counts, EX by difficulty, pass@k over the candidate pools under each
-semantics."""
+"""Which questions EX counts, EX by difficulty and construct, the run and pool rates, pass@k over
+the candidate pools under each semantics."""
 
 import polars as pl
 import pytest
 
 from eval.metrics import pass_at_k
-from eval.reporting.accuracy import ex_by_difficulty, pass_at_k_curve
+from eval.reporting.accuracy import (
+    accuracy,
+    ex_by_construct,
+    ex_by_difficulty,
+    pass_at_k_curve,
+    pool_rates,
+    run_rate,
+)
 from eval.sweep.records import records_to_table
 
 
@@ -58,3 +65,28 @@ def test_pools_recorded_before_column_matching_have_no_curve_under_it(frame):
     assert "correct_columns" not in old.schema["candidates"].inner.to_schema()
     assert pass_at_k_curve(old, "ex_columns") == {}
     assert pass_at_k_curve(old, "ex_bird") == pass_at_k_curve(frame, "ex_bird")
+
+
+def test_ex_by_construct_counts_the_scored_questions_that_name_one(floor, frame):
+    table = ex_by_construct(floor)
+    assert table.get_column("construct").to_list() == ["hierarchy", "unnest"]
+    assert table.get_column("questions").to_list() == [1, 2]  # the gold failure is not scored
+    assert table.get_column("ex_bird").to_list() == [0.0, 0.5]
+    assert table.get_column("ex_columns").to_list() == [0.0, 1.0]
+    assert ex_by_construct(frame).is_empty()  # no question names a construct
+    assert ex_by_construct(floor.drop("floor_construct")).is_empty()  # recorded before the field
+
+
+def test_run_rate_and_pool_rates_differ_from_ex(floor):
+    acc = accuracy(floor)
+    assert (acc.scored, acc.correct) == (4, 1)  # EX (BIRD) 0.25
+    assert run_rate(floor) == acc.run_rate == 0.75  # question 2 failed to execute
+    assert acc.pool_rate == pool_rates(floor)
+    assert acc.pool_rate == {"ex_bird": 0.5, "ex_spider": 0.5, "ex_columns": 0.75}
+    assert acc.pass_at_k_columns[2] == pytest.approx(0.75)
+
+
+def test_a_run_recorded_before_column_matching_has_no_pool_rate_under_it(frame):
+    assert set(pool_rates(frame)) == {"ex_bird", "ex_spider"}  # its candidates carry no verdict
+    assert pool_rates(frame)["ex_bird"] == 0.75
+    assert run_rate(frame.head(0)) is None

@@ -68,3 +68,14 @@ def test_retrieval_shares_and_a_loud_line_when_no_question_used_retrieval(frame,
     single_pass = run_result(without, label="sp", retrieval=RetrievalUse(expected=False))
     single = write_run_report(single_pass, tmp_path / "single")[0].read_text()
     assert NO_RETRIEVAL not in single  # single pass retrieves nothing by design: no alarm
+
+
+def test_the_report_shows_ex_by_construct_and_the_run_and_pool_rates(floor, frame, tmp_path):
+    text = write_run_report(run_result(floor, label="enterprise"), tmp_path)[0].read_text()
+    assert "## Execution accuracy by construct (floor questions)" in text
+    assert "| hierarchy | 1 | 0.000 | 0.000 | 0.000 |" in text
+    assert "| unnest | 2 | 0.500 | 0.500 | 1.000 |" in text
+    assert "- run rate 0.750: answers that executed without error" in text
+    assert "- pool rate 0.500 (BIRD), 0.500 (Spider), 0.750 (columns): candidate pools" in text
+    flat = write_run_report(run_result(frame, label="spider"), tmp_path / "flat")[0].read_text()
+    assert "by construct" not in flat and "- run rate 1.000" in flat

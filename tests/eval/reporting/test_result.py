@@ -21,3 +21,15 @@ def test_run_metrics(frame):
     assert m["r_ves"] == pytest.approx(50.0)
     assert m["pass_at_4"] == pytest.approx(0.75)
     assert all(isinstance(v, float) and not math.isnan(v) for v in m.values())
+
+
+def test_constructs_run_and_pool_rates_are_figures(floor, frame):
+    m = run_result(floor, label="floor").metrics()
+    assert (m["ex_bird/construct_unnest"], m["ex_columns/construct_unnest"]) == (0.5, 1.0)
+    assert m["ex_bird/construct_hierarchy"] == 0.0
+    assert m["run_rate"] == 0.75 and m["ex_bird"] == 0.25
+    assert (m["pool_rate/ex_bird"], m["pool_rate/ex_columns"]) == (0.5, 0.75)
+    assert m["pass_at_columns_2"] == pytest.approx(0.75)
+    old = run_result(frame, label="old").metrics()  # no constructs, candidates without columns
+    assert not any("construct" in name or "columns" in name for name in old)
+    assert old["run_rate"] == 1.0 and old["pool_rate/ex_bird"] == 0.75

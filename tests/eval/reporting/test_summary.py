@@ -76,12 +76,13 @@ def test_the_summary_puts_a_paired_interval_on_ex_and_prices_each_correct_answer
     assert "adaptive against single_pass" in console.export_text()
 
 
-def test_the_summary_shows_sds_buckets_between_the_difficulties_and_all():
+def test_the_summary_shows_sds_buckets_and_constructs_between_the_difficulties_and_all():
     rated = RunResult(
         label="adaptive",
         accuracy=Accuracy(
             by_difficulty=rows(("simple", 2, 4), ("all", 2, 4)),
             by_sds=rows(("0-12", 1, 3), ("19-35", 1, 1)),
+            by_construct=rows(("hierarchy", 0, 1), ("unnest", 1, 2)),
         ),
     )
     console = Console(width=120, record=True)
@@ -89,4 +90,34 @@ def test_the_summary_shows_sds_buckets_between_the_difficulties_and_all():
     labels = [
         line.split("│")[2].strip() for line in console.export_text().splitlines() if "│" in line
     ]
-    assert labels == ["simple", "SDS 0-12", "SDS 19-35", "all"]
+    assert labels == [
+        "simple",
+        "SDS 0-12",
+        "SDS 19-35",
+        "construct hierarchy",
+        "construct unnest",
+        "all",
+    ]
+
+
+def test_each_configuration_shows_its_run_and_pool_rates():
+    result = RunResult(
+        label="adaptive",
+        accuracy=Accuracy(
+            scored=4,
+            by_difficulty=rows(("all", 1, 4)),
+            run_rate=0.75,
+            pool_rate={"ex_bird": 0.5, "ex_columns": 0.75},
+        ),
+    )
+    outcome = RunOutcome.model_construct(
+        run_dir="runs/x",
+        report="runs/x/report/report.md",
+        result=result,
+        tracked=TrackedRun(run_id="r", experiment_id="e", tracking_uri="u", artifact_uri="a"),
+    )
+    console = Console(record=True, width=250)
+    print_summary([outcome], console)
+    text = console.export_text()
+    assert "  run rate 0.750: answers that executed without error" in text
+    assert "  pool rate 0.500 (BIRD), 0.750 (columns): candidate pools that held a right" in text
