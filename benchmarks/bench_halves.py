@@ -7,7 +7,8 @@ The tuning and held-out halves of the claims and enterprise benchmarks are every
 (``benchmark.stride=2``, ``offset`` 0 or 1); one configuration's halves grow one run directory.
 A prediction's task id keeps the question's index in the benchmark (``<prefix>:<index>``), so the
 half is ``index % stride``. Per run and half: questions, EX (BIRD semantics) with the correct
-count, EX by difficulty and by SDS bucket where the benchmark rates them, mean / p50 / p95
+count, the run rate and the pool rates, EX by difficulty, by SDS bucket where the benchmark rates
+them and by construct (BIRD and column matching) where questions name one, mean / p50 / p95
 seconds, calls and tokens per question, cost per question and per correct answer at the run's
 configured prices and with its tokens at a hosted reference price (``conf/prices``), and the
 judge's verdicts with their agreement with EX where the judge ran — the same functions as the
@@ -23,6 +24,7 @@ import polars as pl
 from omegaconf import OmegaConf
 
 from core.config import load_config
+from eval.reporting.accuracy import ExRow, rate_lines
 from eval.reporting.result import run_result
 from models.budget import Price, PriceList
 
@@ -42,7 +44,8 @@ def describe(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | None
     m = result.metrics()
     right = int(frame["ex_bird"].fill_null(False).sum())
     lines = [
-        f"  {name}: {frame.height} questions, EX {m.get('ex_bird', 0):.3f} ({right}/{frame.height})"
+        f"  {name}: {frame.height} questions, EX {m.get('ex_bird', 0):.3f} ({right}/{frame.height})",
+        *(f"    {line}" for line in rate_lines(result.accuracy)),
     ]
     parts = []
     for difficulty, group in frame.group_by("difficulty", maintain_order=True):
@@ -56,6 +59,14 @@ def describe(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | None
             + ", ".join(
                 f"{r.group} {round((r.ex_bird or 0) * r.questions)}/{r.questions}"
                 for r in result.accuracy.by_sds
+            )
+        )
+    if result.accuracy.by_construct:
+        lines.append(
+            "    by construct, right under BIRD / columns: "
+            + ", ".join(
+                f"{r.group} {_right(r, r.ex_bird)} / {_right(r, r.ex_columns)} of {r.questions}"
+                for r in result.accuracy.by_construct
             )
         )
     lines.append(
@@ -85,6 +96,11 @@ def describe(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | None
             + (f", kappa {kappa:.2f}" if kappa is not None else "")
         )
     return lines
+
+
+def _right(row: ExRow, ex: float | None) -> str:
+    """Questions of ``row`` right at ``ex``; "–" when the semantics was not graded."""
+    return "–" if ex is None else str(round(ex * row.questions))
 
 
 def table_row(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | None) -> str:
