@@ -16,12 +16,13 @@ from pydantic import Field
 
 from core.types import Frozen, Usage
 
-Dialect = Literal["sqlite", "duckdb"]
+Dialect = Literal["sqlite", "duckdb", "postgres"]  # sqlglot's names of the dialects
 Difficulty = Literal["simple", "moderate", "challenging", "easy", "medium", "hard", "extra"]
 
 
 class DatabaseRef(Frozen):
-    """Where a database lives. ``path`` is a local file opened read-only, never written."""
+    """Where a database lives. ``path`` is a local file (SQLite, DuckDB) or a
+    ``postgresql://user@host:port/dbname`` URI (PostgreSQL); either is read, never written."""
 
     db_id: str
     path: str
