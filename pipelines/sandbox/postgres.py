@@ -39,7 +39,7 @@ import threading
 import time
 
 import psycopg
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from pipelines.sandbox.engine import RawResult, Watchdog, fetch_bounded, statement_keyword
 from pipelines.sandbox.errors import (
@@ -94,6 +94,7 @@ _READ_ONLY_STATES = {"25006", "42501"}  # read-only transaction, insufficient pr
 _UNAVAILABLE_CLASSES = ("08", "57P", "3D")  # connection, shutdown, no such database
 _RESOURCE_CLASSES = ("53", "54")  # insufficient resources, program limit exceeded
 _MULTIPLE_STATEMENTS = "multiple commands"
+_DATA_MODIFYING = "data-modifying statements"  # a cursor over WITH … DELETE / INSERT / UPDATE
 _NOT_A_QUERY = re.compile(r'^syntax error at or near "(\w+)"', re.IGNORECASE)
 
 
@@ -162,23 +163,39 @@ class _Server:
             rows = connection.execute(_VOLATILE_FUNCTIONS).fetchall()
         self.volatile = frozenset(row[0] for row in rows)
         self.down = False
-        self.pool = ConnectionPool(
-            location,
+        self._limits = limits
+        self._lock = threading.Lock()
+        self.pool = self._new_pool()
+
+    def _new_pool(self) -> ConnectionPool:
+        return ConnectionPool(
+            self.location,
             min_size=0,
-            max_size=limits.pool_size,
+            max_size=self._limits.pool_size,
             kwargs={"connect_timeout": _CONNECT_TIMEOUT_S},
             configure=_configure,
             check=ConnectionPool.check_connection,
-            name=f"sandbox:{redacted(location)}",
+            name=f"sandbox:{redacted(self.location)}",
             open=True,
         )
 
-    def take(self, timeout_s: float) -> psycopg.Connection:
-        """A pooled connection, waiting at most ``timeout_s``; a down server fails at once."""
+    def take(self, timeout_s: float) -> tuple[ConnectionPool, psycopg.Connection]:
+        """A pooled connection and its pool, waiting at most ``timeout_s``; a down server
+        fails at once."""
         if self.down:
-            self._probe()
+            with self._lock:
+                if self.down:
+                    self._probe()
+                    # Back: a fresh pool, free of the old one's dead connections and of the
+                    # growing delays between its failed attempts.
+                    old, self.pool = self.pool, self._new_pool()
+                    self.down = False
+                    old.close(timeout=0)
+        pool = self.pool
         try:
-            return self.pool.getconn(timeout=timeout_s)
+            return pool, pool.getconn(timeout=timeout_s)
+        except PoolClosed:  # renewed by another thread meanwhile
+            return self.take(timeout_s)
         except PoolTimeout as error:
             self._probe()  # a down server is unavailable, not slow
             raise QueryTimeout(timeout_s) from error
@@ -189,15 +206,15 @@ class _Server:
         except psycopg.Error as error:
             self.down = True
             raise _unavailable(self.location, error) from error
-        self.down = False
 
-    def give_back(self, connection: psycopg.Connection) -> None:
+    @staticmethod
+    def give_back(pool: ConnectionPool, connection: psycopg.Connection) -> None:
         """Roll the transaction back and return the connection (closed if that fails)."""
         try:
             connection.rollback()
         except psycopg.Error:
             connection.close()
-        self.pool.putconn(connection)
+        pool.putconn(connection)
 
     def close(self) -> None:
         self.pool.close()
@@ -264,7 +281,7 @@ class PostgresEngine:
         deadline = time.monotonic() + timeout_s
         budget = self._limits.max_result_bytes if max_bytes is None else max_bytes
         self._refuse_volatile_calls(sql)
-        connection = self._server.take(timeout_s)
+        pool, connection = self._server.take(timeout_s)
         try:
             left_ms = max(1, math.ceil((deadline - time.monotonic()) * 1000))
             self._current = connection
@@ -291,7 +308,7 @@ class PostgresEngine:
         except MemoryError as error:
             raise ResourceLimit("out of memory while fetching the result") from error
         finally:
-            self._server.give_back(connection)
+            self._server.give_back(pool, connection)
         return RawResult(columns=columns, rows=tuple(rows), truncated=truncated)
 
     def _translate(
@@ -306,6 +323,8 @@ class PostgresEngine:
             return ReadOnlyViolation(statement_keyword(sql), f"refused by PostgreSQL: {first}")
         if _MULTIPLE_STATEMENTS in first:
             return ReadOnlyViolation("multiple statements", "PostgreSQL reads more than one")
+        if _DATA_MODIFYING in first:
+            return ReadOnlyViolation("a data-modifying WITH", f"refused by PostgreSQL: {first}")
         if (head := _NOT_A_QUERY.match(first)) and statement_keyword(sql) == head[1].upper():
             return ReadOnlyViolation(head[1].upper(), "PostgreSQL runs only a query here")
         if state.startswith(_RESOURCE_CLASSES):
