@@ -33,7 +33,7 @@ from pipelines.schema.duckdb import subfield_paths
 from pipelines.schema.view import token_size
 
 # (query listing the tables and their DDL, per dialect) — one row per table: (name, sql)
-_CATALOG_SQL = {
+CATALOG_SQL = {
     "sqlite": "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
     "AND sql IS NOT NULL",
     "duckdb": "SELECT table_name, sql FROM duckdb_tables() WHERE NOT internal",
@@ -137,7 +137,7 @@ async def reference_schema(
 ) -> ReferenceSchema:
     """CREATE TABLE statements + column notes + ``sample_rows`` example rows per table, tables in
     catalog order."""
-    catalog = await executor.execute(_CATALOG_SQL[db.dialect], db)
+    catalog = await executor.execute(CATALOG_SQL[db.dialect], db)
     if not catalog.ok:
         raise SchemaReadError(f"cannot read the schema of {db.db_id} ({db.path}): {catalog.error}")
     tables = [(str(name), str(ddl).strip()) for name, ddl in catalog.rows]
