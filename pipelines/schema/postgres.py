@@ -10,8 +10,8 @@ ENUM column shows its type's name, and its labels come as the column's value lis
 server keeps as ``col = ANY (ARRAY[…])``; read back with sqlglot). A text array
 (``text[]``) is sampled and indexed element by element.
 
-Samples and cell values read at most ``SCAN_ROWS`` rows of a column: a warehouse table is
-never scanned whole for them. Row counts are the planner's (``reltuples``) once a table has
+Cell values read at most ``SCAN_ROWS`` rows of a column and samples ``SAMPLE_SCAN_ROWS``: a
+warehouse table is never scanned whole for them. Row counts are the planner's (``reltuples``) once a table has
 been analyzed, else ``count(*)``.
 """
 
@@ -28,6 +28,7 @@ from pipelines.contracts import ColumnInfo, ForeignKey, TableInfo
 
 SAMPLE_CHARS = 60
 SCAN_ROWS = 1_000_000
+SAMPLE_SCAN_ROWS = 1_000
 DEFAULT_SCHEMA = "public"
 TEXT_TYPES = re.compile(r"^(text|character varying|character|name|citext)\b")
 
@@ -123,13 +124,17 @@ def _sample(text: Any) -> str:
     return text if len(text) <= SAMPLE_CHARS else text[: SAMPLE_CHARS - 1] + "…"
 
 
-def leaf_query(table: TableInfo, path: str) -> tuple[str, str, str]:
-    """``(FROM source, expression, type)`` enumerating a column's values, at most ``SCAN_ROWS``
-    rows read; a one-dimensional array is unnested (one row per element)."""
+def leaf_query(table: TableInfo, path: str, rows: int = SCAN_ROWS) -> tuple[str, str, str]:
+    """``(FROM source, expression, type)`` enumerating a column's non-null values, at most
+    ``rows`` rows read; a one-dimensional array is unnested (one row per element)."""
     column = next((c for c in table.columns if c.name == path), None)
     if column is None:
         raise KeyError(f"{table.name} has no column {path!r}")
-    scan = f"(SELECT {quote(path)} AS v FROM {table_sql(table.name)} LIMIT {SCAN_ROWS}) AS s"
+    name = quote(path)
+    scan = (
+        f"(SELECT {name} AS v FROM {table_sql(table.name)} WHERE {name} IS NOT NULL "
+        f"LIMIT {rows}) AS s"
+    )
     if column.type.endswith("[]"):
         return f"(SELECT unnest(v) AS v FROM {scan}) AS e", "v", column.type[:-2]
     return scan, "v", column.type
@@ -138,7 +143,7 @@ def leaf_query(table: TableInfo, path: str) -> tuple[str, str, str]:
 def sample_values(conn: Any, table: TableInfo, path: str, n: int) -> tuple[str, ...]:
     if n <= 0:
         return ()
-    source, expr, _ = leaf_query(table, path)
+    source, expr, _ = leaf_query(table, path, SAMPLE_SCAN_ROWS)
     rows = conn.execute(  # as text: json and other types have no equality for DISTINCT
         f"SELECT DISTINCT {expr}::text FROM {source} WHERE {expr} IS NOT NULL LIMIT %s", (n,)
     ).fetchall()
@@ -218,6 +223,13 @@ def distinct_text_values(
         yield value
 
 
+def _bare(node: exp.Expression) -> exp.Expression:
+    """``node`` without the parentheses and casts the server writes around it."""
+    while isinstance(node, (exp.Paren, exp.Cast)):
+        node = node.this
+    return node
+
+
 def check_value_lists(definition: str) -> Iterator[tuple[str, tuple[str, ...]]]:
     """``(column, values)`` for each list of string literals a CHECK constraint compares a
     column to (``col IN (…)``, ``col = ANY (ARRAY[…])``).
@@ -233,11 +245,11 @@ def check_value_lists(definition: str) -> Iterator[tuple[str, tuple[str, ...]]]:
         if isinstance(node, exp.In):
             column, items = node.this, node.expressions
         elif isinstance(node.expression, exp.Any):
-            column, array = node.this, node.expression.this
+            column, array = node.this, _bare(node.expression.this)
             items = array.expressions if isinstance(array, exp.Array) else []
         else:
             continue
-        column = column.this if isinstance(column, exp.Cast) else column
-        values = [item.this if isinstance(item, exp.Cast) else item for item in items]
+        column = _bare(column)
+        values = [_bare(item) for item in items]
         if isinstance(column, exp.Column) and values and all(v.is_string for v in values):
             yield column.name, tuple(v.name for v in values)
