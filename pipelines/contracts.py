@@ -46,6 +46,13 @@ class Task(Frozen):
     # The question's analytical depth on the SDS rubric (0-35), where its benchmark rates it.
     sds: int | None = Field(default=None, ge=0, le=35)
     benchmark: str = ""
+    # Where the gold SQL runs when not on ``db``: the benchmark's own file, for a database
+    # answered from a copy on a server (``benchmark.servers``).
+    gold_db: DatabaseRef | None = None
+
+    @property
+    def gold_database(self) -> DatabaseRef:
+        return self.gold_db or self.db
 
 
 class SkippedTask(Frozen):

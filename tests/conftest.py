@@ -13,6 +13,7 @@ installed.
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -98,15 +99,23 @@ def postgres() -> PostgresServer:
         yield server
     finally:
         server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
-def claims_pg(postgres: PostgresServer, tmp_path_factory: pytest.TempPathFactory):
-    """(the demo benchmark's SQLite database, its copy on the server as ``reader`` sees it)."""
+def demo(tmp_path_factory: pytest.TempPathFactory):
+    """One demo benchmark build per test session (a few seconds), shared read-only."""
     from eval.demo import build_demo
+
+    return build_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="session")
+def claims_pg(postgres: PostgresServer, demo):
+    """(the demo benchmark's SQLite database, its copy on the server as ``reader`` sees it)."""
     from eval.server_copy import copy_to_server
 
-    source = build_demo(tmp_path_factory.mktemp("demo")).database_ref()
+    source = demo.database_ref()
     copy_to_server(source, postgres.uri("claims", "postgres"))
     postgres.grant_reader("claims")
     return source, postgres.ref("claims").model_copy(

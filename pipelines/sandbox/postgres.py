@@ -244,6 +244,14 @@ def close_servers() -> None:
         found.close()
 
 
+def _server_message(error: psycopg.Error) -> str:
+    """The server's message and hint, without the statement's context lines (which quote the
+    sandbox's own DECLARE around the query)."""
+    diagnostic = error.diag
+    parts = [diagnostic.message_primary, diagnostic.message_detail, diagnostic.message_hint]
+    return " ".join(part for part in parts if part)
+
+
 def _without_trailing_semicolons(sql: str) -> str:
     return sql.rstrip().rstrip(";").rstrip()
 
@@ -334,7 +342,7 @@ class PostgresEngine:
         ):
             self._server.down = True
             return _unavailable(self._location, error)
-        return SQLExecutionError(message)
+        return SQLExecutionError(_server_message(error) or message)
 
     def close(self) -> None:
         self._watchdog.close()
