@@ -8,7 +8,9 @@ named ``schema.table``. A column's type is PostgreSQL's own spelling (``format_t
 ENUM column shows its type's name, and its labels come as the column's value list
 (``enum_types``), as do the values a CHECK constraint allows (``col IN ('a', 'b')``, which the
 server keeps as ``col = ANY (ARRAY[…])``; read back with sqlglot). A text array
-(``text[]``) is sampled and indexed element by element.
+(``text[]``) is sampled and indexed element by element. A column of a composite type is a
+ColumnInfo whose ``children`` are its fields, named ``parent.field`` (``home.city``), read as
+``(home).city``, at any depth.
 
 Cell values read at most ``SCAN_ROWS`` rows of a column and samples ``SAMPLE_SCAN_ROWS``: a
 warehouse table is never scanned whole for them. Row counts are the planner's (``reltuples``) once a table has
@@ -47,8 +49,22 @@ WHERE {_USER_TABLE} ORDER BY {_CATALOG_ORDER}
 """
 _COLUMNS_SQL = """
 SELECT a.attrelid, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod),
-       col_description(a.attrelid, a.attnum)
-FROM pg_attribute a WHERE a.attrelid = ANY(%s) AND a.attnum > 0 AND NOT a.attisdropped
+       col_description(a.attrelid, a.attnum), t.typrelid
+FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+WHERE a.attrelid = ANY(%s) AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attrelid, a.attnum
+"""
+# The fields of composite types (by the type's pg_class oid), any depth of them.
+_FIELDS_SQL = """
+WITH RECURSIVE fields(owner) AS (
+  SELECT unnest(%s::oid[])
+  UNION
+  SELECT t.typrelid FROM fields f JOIN pg_attribute a ON a.attrelid = f.owner
+  JOIN pg_type t ON t.oid = a.atttypid WHERE t.typrelid <> 0 AND a.attnum > 0
+)
+SELECT a.attrelid, a.attname, format_type(a.atttypid, a.atttypmod), t.typrelid
+FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+WHERE a.attrelid IN (SELECT owner FROM fields) AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attrelid, a.attnum
 """
 _KEYS_SQL = """
@@ -124,13 +140,24 @@ def _sample(text: Any) -> str:
     return text if len(text) <= SAMPLE_CHARS else text[: SAMPLE_CHARS - 1] + "…"
 
 
+def _find(columns: tuple[ColumnInfo, ...], name: str) -> ColumnInfo | None:
+    return next((c for c in columns if c.name == name), None)
+
+
 def leaf_query(table: TableInfo, path: str, rows: int = SCAN_ROWS) -> tuple[str, str, str]:
-    """``(FROM source, expression, type)`` enumerating a column's non-null values, at most
-    ``rows`` rows read; a one-dimensional array is unnested (one row per element)."""
-    column = next((c for c in table.columns if c.name == path), None)
+    """``(FROM source, expression, type)`` enumerating the non-null values at a column path
+    (``home.city``: a composite's field), at most ``rows`` rows read; a one-dimensional array is
+    unnested (one row per element)."""
+    top, *fields = path.split(".")
+    column = _find(table.columns, top)
     if column is None:
-        raise KeyError(f"{table.name} has no column {path!r}")
-    name = quote(path)
+        raise KeyError(f"{table.name} has no column {top!r}")
+    name = quote(top)
+    for depth, field in enumerate(fields, start=1):
+        column = _find(column.children, ".".join([top, *fields[:depth]]))
+        if column is None:
+            raise KeyError(f"{table.name}.{path}: {field!r} is not a field")
+        name = f"({name}).{quote(field)}"
     scan = (
         f"(SELECT {name} AS v FROM {table_sql(table.name)} WHERE {name} IS NOT NULL "
         f"LIMIT {rows}) AS s"
@@ -157,13 +184,40 @@ def _row_count(conn: Any, name: str, estimate: float) -> int:
     return int(count)
 
 
+def _field_columns(
+    prefix: str, owner: int, fields: dict[int, list[tuple[str, str, int]]]
+) -> tuple[ColumnInfo, ...]:
+    return tuple(
+        ColumnInfo(
+            name=f"{prefix}.{name}",
+            type=sql_type,
+            children=_field_columns(f"{prefix}.{name}", inner, fields) if inner else (),
+        )
+        for name, sql_type, inner in fields.get(owner, [])
+    )
+
+
+def _with_samples(conn: Any, table: TableInfo, column: ColumnInfo, n: int) -> ColumnInfo:
+    if column.children:  # a composite is shown through its fields' samples
+        kids = tuple(_with_samples(conn, table, child, n) for child in column.children)
+        return column.model_copy(update={"children": kids})
+    return column.model_copy(update={"samples": sample_values(conn, table, column.name, n)})
+
+
 def read_schema(conn: Any, *, samples: int) -> tuple[list[TableInfo], list[ForeignKey]]:
     tables_rows = conn.execute(TABLES_SQL).fetchall()
     oids = [row[0] for row in tables_rows]
     names = {oid: name for oid, name, _, _ in tables_rows}
-    columns: dict[int, dict[int, tuple[str, str, str | None]]] = {oid: {} for oid in oids}
-    for relid, attnum, name, sql_type, comment in conn.execute(_COLUMNS_SQL, (oids,)).fetchall():
-        columns[relid][attnum] = (name, sql_type, comment)
+    columns: dict[int, dict[int, tuple[str, str, str | None, int]]] = {oid: {} for oid in oids}
+    for relid, attnum, name, sql_type, comment, composite in conn.execute(
+        _COLUMNS_SQL, (oids,)
+    ).fetchall():
+        columns[relid][attnum] = (name, sql_type, comment, composite)
+    composites = [c[3] for by_number in columns.values() for c in by_number.values() if c[3]]
+    fields: dict[int, list[tuple[str, str, int]]] = {}
+    if composites:
+        for owner, name, sql_type, inner in conn.execute(_FIELDS_SQL, (composites,)).fetchall():
+            fields.setdefault(owner, []).append((name, sql_type, inner))
     primary: dict[int, set[int]] = {}
     fks: list[ForeignKey] = []
     for relid, kind, keys, ref_relid, ref_keys in conn.execute(_KEYS_SQL, (oids,)).fetchall():
@@ -191,20 +245,20 @@ def read_schema(conn: Any, *, samples: int) -> tuple[list[TableInfo], list[Forei
                     type=sql_type,
                     description=note or None,
                     primary_key=attnum in primary.get(oid, ()),
+                    children=_field_columns(column, composite, fields) if composite else (),
                 )
-                for attnum, (column, sql_type, note) in columns[oid].items()
+                for attnum, (column, sql_type, note, composite) in columns[oid].items()
             ),
         )
-        sampled = tuple(
-            c.model_copy(update={"samples": sample_values(conn, table, c.name, samples)})
-            for c in table.columns
-        )
+        sampled = tuple(_with_samples(conn, table, c, samples) for c in table.columns)
         tables.append(table.model_copy(update={"columns": sampled}))
     return tables, fks
 
 
 def text_columns(table: TableInfo) -> list[str]:
-    """Columns of a text type, or a one-dimensional array of one."""
+    """Columns of a text type, or a one-dimensional array of one. A composite's fields are left
+    out: a value hint would name them ``home.city``, which PostgreSQL reads as a table's column
+    (it is written ``(home).city``)."""
     return [c.name for c in table.columns if TEXT_TYPES.match(c.type.removesuffix("[]"))]
 
 

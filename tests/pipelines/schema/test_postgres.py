@@ -29,6 +29,9 @@ def test_tables_columns_keys_and_comments(typed):
     assert members["plan"].type == "character varying(20)"
     assert members["tags"].type == "text[]" and set(members["tags"].samples) == {"vip", "north"}
     assert members["profile"].type == "jsonb" and members["profile"].samples
+    home = {c.name: c for c in members["home"].children}  # a composite type's fields
+    assert members["home"].type == "address" and list(home) == ["home.street", "home.city"]
+    assert set(home["home.city"].samples) == {"Springfield", "Shelbyville"}
     assert tables["members"].description == "People covered by a plan"
     assert tables["members"].row_count == 3
     claims = {c.name: c for c in tables["claims"].columns}
@@ -77,13 +80,15 @@ def test_the_reference_prompt_names_schemas_and_shows_notes(typed):
     assert [b.name for b in reference.tables] == ["members", "claims", "billing.invoices"]
 
 
-def test_cell_values_read_text_columns_and_array_elements(typed):
+def test_cell_values_read_text_columns_array_elements_and_fields(typed):
     view = introspect(typed, sample_values=0)
     members = next(t for t in view.tables if t.name == "members")
     assert engine.text_columns(members) == ["full_name", "plan", "tags"]
     with closing(connect_readonly(typed)) as conn:
         tags = list(engine.distinct_text_values(conn, members, "tags", limit=10, max_chars=50))
+        cities = set(engine.distinct_text_values(conn, members, "home.city", limit=9, max_chars=50))
     assert tags == ["north", "vip"]  # most frequent first
+    assert cities == {"Springfield", "Shelbyville"}
 
 
 def test_the_schema_hash_follows_the_catalog(postgres, typed):
