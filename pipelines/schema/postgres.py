@@ -130,11 +130,6 @@ def table_sql(name: str) -> str:
     return f"{quote(schema)}.{quote(table)}" if dot else quote(name)
 
 
-def table_key(schema: str, table: str) -> str:
-    """A table's documentation key: lower-cased, ``schema.table`` outside ``public``."""
-    return (table if schema == DEFAULT_SCHEMA else f"{schema}.{table}").lower()
-
-
 def _sample(text: Any) -> str:
     text = str(text)
     return text if len(text) <= SAMPLE_CHARS else text[: SAMPLE_CHARS - 1] + "…"
