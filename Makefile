@@ -47,6 +47,8 @@ demo: install
 	$(BIN)/scale-analytics models pull qwen2.5-coder-1.5b
 	$(BIN)/scale-analytics demo
 
+# The PostgreSQL tests start their own server on a free local port (.ci/postgres.sh, called by
+# tests/conftest.py; it installs Debian's postgresql package where the binaries are missing).
 test: install chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -44,6 +44,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "show / reset / export the agentic mode's rules",
     ),
     "serve": ("serve.cli:main", "the online endpoint (Ray Serve): HTTP API and web page"),
+    "db": ("eval.cli.db_cli:main", "copy an embedded benchmark's database into PostgreSQL"),
 }
 
 

@@ -8,6 +8,7 @@ question is the first argument that is not ``key=value`` (``core.cli.split_overr
 
     $ scale-analytics ask "How many singers are from France?" --db concert_singer.sqlite scaling=cpu_small
     $ scale-analytics ask "How many singers?" --db concert_singer.sqlite --json | jq .sql
+    $ scale-analytics ask "How many claims were denied?" --db postgresql://reader@db:5432/claims
 
 Before answering, the database's L0 indexes (cell values; the example index) are built when
 missing or stale (``pipelines.indexing.builder.ensure``; off with ``pipeline.index.auto_build=false``).
@@ -41,6 +42,7 @@ from pipelines.contracts import (
     StepCost,
     Task,
 )
+from pipelines.sandbox.postgres import database_name, is_server_location
 from pipelines.schema.documentation.bird import descriptions_beside
 from pipelines.trace import ReasoningTrace
 
@@ -55,7 +57,10 @@ DIALECTS = {".sqlite": "sqlite", ".sqlite3": "sqlite", ".db": "sqlite", ".duckdb
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Answer one question against a database.")
     p.add_argument(
-        "--db", required=True, help="path of a SQLite (.sqlite/.db) or DuckDB (.duckdb) file"
+        "--db",
+        required=True,
+        help="path of a SQLite (.sqlite/.db) or DuckDB (.duckdb) file, or a PostgreSQL "
+        "database as postgresql://user@host:port/dbname",
     )
     p.add_argument("--db-id", help="database id (default: the file name without suffix)")
     p.add_argument(
@@ -94,6 +99,14 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 
 def database_ref(path: str, db_id: str | None, descriptions: str | None) -> DatabaseRef:
+    """The database a ``--db`` names: a file by its suffix, a server by its URI's scheme."""
+    if is_server_location(path):
+        return DatabaseRef(
+            db_id=db_id or database_name(path),
+            path=path,
+            dialect="postgres",
+            description_dir=descriptions,
+        )
     file = Path(path).expanduser().resolve()
     if not file.is_file():
         raise FileNotFoundError(f"no database file at {file}")
@@ -328,14 +341,17 @@ def render(
 def main(argv: list[str]) -> int:
     from core.config import load_config, section
     from pipelines.indexing.builder.ensure import ensure_indexes
-    from pipelines.sandbox import SandboxSettings
+    from pipelines.sandbox import Sandbox, SandboxError, SandboxSettings
+    from pipelines.sandbox.sandbox import SERVER_DIALECTS
 
     args, overrides = parse_args(argv)
     try:
         db = database_ref(args.db, args.db_id, args.descriptions)
         cfg = load_config(overrides)
         sandbox = section(cfg, "pipeline.sandbox", SandboxSettings)
-    except (ValueError, *user_errors()) as exc:
+        if db.dialect in SERVER_DIALECTS:  # a server down, or a role that can write: one line
+            Sandbox(limits=sandbox.limits).check_database(db)
+    except (ValueError, SandboxError, *user_errors()) as exc:
         return fail(PROG, exc)
     task = Task(task_id="ask", question=args.question, db=db, evidence=args.evidence)
     # --json: stdout carries the one object only; anything else printed meanwhile goes to stderr.

@@ -16,12 +16,13 @@ from pydantic import Field
 
 from core.types import Frozen, Usage
 
-Dialect = Literal["sqlite", "duckdb"]
+Dialect = Literal["sqlite", "duckdb", "postgres"]  # sqlglot's names of the dialects
 Difficulty = Literal["simple", "moderate", "challenging", "easy", "medium", "hard", "extra"]
 
 
 class DatabaseRef(Frozen):
-    """Where a database lives. ``path`` is a local file opened read-only, never written."""
+    """Where a database lives. ``path`` is a local file (SQLite, DuckDB) or a
+    ``postgresql://user@host:port/dbname`` URI (PostgreSQL); either is read, never written."""
 
     db_id: str
     path: str
@@ -47,6 +48,13 @@ class Task(Frozen):
     # The one construct the question exercises, where its benchmark names one (a floor question).
     floor_construct: str | None = None
     benchmark: str = ""
+    # Where the gold SQL runs when not on ``db``: the benchmark's own file, for a database
+    # answered from a copy on a server (``benchmark.servers``).
+    gold_db: DatabaseRef | None = None
+
+    @property
+    def gold_database(self) -> DatabaseRef:
+        return self.gold_db or self.db
 
 
 class SkippedTask(Frozen):

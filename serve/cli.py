@@ -6,9 +6,10 @@
 
 Starts a local Ray (or joins ``sweep.ray.address``), the read-only sandbox actors and the model
 servers (as ``eval`` does: ``eval.sweep.services``), registers the databases given as
-``serve.databases.NAME=PATH`` (SQLite or DuckDB; their L0 indexes are built as ``ask`` builds
-them), and serves ``serve/app.py`` on ``serve.host:serve.port`` until Ctrl-C or SIGTERM, which
-stop Serve, the model servers, the sandbox actors and the Ray it started.
+``serve.databases.NAME=PATH`` (a SQLite or DuckDB file, or a ``postgresql://`` URI; their L0
+indexes are built as ``ask`` builds them), and serves ``serve/app.py`` on
+``serve.host:serve.port`` until Ctrl-C or SIGTERM, which stop Serve, the model servers, the
+sandbox actors and the Ray it started.
 
 Refused, with one line on stderr and exit code 2: a non-loopback ``serve.host`` with no API
 key configured, a port already in use (on a local Ray; a cluster's Serve proxy keeps the port it
@@ -140,6 +141,7 @@ def main(argv: list[str]) -> int:
 
 
 def _register(settings, demo_dir: str) -> list:
+    from pipelines.sandbox.postgres import redacted
     from serve.databases import register
     from serve.store import StateStore
     from serve.types import RegisterRequest
@@ -165,7 +167,7 @@ def _register(settings, demo_dir: str) -> list:
             out.append(register(store, request, "config"))
         except ApiError as exc:
             raise ServeConfigError(
-                f"serve.databases.{request.name}: {exc.message} ({request.path})"
+                f"serve.databases.{request.name}: {exc.message} ({redacted(request.path)})"
             ) from None
     return out
 

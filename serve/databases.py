@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 
 from pipelines.contracts import DatabaseRef
+from pipelines.sandbox.errors import SandboxError
+from pipelines.sandbox.postgres import is_server_location
 from serve.errors import ApiError
 from serve.store import RegisteredDatabase, StateStore
 from serve.types import RegisterRequest
@@ -22,8 +24,24 @@ from serve.types import RegisterRequest
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
+def present(path: str) -> bool:
+    """Whether the database file is there; a server database always is (a server that is down
+    answers each query with a typed error)."""
+    return is_server_location(path) or Path(path).is_file()
+
+
 def fingerprint(path: str) -> str:
-    """Changes whenever the database file (or its write-ahead log) does."""
+    """Changes whenever the database file (or its write-ahead log) does; for a server database,
+    whenever its catalog or its tables' write counters do."""
+    if is_server_location(path):
+        from pipelines.indexing.builder.fingerprint import data_state, schema_hash
+
+        db = DatabaseRef(db_id="fingerprint", path=path, dialect="postgres")
+        try:
+            state = f"{schema_hash(db)}|{data_state(db, 'stat')}"
+        except SandboxError:
+            state = "unavailable"
+        return hashlib.sha256(f"{path}|{state}".encode()).hexdigest()[:16]
     parts = []
     for suffix in ("", "-wal", ".wal"):
         file = Path(path + suffix)
@@ -62,8 +80,25 @@ def register(store: StateStore, request: RegisterRequest, source: str) -> Regist
         raise ApiError(422, "no_database_file", "no database file at the given path") from None
     except (ValueError, OSError):
         raise ApiError(
-            422, "unknown_engine", "the file must end in .sqlite, .sqlite3, .db or .duckdb"
+            422,
+            "unknown_engine",
+            "the file must end in .sqlite, .sqlite3, .db or .duckdb, or the path be a "
+            "postgresql:// URI",
         ) from None
+    if is_server_location(db.path):
+        from pipelines.sandbox.errors import UnsafeRole
+        from pipelines.sandbox.postgres import connect
+
+        try:
+            connect(db.path, allow_write_role=False).close()
+        except UnsafeRole:
+            raise ApiError(
+                422, "unsafe_role", "the database's role can write: register a SELECT-only role"
+            ) from None
+        except SandboxError:
+            raise ApiError(
+                422, "unreadable_database", "the PostgreSQL database cannot be reached"
+            ) from None
     try:
         introspect(db, sample_values=0, infer_joins=False)
     except Exception:

@@ -32,6 +32,7 @@ from sqlglot import exp
 
 from core.types import Frozen, Usage
 from models.types import ChatRequest
+from pipelines.agents.render import DIALECT_NAME
 from pipelines.contracts import ExecutionResult
 from pipelines.prompts import load_prompt
 
@@ -206,7 +207,7 @@ class ResponseAgent:
         messages = self.prompt.render(
             question=question,
             evidence=f"Evidence: {evidence}" if evidence else "",
-            dialect="DuckDB" if dialect == "duckdb" else "SQLite",
+            dialect=DIALECT_NAME.get(dialect, "SQLite"),
             sql=sql,
             row_count=result.row_count,
             columns=", ".join(result.columns),

@@ -76,7 +76,7 @@ def normalise(question: str) -> str:
 class RegisteredDatabase(Frozen):
     name: str
     path: str
-    engine: str  # sqlite | duckdb
+    engine: str  # sqlite | duckdb | postgres
     description_dir: str | None = None
     source: str = "config"  # config | admin
 

@@ -102,7 +102,10 @@ class DatabaseInfo(Frozen):
 
 class RegisterRequest(Frozen):
     name: str = Field(description="letters, digits, _ and -, up to 64")
-    path: str = Field(description="a SQLite (.sqlite/.sqlite3/.db) or DuckDB (.duckdb) file")
+    path: str = Field(
+        description="a SQLite (.sqlite/.sqlite3/.db) or DuckDB (.duckdb) file, or a PostgreSQL "
+        "database as postgresql://user@host:port/dbname"
+    )
     description_dir: str | None = None
 
 

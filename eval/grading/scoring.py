@@ -137,6 +137,7 @@ class ScoreReport(Frozen):
 class _Job(Frozen):
     task_id: str
     db: DatabaseRef
+    gold_db: DatabaseRef
     gold_sql: str
     pred_sql: str | None
     timeout_s: float
@@ -181,6 +182,7 @@ def score_predictions(
         _Job(
             task_id=t.task_id,
             db=t.db,
+            gold_db=t.gold_database,
             gold_sql=t.gold_sql or "",
             pred_sql=by_index.get(task_index(t.task_id)),
             timeout_s=sandbox_timeout_s,
@@ -287,7 +289,7 @@ def _run(jobs: list[_Job], workers: int, timeout_s: float) -> list[_Outcome]:
 
 def _score_job(job: _Job) -> _Outcome:
     assert _sandbox is not None, "worker sandbox not initialised"
-    gold = _sandbox.execute(job.gold_sql, job.db)
+    gold = _sandbox.execute(job.gold_sql, job.gold_db)
     if job.pred_sql is None:
         return _outcome(job, gold_error=gold.error, error=NO_PREDICTION, error_kind="missing")
     pred = _sandbox.execute(job.pred_sql, job.db)

@@ -41,7 +41,22 @@ def load_benchmark(
         spec = cfg_benchmark
     else:
         spec = section(cfg_benchmark, "", BenchmarkSpec)
-    return LOADERS[spec.kind](spec)
+    return on_servers(LOADERS[spec.kind](spec), spec.servers)
+
+
+def on_servers(benchmark: LoadedBenchmark, servers: Mapping[str, str]) -> LoadedBenchmark:
+    """``benchmark`` with the databases ``servers`` names answered from their server copies
+    (documentation files kept), the gold SQL still run on each file."""
+    if not servers:
+        return benchmark
+    tasks = []
+    for task in benchmark.tasks:
+        location = servers.get(task.db.db_id)
+        if location is not None:
+            server = task.db.model_copy(update={"path": location, "dialect": "postgres"})
+            task = task.model_copy(update={"db": server, "gold_db": task.db})
+        tasks.append(task)
+    return benchmark.model_copy(update={"tasks": tuple(tasks)})
 
 
 __all__ = ["BenchmarkSpec", "LoadedBenchmark", "load_benchmark", "task_index"]

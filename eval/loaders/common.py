@@ -49,6 +49,9 @@ class BenchmarkSpec(Frozen):
     stride: int = Field(default=1, ge=1)
     offset: int = Field(default=0, ge=0)
     order: Order = "given"
+    # Databases answered from a server copy (``scale-analytics db load``): db_id ->
+    # ``postgresql://`` URI. Their questions go to the server; gold SQL runs on the file.
+    servers: dict[str, str] = {}
 
     @property
     def prefix(self) -> str:

@@ -25,7 +25,7 @@ import ray.data
 from ray.data.exceptions import UserCodeException
 
 from core.types import Frozen
-from eval.sweep.config import Retry, SweepSettings
+from eval.sweep.config import DATABASE_UNAVAILABLE, Retry, SweepSettings
 from eval.sweep.errors import SweepFailed, SweepInterrupted
 from eval.sweep.grading import Executor
 from eval.sweep.progress import SweepProgress
@@ -133,8 +133,11 @@ def to_retry(done: pl.DataFrame, policy: Retry) -> set[str]:
     """Task ids of finished rows that ``policy`` answers again (see ``eval.sweep.config.Retry``)."""
     if policy == "none" or done.is_empty():
         return set()
-    redo = pl.col("grading_error").is_not_null() | pl.col("degradation_reasons").list.contains(
-        "pipeline_error"
+    reasons = pl.col("degradation_reasons").list
+    redo = (
+        pl.col("grading_error").is_not_null()
+        | reasons.contains("pipeline_error")
+        | reasons.contains(DATABASE_UNAVAILABLE)
     )
     if policy == "degraded":
         redo = redo | pl.col("degraded")

@@ -72,7 +72,7 @@ class Grader:
         if not task.gold_sql:
             candidates = tuple(_candidate(c, None, None) for c in prediction.candidates)
             return Grade(**exec_fields, candidates=candidates)
-        gold = await self._sandbox.execute(task.gold_sql, task.db)
+        gold = await self._sandbox.execute(task.gold_sql, task.gold_database)
         if not gold.ok:
             candidates = tuple(_candidate(c, None, None) for c in prediction.candidates)
             return Grade(**exec_fields, gold_error=gold.error, candidates=candidates)
@@ -132,7 +132,7 @@ class Grader:
         """BIRD's reward from alternating timed runs of the gold and the predicted query."""
         gold_s, pred_s = [], []
         for _ in range(self._ves_iterations):
-            gold = await self._sandbox.execute(task.gold_sql or "", task.db)
+            gold = await self._sandbox.execute(task.gold_sql or "", task.gold_database)
             pred = await self._sandbox.execute(sql, task.db)
             gold_s.append(max(gold.elapsed_ms / 1000, _MIN_SECONDS))
             pred_s.append(max(pred.elapsed_ms / 1000, _MIN_SECONDS))

@@ -23,6 +23,7 @@ from pydantic import Field
 
 from core.types import Frozen
 from eval.grading.judge import JudgeVerdict
+from eval.sweep.config import DATABASE_UNAVAILABLE
 from eval.sweep.grading import Executor, Grade, Grader
 from eval.sweep.records import QuestionRecord
 from pipelines.contracts import ExecutionResult, Prediction, Task
@@ -90,6 +91,7 @@ class SweepWorker:
             )
         except Exception as exc:  # noqa: BLE001 - one question's failure must not end the sweep
             prediction = _failed(task, "pipeline_error", f"{type(exc).__name__}: {exc}")
+        prediction = _unavailable_database(prediction)
         latency_s = prediction.latency_s or time.perf_counter() - started
         grading_error = None
         try:
@@ -123,6 +125,17 @@ class SweepWorker:
             )
         except Exception as exc:  # noqa: BLE001 - a failed judgement is no verdict, not a lost answer
             return JudgeVerdict(error=f"{type(exc).__name__}: {exc}")
+
+
+def _unavailable_database(prediction: Prediction) -> Prediction:
+    """``prediction`` marked degraded (``database_unavailable``) when its answer could not run
+    because the database could not be reached (a server down or restarting): a rerun with
+    ``sweep.retry=errors`` answers it again."""
+    result = prediction.exec_result
+    if result is None or result.error_kind != DATABASE_UNAVAILABLE:
+        return prediction
+    reasons = (*prediction.degradation_reasons, DATABASE_UNAVAILABLE)
+    return prediction.model_copy(update={"degraded": True, "degradation_reasons": reasons})
 
 
 def _failed(task: Task, reason: str, message: str) -> Prediction:

@@ -33,7 +33,10 @@ from pipelines.contracts import Dialect
 
 @functools.cache
 def engine_functions(dialect: Dialect) -> frozenset[str]:
-    """Lower-cased names of every function (scalar, aggregate, window, table) of the engine."""
+    """Lower-cased names of every function (scalar, aggregate, window, table) of the engine.
+
+    For ``postgres`` these are DuckDB's (which follow PostgreSQL's names): no server is at hand.
+    """
     if dialect == "sqlite":
         with closing(sqlite3.connect(":memory:")) as conn:
             rows = conn.execute("SELECT name FROM pragma_function_list").fetchall()

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from pipelines.contracts import CellHit, ExampleHit, ExecutionResult
 
-DIALECT_NAME = {"sqlite": "SQLite", "duckdb": "DuckDB"}
+DIALECT_NAME = {"sqlite": "SQLite", "duckdb": "DuckDB", "postgres": "PostgreSQL"}
 
 
 def render_evidence(evidence: str) -> str:

@@ -2,6 +2,7 @@
 
     sql, DatabaseRef ──guard (sqlglot; fails closed)──► worker process ──► read-only engine
     (SQLite / DuckDB) under SandboxLimits (deadline, row cap, byte budget, memory)
+    — or, for a PostgreSQL database, a READ ONLY transaction on a bounded connection pool
     ──► canonical rows ──► ExecutionResult(rows, hash) | ExecutionResult(error, "ERR:…")
 
 Public API::
@@ -12,6 +13,7 @@ Public API::
     SandboxLimits(...)                                             # the bounds; see limits.py
     await LocalSandboxPool.create(size, timeout_s, row_cap, **bounds).execute(sql, db)
     await SandboxPool.create(size, timeout_s, row_cap, **bounds).execute(sql, db)  # Ray actors
+    Sandbox(...).check_database(db)      # raises DatabaseUnavailable / UnsafeRole, runs nothing
     check_read_only(sql, dialect) -> sqlglot.Expression
     result_hash(rows, n_columns=None), error_hash(message, db_path=None), canonical_rows(rows)
     connect_readonly(db) -> DB-API-like read-only connection (trusted introspection only)
@@ -27,6 +29,7 @@ from pipelines.sandbox.errors import (
     SandboxError,
     SQLExecutionError,
     UncheckableSQL,
+    UnsafeRole,
     WorkerDied,
 )
 from pipelines.sandbox.guard import check_read_only
@@ -49,6 +52,7 @@ __all__ = [
     "SandboxSettings",
     "SandboxPool",
     "UncheckableSQL",
+    "UnsafeRole",
     "WorkerDied",
     "canonical_rows",
     "canonical_value",

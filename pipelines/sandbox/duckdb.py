@@ -26,13 +26,12 @@ materialising the rest).
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 
 import duckdb
 
 from pipelines.sandbox.engine import (
     RawResult,
+    Watchdog,
     fetch_bounded,
     require_database_file,
     statement_keyword,
@@ -101,54 +100,6 @@ def syntax_error(sql: str) -> str | None:
     return None if statements else "no SQL statement"
 
 
-class _Watchdog:
-    """One thread per engine that calls ``interrupt`` once an armed deadline passes.
-
-    ``arm`` / ``disarm`` bracket each query (a lock and a notify, where a timer thread per
-    query cost a thread start). Firing and disarming hold the same lock, so once ``disarm``
-    returns no interrupt for that query can come: a late one never hits the next query.
-    """
-
-    def __init__(self, interrupt: Callable[[], None]) -> None:
-        self._interrupt = interrupt
-        self._condition = threading.Condition()
-        self._deadline: float | None = None
-        self._closed = False
-        self.fired = False
-        self._thread = threading.Thread(target=self._watch, name="duckdb-watchdog", daemon=True)
-        self._thread.start()
-
-    def _watch(self) -> None:
-        with self._condition:
-            while not self._closed:
-                if self._deadline is None:
-                    self._condition.wait()
-                    continue
-                left = self._deadline - time.monotonic()
-                if left > 0:
-                    self._condition.wait(left)
-                    continue
-                self._deadline = None
-                self.fired = True
-                self._interrupt()
-
-    def arm(self, timeout_s: float) -> None:
-        with self._condition:
-            self.fired = False
-            self._deadline = time.monotonic() + timeout_s
-            self._condition.notify()
-
-    def disarm(self) -> None:
-        with self._condition:
-            self._deadline = None
-
-    def close(self) -> None:
-        with self._condition:
-            self._closed = True
-            self._deadline = None
-            self._condition.notify()
-
-
 class DuckDBEngine:
     """One sandboxed read-only DuckDB connection."""
 
@@ -156,7 +107,7 @@ class DuckDBEngine:
         self._path = path
         self._max_bytes = (limits or SandboxLimits()).max_result_bytes
         self._connection = connect(path)
-        self._watchdog = _Watchdog(self._connection.interrupt)
+        self._watchdog = Watchdog(self._connection.interrupt, name="duckdb-watchdog")
 
     def _only_select(self, sql: str) -> duckdb.Statement:
         """The one SELECT statement DuckDB's parser finds in ``sql``, or a violation."""

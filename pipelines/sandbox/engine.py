@@ -11,6 +11,8 @@ when opening, and ``QueryTimeout`` / ``ReadOnlyViolation`` / ``ResourceLimit`` /
 from __future__ import annotations
 
 import re
+import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -110,3 +112,51 @@ def fetch_bounded(
             break
     truncated = len(rows) > row_cap
     return rows[:row_cap] if truncated else rows, truncated
+
+
+class Watchdog:
+    """One thread per engine that calls ``interrupt`` once an armed deadline passes.
+
+    ``arm`` / ``disarm`` bracket each query (a lock and a notify, where a timer thread per
+    query cost a thread start). Firing and disarming hold the same lock, so once ``disarm``
+    returns no interrupt for that query can come: a late one never hits the next query.
+    """
+
+    def __init__(self, interrupt: Callable[[], None], name: str = "sandbox-watchdog") -> None:
+        self._interrupt = interrupt
+        self._condition = threading.Condition()
+        self._deadline: float | None = None
+        self._closed = False
+        self.fired = False
+        self._thread = threading.Thread(target=self._watch, name=name, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        with self._condition:
+            while not self._closed:
+                if self._deadline is None:
+                    self._condition.wait()
+                    continue
+                left = self._deadline - time.monotonic()
+                if left > 0:
+                    self._condition.wait(left)
+                    continue
+                self._deadline = None
+                self.fired = True
+                self._interrupt()
+
+    def arm(self, timeout_s: float) -> None:
+        with self._condition:
+            self.fired = False
+            self._deadline = time.monotonic() + timeout_s
+            self._condition.notify()
+
+    def disarm(self) -> None:
+        with self._condition:
+            self._deadline = None
+
+    def close(self) -> None:
+        with self._condition:
+            self._closed = True
+            self._deadline = None
+            self._condition.notify()

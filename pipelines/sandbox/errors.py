@@ -10,7 +10,9 @@
     ├── ResourceLimit       a memory, value-size or SQL-size bound was hit (resource_limit)
     │   ├── ResultTooLarge  the fetched rows passed the byte budget
     │   └── WorkerDied      the process running the query died
-    ├── DatabaseUnavailable missing, empty, corrupt or non-database file   (database_unavailable)
+    ├── DatabaseUnavailable missing, empty, corrupt or non-database file, or a server
+    │                       that cannot be reached                        (database_unavailable)
+    ├── UnsafeRole          a server role that can write: refused unless allowed (unsafe_role)
     └── SQLExecutionError   the engine rejected the query                  (sql_error)
 
 Errors cross the worker-process boundary as plain data (``to_wire`` / ``from_wire``): the
@@ -102,6 +104,23 @@ class DatabaseUnavailable(SandboxError):
         super().__init__(f"database unavailable: {reason}: {path}")
 
 
+class UnsafeRole(SandboxError):
+    """The role the sandbox connects to a server as can write to the database: no query runs.
+
+    ``reason`` says how it can write; the message says how to connect instead, on one line.
+    """
+
+    kind = "unsafe_role"
+
+    def __init__(self, location: str, reason: str) -> None:
+        self.path = location
+        self.reason = reason
+        super().__init__(
+            f"refusing to run queries on {location}: the role {reason}; connect with a role "
+            "that has SELECT only (docs/postgres.md), or set pipeline.sandbox.allow_write_role=true"
+        )
+
+
 class SQLExecutionError(SandboxError):
     """The engine rejected or failed the query (syntax error, unknown column, ...)."""
 
@@ -119,6 +138,7 @@ _WIRE_CLASSES: dict[str, type[SandboxError]] = {
         ResultTooLarge,
         WorkerDied,
         DatabaseUnavailable,
+        UnsafeRole,
         SQLExecutionError,
     )
 }

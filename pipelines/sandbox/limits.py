@@ -9,12 +9,21 @@
                        stops with ``ResultTooLarge``
 ``max_value_bytes``    the longest string or blob SQLite may build (``SQLITE_LIMIT_LENGTH``)
 ``max_sql_chars``      the longest SQL text the guard parses (its time grows with length)
+``max_sql_tokens``     the most words and symbols the guard parses; counted before parsing,
+                       as is the guard's expected time, which must fit in what is left of
+                       ``timeout_s`` (``guard.parse_budget``)
+``max_sql_depth``      the deepest nesting of parentheses the guard parses
 ``memory_mb``          memory a query may use in its worker process: the process's data
                        limit is its size at start plus this; DuckDB's ``memory_limit`` and
                        SQLite's heap limit are half of it each
+``pool_size``          connections open at once to one server database (PostgreSQL) from
+                       one process; a query waits for one within its deadline
+``allow_write_role``   PostgreSQL: connect with a role that can write (refused by default)
 ``isolation``          ``process``: queries run in worker processes (every bound holds);
                        ``inline``: in the calling thread (no memory bound, and a single
-                       expensive function call can overrun the deadline)
+                       expensive function call can overrun the deadline); a server
+                       database always runs in the calling thread, bounded by the server
+                       (``statement_timeout``) and the client's cancel at the deadline
 =====================  =====================================================================
 """
 
@@ -38,9 +47,13 @@ class SandboxLimits(BaseModel):
     max_result_bytes: int = Field(default=64 * MIB, ge=1024)
     max_value_bytes: int = Field(default=16 * MIB, ge=1024)
     max_sql_chars: int = Field(default=100_000, ge=16)
+    max_sql_tokens: int = Field(default=10_000, ge=16)
+    max_sql_depth: int = Field(default=100, ge=4)
     memory_mb: int = Field(default=4096, ge=128)
     kill_grace_s: float = Field(default=0.5, gt=0)
     isolation: Literal["process", "inline"] = "process"
+    pool_size: int = Field(default=4, ge=1)
+    allow_write_role: bool = False
 
     @model_validator(mode="before")
     @classmethod

@@ -37,6 +37,24 @@ _COMMON_BLOCKED = frozenset(
         "iceberg_metadata", "iceberg_snapshots", "delta_scan",
     }
 )
+_POSTGRES_BLOCKED = frozenset(
+    {
+        "set_config", "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf",
+        "pg_rotate_logfile", "pg_notify", "pg_stat_file", "pg_promote", "pg_switch_wal",
+        "pg_create_restore_point", "pg_export_snapshot", "pg_import_system_collations",
+        "pg_log_backend_memory_contexts", "pg_logical_emit_message", "pg_current_logfile",
+        "loread", "lowrite", "currval", "lastval", "txid_current", "pg_current_xact_id",
+        "table_to_xml", "table_to_xmlschema", "table_to_xml_and_xmlschema", "database_to_xml",
+        "database_to_xmlschema", "database_to_xml_and_xmlschema", "schema_to_xml",
+        "schema_to_xmlschema", "schema_to_xml_and_xmlschema", "pg_prewarm",
+    }
+)
+_POSTGRES_PREFIXES = (
+    "pg_read_", "pg_ls_", "pg_file_", "lo_", "be_lo_", "dblink", "postgres_fdw", "pg_advisory",
+    "pg_try_advisory", "pg_stat_reset", "pg_backup_", "pg_start_backup", "pg_stop_backup",
+    "pg_create_", "pg_drop_replication", "pg_replication_", "pg_logical_slot_", "pg_copy_",
+    "pg_wal_replay_", "query_to_", "cursor_to_", "binary_upgrade_", "pg_sequence_",
+)
 # fmt: on
 
 DIALECT_RULES: dict[str, DialectRules] = {
@@ -51,6 +69,13 @@ DIALECT_RULES: dict[str, DialectRules] = {
         blocked_prefixes=("read_",),
         blocked_suffixes=("_scan", "_query"),
         quoted_paths_are_files=True,
+    ),
+    # A server: files and programs on its host, other databases (dblink, postgres_fdw), other
+    # sessions (signals, advisory locks, notifications), the session's own settings and role,
+    # large objects, replication, and SQL run from a string (query_to_xml & co.).
+    "postgres": DialectRules(
+        blocked_functions=_COMMON_BLOCKED | _POSTGRES_BLOCKED,
+        blocked_prefixes=_POSTGRES_PREFIXES,
     ),
 }
 

@@ -1,8 +1,10 @@
 """The sandbox: guard, engine, canonical result, in one call that never raises.
 
     Sandbox.execute(sql, db)
-        ──length check──► guard (sqlglot; admissions cached, bounded in bytes)
-        ──► engine for db.dialect, in this thread's worker process (or inline)
+        ──length check──► shape and expected parse time within the bounds and the deadline
+        ──► guard (sqlglot; admissions cached, bounded in bytes)
+        ──► engine for db.dialect, in this thread's worker process (or inline; a server
+            database always inline, on its bounded connection pool)
             with what is left of the deadline, the row cap and the byte budget
         ──► ExecutionResult(rows, hash)
     any SandboxError ──► ExecutionResult(error, error_kind, hash="ERR:…")
@@ -11,7 +13,8 @@ Fails closed: a string the guard cannot parse never runs. The engine's parser is
 without running anything, only to tell a syntax error (``sql_error``, in the engine's words)
 from a string the engine would accept (refused: ``read_only_violation``).
 
-The deadline covers the whole call: the guard's time is taken from it, the engine is
+The deadline covers the whole call: the guard's expected time must fit in it before the
+guard starts (``guard.parse_seconds``), its actual time is taken from it, the engine is
 interrupted when it passes, and in ``process`` isolation the worker is killed
 ``kill_grace_s`` later if the engine has not stopped (see ``worker.py``, ``worker_process.py``,
 ``limits.py``).
@@ -34,6 +37,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -41,6 +45,7 @@ from typing import Any, Self
 
 from pipelines.contracts import DatabaseRef, ExecutionResult
 from pipelines.sandbox import duckdb as duckdb_engine
+from pipelines.sandbox import postgres as postgres_engine
 from pipelines.sandbox import sqlite as sqlite_engine
 from pipelines.sandbox.canonical import canonical_rows, error_hash, result_hash
 from pipelines.sandbox.engine import Engine
@@ -52,7 +57,7 @@ from pipelines.sandbox.errors import (
     SQLExecutionError,
     UncheckableSQL,
 )
-from pipelines.sandbox.guard import ApprovalCache, check_read_only
+from pipelines.sandbox.guard import ApprovalCache, check_read_only, parse_seconds, sql_shape
 from pipelines.sandbox.limits import SandboxLimits
 from pipelines.sandbox.worker import DISCARD_AFTER
 from pipelines.sandbox.worker_process import RunResult
@@ -62,12 +67,17 @@ from pipelines.sandbox.worker_set import WorkerSet
 ENGINES: dict[str, tuple[Callable[..., Engine], Callable[[str], Any]]] = {
     "sqlite": (sqlite_engine.SQLiteEngine, sqlite_engine.connect),
     "duckdb": (duckdb_engine.DuckDBEngine, duckdb_engine.connect),
+    "postgres": (postgres_engine.PostgresEngine, postgres_engine.connect),
 }
+# Engines whose database is on a server: they run in the calling thread (the server bounds
+# time and memory), sharing one bounded connection pool per database and process.
+SERVER_DIALECTS = frozenset({"postgres"})
 
 # dialect -> the engine's own parser: its syntax complaint, or None if the string parses
 SYNTAX_CHECKS: dict[str, Callable[[str], str | None]] = {
     "sqlite": sqlite_engine.syntax_error,
     "duckdb": duckdb_engine.syntax_error,
+    "postgres": postgres_engine.syntax_error,
 }
 
 # Scoring runs each gold query once per prediction, and the sqlglot parse dominates a fast
@@ -88,18 +98,39 @@ def connect_readonly(db: DatabaseRef) -> Any:
     """A DB-API-like connection (``execute(...).fetchall()``) for trusted schema introspection.
 
     Read-only at the engine level (SQLite ``mode=ro`` + ``query_only``; DuckDB ``read_only``
-    without external access) but without the guard, so PRAGMAs and catalog functions work.
+    without external access; PostgreSQL ``default_transaction_read_only``, the role checked
+    when a sandbox first queries the database) but without the guard, so PRAGMAs and catalog
+    functions work.
     The caller closes it. Raises ``DatabaseUnavailable``.
     """
     _, connector = _engine_table(db.dialect)
     return connector(db.path)
 
 
-def admit(sql: str, dialect: str) -> None:
+def admit(
+    sql: str, dialect: str, limits: SandboxLimits | None = None, seconds_left: float = math.inf
+) -> None:
     """Pass the guard or raise: ``ReadOnlyViolation``, or ``SQLExecutionError`` for a syntax
-    error, or ``UncheckableSQL`` for a string only the engine can parse. Never runs ``sql``."""
+    error, or ``UncheckableSQL`` for a string only the engine can parse. Never runs ``sql``.
+
+    Before parsing, the statement's shape is held to ``limits`` (``ResourceLimit``) and its
+    expected parse time to ``seconds_left`` (``QueryTimeout``): the parse cannot be stopped
+    once started, so what it would cost is judged first.
+    """
     if (sql, dialect) in APPROVALS:
         return
+    limits = limits or SandboxLimits()
+    tokens, depth = sql_shape(sql)
+    if tokens > limits.max_sql_tokens:
+        raise ResourceLimit(
+            f"the SQL has {tokens} words and symbols, more than {limits.max_sql_tokens}"
+        )
+    if depth > limits.max_sql_depth:
+        raise ResourceLimit(
+            f"the SQL nests parentheses {depth} deep, more than {limits.max_sql_depth}"
+        )
+    if parse_seconds(tokens) > seconds_left:
+        raise QueryTimeout(seconds_left)
     try:
         check_read_only(sql, dialect)
     except ReadOnlyViolation:
@@ -215,9 +246,22 @@ class Sandbox:
         self.limits = SandboxLimits(**{**base, **{k: v for k, v in given.items() if v is not None}})
         self.timeout_s = self.limits.timeout_s
         self.row_cap = self.limits.row_cap
+        self._inline = _Inline(self.limits)
         self._runner: _Inline | _InProcesses = (
-            _Inline(self.limits) if self.limits.isolation == "inline" else _InProcesses(self.limits)
+            self._inline if self.limits.isolation == "inline" else _InProcesses(self.limits)
         )
+
+    def _runner_for(self, db: DatabaseRef) -> _Inline | _InProcesses:
+        return self._inline if db.dialect in SERVER_DIALECTS else self._runner
+
+    def check_database(self, db: DatabaseRef) -> None:
+        """Raise the typed error that would fail every query on ``db`` (``DatabaseUnavailable``;
+        ``UnsafeRole`` for a server role that can write); nothing is kept open."""
+        factory, connector = _engine_table(db.dialect)
+        if db.dialect in SERVER_DIALECTS:
+            factory(db.path, self.limits).close()
+        else:
+            connector(db.path).close()
 
     def execute(
         self, sql: str, db: DatabaseRef, *, timeout_s: float | None = None
@@ -254,22 +298,23 @@ class Sandbox:
         ``DatabaseUnavailable`` or ``SQLExecutionError`` on failure."""
         limit = self._limit(timeout_s)
         _engine_table(db.dialect)
+        runner = self._runner_for(db)
         started = time.perf_counter()
         try:
             if len(sql) > self.limits.max_sql_chars:
                 raise ResourceLimit(
                     f"the SQL text has {len(sql)} characters, more than {self.limits.max_sql_chars}"
                 )
-            admit(sql, db.dialect)
+            admit(sql, db.dialect, self.limits, limit - (time.perf_counter() - started))
             remaining = limit - (time.perf_counter() - started)
             if remaining <= 0:
                 raise QueryTimeout(limit)
-            result = self._runner.run(sql, db, remaining, self.row_cap)
+            result = runner.run(sql, db, remaining, self.row_cap)
         except QueryTimeout as error:
-            self._runner.discard(db)
+            runner.discard(db)
             raise QueryTimeout(limit) from error  # the caller's limit, not what was left of it
         except DISCARD_AFTER:
-            self._runner.discard(db)
+            runner.discard(db)
             raise
         return ExecutionResult(
             rows=result.rows,
@@ -282,7 +327,8 @@ class Sandbox:
 
     @property
     def open_connections(self) -> int:
-        return self._runner.open_connections
+        inline = self._inline.open_connections if self._runner is not self._inline else 0
+        return self._runner.open_connections + inline
 
     @property
     def worker_pids(self) -> list[int]:
@@ -295,6 +341,8 @@ class Sandbox:
         """Close every cached connection (call when no query is running); in ``process``
         isolation the idle workers are kept for the next sandbox with the same limits."""
         self._runner.close()
+        if self._runner is not self._inline:
+            self._inline.close()
 
     def __enter__(self) -> Self:
         return self

@@ -1,6 +1,6 @@
-"""Read a live database (SQLite or DuckDB, read-only) into a SchemaView.
+"""Read a live database (SQLite, DuckDB or PostgreSQL, read-only) into a SchemaView.
 
-    DatabaseRef ──connect_readonly──► engine file (sqlite.py | duckdb.py)
+    DatabaseRef ──connect_readonly──► engine file (sqlite.py | duckdb.py | postgres.py)
         ──► tables, columns, keys, samples ──► + documentation (schema/documentation: YAML
             beside the file, DuckDB comments, tables.json descriptions, BIRD CSVs)
         ──► + inferred join keys ──► SchemaView
@@ -20,18 +20,25 @@ from contextlib import closing
 from types import ModuleType
 
 import duckdb
+import psycopg
 
 from pipelines.contracts import ColumnInfo, DatabaseRef, SchemaView, TableInfo
 from pipelines.sandbox import connect_readonly
 from pipelines.sandbox.errors import DatabaseUnavailable
 from pipelines.schema import duckdb as duckdb_engine
+from pipelines.schema import postgres as postgres_engine
 from pipelines.schema import sqlite as sqlite_engine
 from pipelines.schema.documentation import SchemaDocs, TableDoc, load_documentation
 from pipelines.schema.joins import infer_join_keys
 
-ENGINES: dict[str, ModuleType] = {"sqlite": sqlite_engine, "duckdb": duckdb_engine}
-# What a driver raises when the file turns out not to be a database of its dialect.
-DRIVER_ERRORS = (sqlite3.DatabaseError, duckdb.Error)
+ENGINES: dict[str, ModuleType] = {
+    "sqlite": sqlite_engine,
+    "duckdb": duckdb_engine,
+    "postgres": postgres_engine,
+}
+# What a driver raises when the database turns out not to be one of its dialect, or a server
+# stops answering.
+DRIVER_ERRORS = (sqlite3.DatabaseError, duckdb.Error, psycopg.Error)
 
 
 def engine_for(db: DatabaseRef) -> ModuleType:

@@ -2,7 +2,8 @@
 notes from the database's own documentation and a few example rows, read through the read-only
 sandbox; kept per table so a focused prompt shows only the tables a question needs.
 
-    DatabaseRef ──► sandbox: SELECT sql FROM sqlite_master / duckdb_tables() ──► DDL per table
+    DatabaseRef ──► sandbox: SELECT sql FROM sqlite_master / duckdb_tables(), or PostgreSQL's
+                    CREATE TABLE built from its catalog ──► DDL per table
                 ──► documentation (YAML, comments, ENUMs, tables.json, BIRD CSVs)
                       ──► /* Column notes: ... */, a nested column's sub-fields each on a line
                 ──► sandbox: SELECT * FROM t LIMIT 3 ──► /* 3 example rows ... */
@@ -25,16 +26,18 @@ from functools import cached_property
 from core.types import Frozen
 from pipelines.agents.errors import PipelineError
 from pipelines.contracts import DatabaseRef, ExecutionResult
+from pipelines.schema import postgres
 from pipelines.schema.documentation import ColumnDoc, SchemaDocs, TableDoc, load_documentation
 from pipelines.schema.documentation.subfields import share
 from pipelines.schema.duckdb import subfield_paths
 from pipelines.schema.view import token_size
 
 # (query listing the tables and their DDL, per dialect) — one row per table: (name, sql)
-_CATALOG_SQL = {
+CATALOG_SQL = {
     "sqlite": "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
     "AND sql IS NOT NULL",
     "duckdb": "SELECT table_name, sql FROM duckdb_tables() WHERE NOT internal",
+    "postgres": postgres.DDL_SQL,
 }
 # DuckDB's column types, for the sub-fields of nested columns; SQLite has none.
 _NESTED_SQL = (
@@ -81,6 +84,10 @@ class ReferenceSchema(Frozen):
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+# A table's catalog name as SQL, where it may be ``schema.table``.
+_TABLE_SQL = {"postgres": postgres.table_sql}
 
 
 def column_notes(
@@ -130,7 +137,7 @@ async def reference_schema(
 ) -> ReferenceSchema:
     """CREATE TABLE statements + column notes + ``sample_rows`` example rows per table, tables in
     catalog order."""
-    catalog = await executor.execute(_CATALOG_SQL[db.dialect], db)
+    catalog = await executor.execute(CATALOG_SQL[db.dialect], db)
     if not catalog.ok:
         raise SchemaReadError(f"cannot read the schema of {db.db_id} ({db.path}): {catalog.error}")
     tables = [(str(name), str(ddl).strip()) for name, ddl in catalog.rows]
@@ -145,7 +152,11 @@ async def reference_schema(
             nested.setdefault(str(table).lower(), {})[str(column).lower()] = paths
     samples = await asyncio.gather(
         *(
-            executor.execute(f"SELECT * FROM {_quote(name)} LIMIT {max(sample_rows, 1)}", db)
+            executor.execute(
+                f"SELECT * FROM {_TABLE_SQL.get(db.dialect, _quote)(name)} "
+                f"LIMIT {max(sample_rows, 1)}",
+                db,
+            )
             for name, _ in tables
         )
     )

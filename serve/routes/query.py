@@ -18,13 +18,12 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from serve.databases import NAME, database_ref, fingerprint
+from serve.databases import NAME, database_ref, fingerprint, present
 from serve.errors import ApiError
 from serve.keys import ApiKey
 from serve.routes.answer_cache import Asked, cache_key, from_cache, record
@@ -173,6 +172,6 @@ def _allowed_database(ctx: ApiContext, key: ApiKey, name: str) -> RegisteredData
     registered = ctx.store.database(name)
     if registered is None:
         raise ApiError(404, "unknown_database", f"no database named {name!r} is registered")
-    if not Path(registered.path).is_file():
+    if not present(registered.path):
         raise ApiError(503, "database_unavailable", f"the file of {name!r} is missing")
     return registered

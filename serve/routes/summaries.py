@@ -9,9 +9,7 @@ counts, read once per version of the file.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from serve.databases import database_ref, fingerprint
+from serve.databases import database_ref, fingerprint, present
 from serve.store import RegisteredDatabase
 from serve.types import DatabaseInfo, TableSummary
 
@@ -25,7 +23,7 @@ class SchemaSummaries:
     def describe(self, db: RegisteredDatabase) -> DatabaseInfo:
         from pipelines.schema.introspect import introspect
 
-        if not Path(db.path).is_file():
+        if not present(db.path):
             return DatabaseInfo(name=db.name, engine=db.engine, error="the file is missing")
         at = (db.name, fingerprint(db.path))
         if at not in self._known:

@@ -5,6 +5,8 @@
 ``mode="stat"`` uses size and modification time (cheap, enough for files changed in place);
 ``mode="content"`` hashes the bytes (robust to copies and touched files, costs one read).
 Write-ahead-log companions (``-wal`` for SQLite, ``.wal`` for DuckDB) count as part of the file.
+A server database (PostgreSQL) has no file: its data state is its tables' write counters
+(``pg_stat_user_tables``: rows inserted, updated, deleted), in either mode.
 An index is rebuilt exactly when its stored fingerprint differs from the database's current one.
 """
 
@@ -28,6 +30,20 @@ SCHEMA_QUERIES = {
         "WHERE NOT internal AND database_name = current_database() "
         "ORDER BY schema_name, table_name, column_index"
     ),
+    "postgres": (
+        "SELECT n.nspname, c.relname, a.attname, format_type(a.atttypid, a.atttypmod) "
+        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
+        "WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+        "AND n.nspname NOT LIKE 'pg\\_%' ORDER BY 1, 2, a.attnum"
+    ),
+}
+# Per-table write counters of a server database, standing for its file's state.
+SERVER_DATA_QUERIES = {
+    "postgres": (
+        "SELECT schemaname, relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables "
+        "ORDER BY 1, 2"
+    ),
 }
 WAL_SUFFIXES = {"sqlite": "-wal", "duckdb": ".wal"}
 CHUNK = 1 << 20
@@ -50,7 +66,14 @@ def _files(db: DatabaseRef) -> list[Path]:
     return [main] + ([wal] if wal.exists() else [])
 
 
+def _server_state(db: DatabaseRef) -> str:
+    rows = _catalog(db, SERVER_DATA_QUERIES[db.dialect])
+    return "server:" + hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
+
+
 def data_state(db: DatabaseRef, mode: Literal["stat", "content"]) -> str:
+    if db.dialect in SERVER_DATA_QUERIES:
+        return _server_state(db)
     parts = []
     for path in _files(db):
         if mode == "stat":
@@ -65,12 +88,16 @@ def data_state(db: DatabaseRef, mode: Literal["stat", "content"]) -> str:
     return ";".join(parts)
 
 
-def schema_hash(db: DatabaseRef) -> str:
+def _catalog(db: DatabaseRef, query: str) -> list[tuple]:
     try:
         with closing(connect_readonly(db)) as conn:
-            rows = conn.execute(SCHEMA_QUERIES[db.dialect]).fetchall()
+            return conn.execute(query).fetchall()
     except DRIVER_ERRORS as exc:
         raise DatabaseUnavailable(db.path, f"cannot read schema: {exc}") from exc
+
+
+def schema_hash(db: DatabaseRef) -> str:
+    rows = _catalog(db, SCHEMA_QUERIES[db.dialect])
     return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
 
 

@@ -1,4 +1,5 @@
-"""Source: the value lists of DuckDB ``ENUM`` columns — the type itself is a vocabulary.
+"""Source: the value lists of ``ENUM`` columns — the type itself is a vocabulary — and, in
+PostgreSQL, of CHECK constraints that hold a column to a list (``status IN ('open', 'closed')``).
 
 A column (or a sub-field of a nested one, named by its dotted path) whose type is an ``ENUM``
 gets the type's labels as its value note, in the form dbt's ``accepted_values`` take
@@ -19,6 +20,7 @@ from typing import Any
 import duckdb
 
 from pipelines.contracts import DatabaseRef
+from pipelines.schema import postgres
 from pipelines.schema.documentation.comments import catalog_rows, table_key
 from pipelines.schema.documentation.model import ColumnDoc, SchemaDocs, TableDoc
 
@@ -42,8 +44,36 @@ def enum_labels(sql_type: Any, path: str) -> Iterator[tuple[str, tuple[str, ...]
             yield from enum_labels(field_type, f"{path}.{field}")
 
 
+def _value_note(values: tuple[str, ...]) -> ColumnDoc:
+    return ColumnDoc(values="one of " + ", ".join(values))
+
+
+def _read_postgres(db: DatabaseRef) -> SchemaDocs:
+    found = catalog_rows(
+        db, "value lists", postgres.ENUM_COLUMNS_SQL, postgres.CHECK_CONSTRAINTS_SQL
+    )
+    if found is None:
+        return SchemaDocs()
+    enums, checks = found
+    lists = {(table_key(s, t, "postgres"), c.lower()): tuple(v) for s, t, c, v in enums}
+    for schema, table, definition in checks:
+        for column, values in postgres.check_value_lists(definition):
+            lists.setdefault((table_key(schema, table, "postgres"), column.lower()), values)
+    docs: dict[str, TableDoc] = {}
+    for (name, column), values in lists.items():
+        found_doc = docs.get(name, TableDoc())
+        columns = {**found_doc.columns, column: _value_note(values)}
+        docs[name] = found_doc.model_copy(update={"columns": columns})
+    return SchemaDocs(tables=docs, sources=(NAME,) if docs else ())
+
+
 def read(db: DatabaseRef) -> SchemaDocs:
-    """The ENUM columns and sub-fields of a DuckDB database, each with its labels."""
+    """The ENUM columns (and sub-fields) of a DuckDB or PostgreSQL database, each with its
+    labels, and a PostgreSQL database's CHECK value lists."""
+    if db.dialect == "postgres":
+        return _read_postgres(db)
+    if db.dialect != "duckdb":
+        return SchemaDocs()
     found = catalog_rows(db, "column types", _COLUMNS)
     if found is None:
         return SchemaDocs()
@@ -54,7 +84,7 @@ def read(db: DatabaseRef) -> SchemaDocs:
         columns = dict(found.columns)
         for path, labels in enum_labels(duckdb.sqltype(data_type), column.lower()):
             if labels:
-                columns[path] = ColumnDoc(values="one of " + ", ".join(labels))
+                columns[path] = _value_note(labels)
         if columns:
             docs[name] = found.model_copy(update={"columns": columns})
     return SchemaDocs(tables=docs, sources=(NAME,) if docs else ())

@@ -1,4 +1,4 @@
-"""One demo build per test session (a few seconds), shared read-only by the demo tests."""
+"""The demo tests' fixtures over the session's one demo build (``demo``, tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.demo import DemoBenchmarkPaths, build_demo
+from eval.demo import DemoBenchmarkPaths
 
 
 def content_hash(database: Path) -> str:
@@ -34,11 +34,6 @@ def content_hash(database: Path) -> str:
 @pytest.fixture(scope="session")
 def hash_content():
     return content_hash
-
-
-@pytest.fixture(scope="session")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoBenchmarkPaths:
-    return build_demo(tmp_path_factory.mktemp("demo"))
 
 
 @pytest.fixture(scope="session")

@@ -85,3 +85,25 @@ def test_the_progress_bar_counts_grading_errors_like_the_report(frame):
     assert bar.ex_so_far == pytest.approx(2 / 7)
     bar.advance(row(7, ex=None, grading_error="boom"))
     assert bar.ex_so_far == pytest.approx(2 / 8)
+
+
+def test_an_answer_the_database_could_not_run_is_retried_as_an_error():
+    """A server down mid-run: the question's answer failed with ``database_unavailable``, which
+    marks it degraded, and a rerun with ``sweep.retry=errors`` answers it again."""
+    from eval.sweep.worker import _unavailable_database
+    from pipelines.contracts import ExecutionResult, Prediction
+
+    down = ExecutionResult(
+        error="database unavailable: PostgreSQL server unavailable (connection refused)",
+        error_kind="database_unavailable",
+        hash="ERR:x",
+    )
+    marked = _unavailable_database(Prediction(task_id="t:1", sql="SELECT 1", exec_result=down))
+    assert marked.degraded and marked.degradation_reasons == ("database_unavailable",)
+    wrong = ExecutionResult(error="no such column: x", error_kind="sql_error", hash="ERR:y")
+    kept = Prediction(task_id="t:2", sql="SELECT x", exec_result=wrong)
+    assert _unavailable_database(kept) is kept
+    frame = pl.from_arrow(
+        records_to_table([row(0), row(1, ex=False, reasons=marked.degradation_reasons)])
+    )
+    assert to_retry(frame, "errors") == {"t:1"}

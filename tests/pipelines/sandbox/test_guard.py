@@ -99,8 +99,8 @@ def test_glob_is_blocked_only_where_it_lists_files():
 
 
 def test_unknown_dialect_is_a_value_error():
-    with pytest.raises(ValueError, match="postgres"):
-        check_read_only("SELECT 1", "postgres")
+    with pytest.raises(ValueError, match="mysql"):
+        check_read_only("SELECT 1", "mysql")
 
 
 @pytest.mark.skipif(not SPIDER_DEV.exists(), reason=f"Spider dev not found at {SPIDER_DEV}")

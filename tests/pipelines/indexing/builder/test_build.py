@@ -153,3 +153,18 @@ def test_duckdb_nested_sub_fields_are_indexed(nested_duckdb, settings):
     (stage,) = retriever.search("tickets", "resolved", k=1, mode="bm25")
     assert stage.column == "meta.stage"
     assert retriever.search("tickets", "u1", k=5, mode="bm25") == []  # meta.owner_id is id-like
+
+
+def test_a_postgres_database_builds_and_rebuilds_when_its_tables_are_written(postgres, settings):
+    typed = postgres.ref("typed")
+    first = build_database(typed, settings)
+    assert first.status == "built", first.reason
+    hits = CellRetriever(settings.root).search("typed", "Ben Ortiz", k=1, mode="bm25")
+    assert [(h.table, h.column, h.value) for h in hits] == [("members", "full_name", "Ben Ortiz")]
+    assert build_database(typed, settings).status == "unchanged"
+    with postgres.admin("typed") as conn:  # a write, undone: the counters still move
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        conn.execute("INSERT INTO billing.invoices VALUES (101, 11, false)")
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        conn.execute("DELETE FROM billing.invoices WHERE invoice_id = 101")
+    assert build_database(typed, settings).status == "built"
