@@ -81,6 +81,7 @@ class Resolver:
     """Resolves column expressions of one qualified query (module docstring)."""
 
     def __init__(self, tree: exp.Expression, schema: SchemaIndex) -> None:
+        self.tree = tree  # the qualified query
         self.schema = schema
         self.scopes: list[Scope] = traverse_scope(tree)
         self._scope_of = {id(c): scope for scope in self.scopes for c in scope.columns}

@@ -1,11 +1,12 @@
 """What the checker stages read of a query: it parsed once in the schema's dialect and qualified
 (``ParsedSQL``), and the case folding around a column. The stages themselves are repairs of the
-written phase (``Rewriter``, ``Blocker``: ``pipelines/repair/base.py``).
+written phase (``Rewriter``, ``Blocker``: ``pipelines/repair/base.py``); ``QualifiedBlocker`` is
+the blocker that reads the qualified query, ``first_of_each`` the one finding kept per key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 
 import sqlglot
@@ -15,7 +16,8 @@ from sqlglot.optimizer.qualify import qualify
 
 from pipelines.agentic.references import Resolver
 from pipelines.agentic.schema_index import SchemaIndex
-from pipelines.repair.base import UNREADABLE
+from pipelines.agentic.taxonomy import Finding
+from pipelines.repair.base import UNREADABLE, Blocker, RepairContext
 
 
 @dataclass(frozen=True)
@@ -71,3 +73,27 @@ def case_fold(node: exp.Expression) -> Callable[[str], str]:
     if isinstance(node, exp.Upper):
         return str.upper
     return str
+
+
+class QualifiedBlocker(Blocker):
+    """A blocker that reads the qualified query through its ``Resolver``; a query sqlglot could
+    not qualify passes it."""
+
+    def check(self, parsed: ParsedSQL, context: RepairContext) -> tuple[Finding, ...]:
+        if parsed.resolver is None:
+            return ()
+        return self.findings(parsed.resolver, context)
+
+    def findings(self, resolver: Resolver, context: RepairContext) -> tuple[Finding, ...]:
+        raise NotImplementedError
+
+
+def first_of_each(
+    findings: Iterable[Finding | None], key: Callable[[Finding], Hashable]
+) -> tuple[Finding, ...]:
+    """The first finding of each ``key``, in order; None entries are passed over."""
+    kept: dict[Hashable, Finding] = {}
+    for finding in findings:
+        if finding is not None:
+            kept.setdefault(key(finding), finding)
+    return tuple(kept.values())

@@ -20,11 +20,12 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from pipelines.agentic.checks.base import ParsedSQL, case_fold, unwrap
+from pipelines.agentic.checks.base import QualifiedBlocker, case_fold, first_of_each, unwrap
 from pipelines.agentic.checks.unknown_names import close
-from pipelines.agentic.references import Resolver
+from pipelines.agentic.references import Ref, Resolver
+from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.agentic.taxonomy import Finding
-from pipelines.repair.base import Blocker, RepairContext
+from pipelines.repair.base import RepairContext
 
 LISTED_LABELS = 12  # a vocabulary up to this size is offered whole when no label is close
 
@@ -48,35 +49,43 @@ def _comparisons(tree: exp.Expression) -> Iterator[tuple[exp.Expression, exp.Lit
                 yield side, other
 
 
-def offer(value: str, labels: tuple[str, ...]) -> str:
-    """The labels closest to ``value``, else all of a short vocabulary."""
-    near = close(value, list(labels))
+def documented(
+    resolver: Resolver, schema: SchemaIndex, side: exp.Expression
+) -> tuple[Ref, tuple[str, ...]] | None:
+    """The column ``side`` reads (case folding and trimming around it ignored) and its
+    documented labels; None where it reads no column with a vocabulary."""
+    ref = resolver.resolve(unwrap(side))
+    labels = schema.vocabulary(ref.table, ref.path) if ref else ()
+    return (ref, labels) if ref is not None and labels else None
+
+
+def offer(near: str, labels: tuple[str, ...]) -> str:
+    """``near`` (the labels close to what was written), else all of a short vocabulary."""
     return near or (", ".join(labels) if len(labels) <= LISTED_LABELS else "")
 
 
-class EnumValues(Blocker):
+class EnumValues(QualifiedBlocker):
     """Reports comparisons with values outside a column's vocabulary (module docstring)."""
 
     name: ClassVar[str] = "enum_values"
     emits: ClassVar[tuple[str, ...]] = ("enum_value_outside_vocabulary",)
 
-    def check(self, parsed: ParsedSQL, context: RepairContext) -> tuple[Finding, ...]:
-        if parsed.resolver is None or parsed.qualified is None:
-            return ()
-        found: dict[tuple[str, str], Finding] = {}
-        for side, literal in _comparisons(parsed.qualified):
-            finding = self._judge(context, parsed.resolver, side, literal.this)
-            if finding is not None:
-                found.setdefault((finding.detail, finding.identifier), finding)
-        return tuple(found.values())
+    def findings(self, resolver: Resolver, context: RepairContext) -> tuple[Finding, ...]:
+        return first_of_each(
+            (
+                self._judge(context, resolver, side, literal.this)
+                for side, literal in _comparisons(resolver.tree)
+            ),
+            key=lambda finding: (finding.detail, finding.identifier),
+        )
 
     def _judge(
         self, context: RepairContext, resolver: Resolver, side: exp.Expression, value: str
     ) -> Finding | None:
-        ref = resolver.resolve(unwrap(side))
-        labels = context.index.vocabulary(ref.table, ref.path) if ref else ()
-        if not labels or ref is None:
+        column = documented(resolver, context.index, side)
+        if column is None:
             return None
+        ref, labels = column
         fold = case_fold(side)
         if value in {fold(label) for label in labels}:
             return None
@@ -86,5 +95,5 @@ class EnumValues(Blocker):
             "enum_value_outside_vocabulary",
             f"'{value}' is not a documented value of {where}",
             identifier=value,
-            suggestion=offer(value, labels),
+            suggestion=offer(close(value, list(labels)), labels),
         )

@@ -14,10 +14,11 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from pipelines.agentic.checks.base import ParsedSQL, unwrap
-from pipelines.agentic.checks.enum_values import LISTED_LABELS
+from pipelines.agentic.checks.base import QualifiedBlocker
+from pipelines.agentic.checks.enum_values import documented, offer
+from pipelines.agentic.references import Resolver
 from pipelines.agentic.taxonomy import Finding
-from pipelines.repair.base import Blocker, RepairContext
+from pipelines.repair.base import RepairContext
 
 
 def like_matches(pattern: str, label: str, *, ignore_case: bool) -> bool:
@@ -26,22 +27,20 @@ def like_matches(pattern: str, label: str, *, ignore_case: bool) -> bool:
     return re.fullmatch(regex, label, re.DOTALL | (re.IGNORECASE if ignore_case else 0)) is not None
 
 
-class LikeOnEnum(Blocker):
+class LikeOnEnum(QualifiedBlocker):
     """Reports pattern matching on enum-like columns (module docstring)."""
 
     name: ClassVar[str] = "like_on_enum"
     emits: ClassVar[tuple[str, ...]] = ("like_on_enum",)
 
-    def check(self, parsed: ParsedSQL, context: RepairContext) -> tuple[Finding, ...]:
-        if parsed.resolver is None or parsed.qualified is None:
-            return ()
+    def findings(self, resolver: Resolver, context: RepairContext) -> tuple[Finding, ...]:
         found: list[Finding] = []
-        for node in parsed.qualified.find_all(exp.Like, exp.ILike):
+        for node in resolver.tree.find_all(exp.Like, exp.ILike):
             pattern = node.expression
-            ref = parsed.resolver.resolve(unwrap(node.this))
-            labels = context.index.vocabulary(ref.table, ref.path) if ref else ()
-            if not labels or ref is None or not isinstance(pattern, exp.Literal):
+            column = documented(resolver, context.index, node.this)
+            if column is None or not isinstance(pattern, exp.Literal):
                 continue
+            ref, labels = column
             # SQLite's LIKE ignores case (ASCII); DuckDB's LIKE does not, its ILIKE does.
             ignore_case = isinstance(node, exp.ILike) or context.index.dialect == "sqlite"
             matched = [
@@ -57,8 +56,7 @@ class LikeOnEnum(Blocker):
                     f"{ref.table}.{ref.path} {keyword} '{pattern.this}' on a column with "
                     "documented values",
                     identifier=pattern.this,
-                    suggestion=", ".join(matched)
-                    or (", ".join(labels) if len(labels) <= LISTED_LABELS else ""),
+                    suggestion=offer(", ".join(matched), labels),
                 )
             )
         return tuple(found)

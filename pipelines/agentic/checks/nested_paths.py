@@ -12,17 +12,18 @@ through tables outside the schema, derived tables and CTEs pass unjudged.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar
 
 from sqlglot import exp
 
-from pipelines.agentic.checks.base import ParsedSQL
+from pipelines.agentic.checks.base import QualifiedBlocker, first_of_each
 from pipelines.agentic.checks.unknown_names import close
-from pipelines.agentic.references import Ref
+from pipelines.agentic.references import Ref, Resolver
 from pipelines.agentic.schema_index import SchemaIndex, data_type
 from pipelines.agentic.taxonomy import Finding
 from pipelines.contracts import ColumnInfo
-from pipelines.repair.base import Blocker, RepairContext
+from pipelines.repair.base import RepairContext
 
 # Types that have no fields (reading ``x.field`` off one is an error); others (JSON, MAP,
 # UNKNOWN, ...) may have some the schema does not list.
@@ -38,31 +39,29 @@ def _fields(column: ColumnInfo) -> list[str]:
     return [c.name.rsplit(".", 1)[-1] for c in column.children]
 
 
-class NestedPaths(Blocker):
+class NestedPaths(QualifiedBlocker):
     """Reports field access on lists and on fields that do not exist (module docstring)."""
 
     name: ClassVar[str] = "nested_paths"
     emits: ClassVar[tuple[str, ...]] = ("unnest_missing", "missing_subfield")
 
-    def check(self, parsed: ParsedSQL, context: RepairContext) -> tuple[Finding, ...]:
-        if parsed.resolver is None or parsed.qualified is None:
-            return ()
-        found: dict[tuple[str, str], Finding] = {}
-        for dot in parsed.qualified.find_all(exp.Dot):
-            base = parsed.resolver.resolve(dot.this)
-            finding = self._field(context, base, dot.name) if base is not None else None
-            if finding is not None:
-                found.setdefault((finding.error_class, finding.identifier), finding)
-        for scope in parsed.resolver.scopes:  # u.typ of UNNEST(t.links) AS u
+    def findings(self, resolver: Resolver, context: RepairContext) -> tuple[Finding, ...]:
+        return first_of_each(
+            self._judged(resolver, context),
+            key=lambda finding: (finding.error_class, finding.identifier),
+        )
+
+    def _judged(self, resolver: Resolver, context: RepairContext) -> Iterator[Finding | None]:
+        for dot in resolver.tree.find_all(exp.Dot):
+            base = resolver.resolve(dot.this)
+            yield self._field(context, base, dot.name) if base is not None else None
+        for scope in resolver.scopes:  # u.typ of UNNEST(t.links) AS u
             for column in scope.columns:
-                ref = parsed.resolver.resolve(column)
+                ref = resolver.resolve(column)
                 if ref is None or ref.element or "." not in ref.path:
                     continue
                 parent, field = ref.path.rsplit(".", 1)
-                finding = self._field(context, Ref(ref.table, parent, element=True), field)
-                if finding is not None:
-                    found.setdefault((finding.error_class, finding.identifier), finding)
-        return tuple(found.values())
+                yield self._field(context, Ref(ref.table, parent, element=True), field)
 
     def _field(self, context: RepairContext, base: Ref, field: str) -> Finding | None:
         """The finding for reading ``field`` off ``base``, or None when that is fine."""

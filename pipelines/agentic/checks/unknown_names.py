@@ -14,16 +14,17 @@ table outside the schema may provide, an alias of the select list, a lambda's pa
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
 from typing import ClassVar
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
-from pipelines.agentic.checks.base import ParsedSQL
+from pipelines.agentic.checks.base import QualifiedBlocker, first_of_each
 from pipelines.agentic.references import Resolver, ancestors, lambda_parameter, table_name
 from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.agentic.taxonomy import Finding
-from pipelines.repair.base import Blocker, RepairContext
+from pipelines.repair.base import RepairContext
 
 # Columns every SQLite table has without declaring them.
 _PSEUDO_COLUMNS = frozenset({"rowid", "oid", "_rowid_"})
@@ -35,7 +36,7 @@ def close(name: str, options: list[str], n: int = 3) -> str:
     return ", ".join(by_lower[m] for m in difflib.get_close_matches(name.lower(), by_lower, n=n))
 
 
-class UnknownNames(Blocker):
+class UnknownNames(QualifiedBlocker):
     """Reports tables, qualifiers and columns that resolve to nothing (module docstring)."""
 
     name: ClassVar[str] = "unknown_names"
@@ -47,24 +48,23 @@ class UnknownNames(Blocker):
         "ambiguous_column",
     )
 
-    def check(self, parsed: ParsedSQL, context: RepairContext) -> tuple[Finding, ...]:
-        if parsed.resolver is None:
-            return ()
-        schema, resolver = context.index, parsed.resolver
-        found: dict[tuple[str, str], Finding] = {}  # one finding per class and name
+    def findings(self, resolver: Resolver, context: RepairContext) -> tuple[Finding, ...]:
+        return first_of_each(  # one finding per class and name
+            self._judged(resolver, context),
+            key=lambda finding: (finding.error_class, finding.identifier.lower()),
+        )
+
+    def _judged(self, resolver: Resolver, context: RepairContext) -> Iterator[Finding | None]:
         for scope in resolver.scopes:
-            for table in self._unknown_tables(scope, schema):
-                found.setdefault(("table", table.lower()), self._table(context, table))
+            for table in self._unknown_tables(scope, context.index):
+                yield self._table(context, table)
             if not isinstance(scope.expression, exp.Select):
                 continue
             aliases = {
                 s.alias.lower(): s for s in scope.expression.selects if isinstance(s, exp.Alias)
             }
             for column in scope.columns:
-                finding = self._column(context, resolver, scope, column, aliases)
-                if finding is not None:
-                    found.setdefault((finding.error_class, finding.identifier.lower()), finding)
-        return tuple(found.values())
+                yield self._column(context, resolver, scope, column, aliases)
 
     def _table(self, context: RepairContext, table: str) -> Finding:
         """A name read as a table that is none: a nested column of a table (read as a table, the
