@@ -82,37 +82,35 @@ from pipelines.strategies.retrieval import retrieve
 from pipelines.task_run import TaskRun, record_failure
 
 
-class AdaptivePipeline(Strategy):
+class AdaptivePipeline(Strategy[AdaptiveScaling]):
     """First wave, then fix / widen / revise / tournament only while the pool has no clear majority."""
 
     Settings = AdaptiveScaling
-    stage = "adaptive"
 
     def __init__(self, *, prompt: PromptTemplate | None = None, **parts: Any) -> None:
         super().__init__(**parts)
-        self.adaptive: AdaptiveScaling = self.scaling
         settings = self.settings
         self.prompt = prompt or load_prompt("single_pass")
         self.refiner = Refiner.from_settings(settings)
         self.tournament = Tournament(
             ReasoningSelector(settings=settings.agents.selector),
             settings.tournament.model_copy(
-                update={"max_finalists": self.adaptive.tournament_finalists, "majority_share": None}
+                update={"max_finalists": self.scaling.tournament_finalists, "majority_share": None}
             ),
         )
         self.likelihood = LikelihoodSelector(
-            max_sqls=self.adaptive.select_max_sqls,
-            parallel=self.adaptive.select_parallel,
+            max_sqls=self.scaling.select_max_sqls,
+            parallel=self.scaling.select_parallel,
             max_tokens=settings.single_pass.max_tokens,
         )
         self.bucketer = ExecutionBucketer()
-        self.repairs = build_repairs(self.adaptive.repairs)
+        self.repairs = build_repairs(self.scaling.repairs)
         self.taxonomy = load_taxonomy()
         self._schemas: SchemaCache[DatabaseSchema] = SchemaCache()
 
     def call_allowance(self, fixer_passes: int = 1) -> int:
         """Upper bound of LLM calls of one question: every step taken, every request made."""
-        a = self.adaptive
+        a = self.scaling
         first = int(a.greedy) + int(a.samples > 0)
         tournament = comb(a.tournament_finalists, 2) * 2 if a.tournament else 0
         likelihood = a.select_max_sqls if a.select == "likelihood" else 0
@@ -134,7 +132,7 @@ class AdaptivePipeline(Strategy):
     # --- the search ----------------------------------------------------------------------------
 
     async def search(self, run: TaskRun, state: State) -> CandidateSQL | None:
-        a = self.adaptive
+        a = self.scaling
         task = run.task
         schema = await self._schema(task.db)
         run.context, run.retrieval = await retrieve(
@@ -234,7 +232,7 @@ class AdaptivePipeline(Strategy):
     # --- steps ---------------------------------------------------------------------------------
 
     async def _first_wave(self, run: TaskRun, state: State) -> None:
-        a = self.adaptive
+        a = self.scaling
         if a.greedy:  # first, alone: the samples after it reuse the prompt it evaluated
             await self._sample(run, state, n=1, temperature=0.0, producer=f"{FIRST_WAVE}/greedy")
         if a.samples:
@@ -322,7 +320,7 @@ class AdaptivePipeline(Strategy):
         counts: dict[str, list[CandidateSQL]] = {}
         for c in fixable(run, state):
             counts.setdefault(c.sql, []).append(c)
-        chosen = sorted(counts.values(), key=len, reverse=True)[: self.adaptive.fix_max]
+        chosen = sorted(counts.values(), key=len, reverse=True)[: self.scaling.fix_max]
         await self.refiner.fix_all(
             run, [c for group in chosen for c in group], max_passes=1, siblings_in_sequence=False
         )
@@ -360,7 +358,7 @@ class AdaptivePipeline(Strategy):
         buckets = self.bucketer.bucket(run.pool)
         if step == "widen":
             largest = max((b.size for b in buckets if not b.error), default=0)
-            if largest < self.adaptive.widen_min_votes:
+            if largest < self.scaling.widen_min_votes:
                 run.recorder.decide("adaptive.no_agreement", step, largest=largest)
                 return False
             return True
@@ -383,7 +381,7 @@ class AdaptivePipeline(Strategy):
     def _clear_majority(self, buckets: Sequence[Bucket]) -> bool:
         if not buckets or buckets[0].error or buckets[0].empty or null_only(buckets[0]):
             return False
-        top, a = buckets[0], self.adaptive
+        top, a = buckets[0], self.scaling
         runner_up = buckets[1].size if len(buckets) > 1 and not buckets[1].error else 0
         return (
             top.size > runner_up
@@ -394,7 +392,7 @@ class AdaptivePipeline(Strategy):
     def _may_answer(self, step: str, top: Bucket, run: TaskRun, state: State) -> bool:
         """A clear majority answers unless its SQL rates harder than ``stop_max_hardness`` and a
         widening is still to come: the first wave agrees on wrong answers most on hard questions."""
-        a = self.adaptive
+        a = self.scaling
         if a.stop_max_hardness == "extra" or not a.widen:
             return True
         if any(cost.step == "widen" for cost in run.steps.taken):
@@ -408,7 +406,7 @@ class AdaptivePipeline(Strategy):
     def _out_of_time(self, step: str, run: TaskRun, state: State) -> bool:
         """Past ``escalate_within_s`` since the question started: ``step`` and every later one
         are left out (one decision in the trace)."""
-        limit = self.adaptive.escalate_within_s
+        limit = self.scaling.escalate_within_s
         if limit is None:
             return False
         spent = time.monotonic() - run.started  # only grows: once past, every later check is too
@@ -428,4 +426,4 @@ class AdaptivePipeline(Strategy):
             return False
         return (
             answers[0].size - answers[1].size
-        ) <= self.adaptive.tournament_margin * self._answers(buckets)
+        ) <= self.scaling.tournament_margin * self._answers(buckets)

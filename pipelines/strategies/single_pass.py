@@ -52,20 +52,13 @@ class SinglePassScaling(StrategyScaling):
         return False  # the prompt is the schema and the question only
 
 
-class SinglePassPipeline(Strategy):
+class SinglePassPipeline(Strategy[SinglePassScaling]):
     """One greedy candidate, no refinement, no selection."""
 
     Settings = SinglePassScaling
-    stage = "single_pass"
 
-    def __init__(
-        self,
-        *,
-        scaling: SinglePassScaling = SinglePassScaling(),
-        prompt: PromptTemplate | None = None,
-        **parts: Any,
-    ) -> None:
-        super().__init__(scaling=scaling, **parts)
+    def __init__(self, *, prompt: PromptTemplate | None = None, **parts: Any) -> None:
+        super().__init__(**parts)
         self.prompt = prompt or load_prompt("single_pass")
         self._schemas: SchemaCache[ReferenceSchema] = SchemaCache()
 

@@ -345,7 +345,7 @@ async def test_the_factory_builds_it_from_scaling_strategy_agentic(tiny_db, sand
     cfg = load_config(["scaling=agentic", "model=replay"])
     built, _ = await build_pipeline(cfg, client=object(), sandbox=sandbox).strategy_for(tiny_db)
     assert isinstance(built, AgenticPipeline)
-    assert built.agentic == AgenticScaling(global_timeout_s=300, token_budget=60000)
+    assert built.scaling == AgenticScaling(global_timeout_s=300, token_budget=60000)
 
 
 async def test_a_fixed_finding_becomes_a_rule_the_next_question_is_given(
