@@ -27,8 +27,7 @@ from collections.abc import Sequence
 from core.types import Frozen
 from models.errors import ContextTooLong
 from models.sql_extract import extract_sql
-from models.types import ChatRequest
-from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
+from pipelines.agents.base import sql_block_request
 from pipelines.agents.render import DIALECT_NAME, cells_block, render_evidence, solved_examples
 from pipelines.agents.runtime import AgentRuntime
 from pipelines.contracts import CellHit, Dialect, ExampleHit
@@ -107,13 +106,10 @@ async def generate_sql(
         evidence=render_evidence(request.evidence),
         question=request.question.strip(),
     )
-    chat = ChatRequest(
-        messages=messages,
+    chat = sql_block_request(
+        messages,
         temperature=request.temperature,
         max_tokens=settings.max_tokens,
-        stop=(END_OF_SQL_BLOCK,),
-        grammar=SQL_BLOCK_GRAMMAR,
-        grammar_optional=True,
         seed=request.seed,
     )
     try:

@@ -46,12 +46,12 @@ from typing import Any
 
 from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
-from models.types import ChatMessage, ChatRequest
+from models.types import ChatMessage
 from pipelines.agentic.schema_index import SchemaIndex
 from pipelines.agentic.taxonomy import load_taxonomy
-from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
+from pipelines.agents.base import is_fatal, sql_block_request
 from pipelines.agents.reasoning_selector import ReasoningSelector
-from pipelines.agents.render import DIALECT_NAME, cells_block, render_evidence, solved_examples
+from pipelines.agents.render import cells_block, solved_examples
 from pipelines.agents.types import Bucket
 from pipelines.contracts import CandidateSQL, DatabaseRef
 from pipelines.indexing.examples.question_skeleton import SchemaWords
@@ -79,6 +79,7 @@ from pipelines.strategies.adaptive_state import (
 )
 from pipelines.strategies.base import Strategy
 from pipelines.strategies.retrieval import retrieve
+from pipelines.strategies.single_pass import single_pass_messages
 from pipelines.task_run import TaskRun, record_failure
 
 
@@ -266,14 +267,11 @@ class AdaptivePipeline(Strategy[AdaptiveScaling]):
         examples: bool = True,
         cells: bool = True,
     ) -> None:
-        request = ChatRequest(
-            messages=self._messages(run, examples=examples, cells=cells),
+        request = sql_block_request(
+            self._messages(run, examples=examples, cells=cells),
             n=n,
             temperature=temperature,
             max_tokens=self.settings.single_pass.max_tokens,
-            stop=(END_OF_SQL_BLOCK,),
-            grammar=SQL_BLOCK_GRAMMAR,
-            grammar_optional=True,
             seed=self.settings.single_pass.seed if temperature == 0.0 else None,
         )
         try:
@@ -304,15 +302,14 @@ class AdaptivePipeline(Strategy[AdaptiveScaling]):
     def _messages(self, run: TaskRun, *, examples: bool, cells: bool) -> tuple[ChatMessage, ...]:
         """The generation prompt: schema, retrieved cell values and examples where asked, question."""
         task, limit = run.task, self.settings.understanding.examples_in_prompt
-        return self.prompt.render(
-            dialect=DIALECT_NAME[task.db.dialect],
-            schema=run.light,
+        return single_pass_messages(
+            self.prompt,
+            task,
+            run.light,
             cells=cells_block(run.context.cell_hits) if cells else "",
             examples=solved_examples(run.context.example_hits, task.db.db_id, limit)
             if examples
             else "",
-            question=task.question.strip(),
-            evidence=render_evidence(task.evidence),
         )
 
     async def _fix(self, run: TaskRun, state: State) -> None:
