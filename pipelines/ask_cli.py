@@ -4,7 +4,7 @@ Answers one question against one database with the configured pipeline and print
 SQL, a preview of its result and a trace summary (candidates, buckets, LLM calls, tokens,
 seconds, retrieval). Any other ``key=value`` is a Hydra override, e.g. ``scaling=cpu_small``,
 ``model=qwen2.5-coder-0.5b``, ``scaling=single_pass``, before or after the question; the
-question is the first argument that is not ``key=value`` (``core.cli.split_overrides``).
+question is the first argument that is not ``key=value`` (``core.cli.parse_positional``).
 
     $ scale-analytics ask "How many singers are from France?" --db concert_singer.sqlite scaling=cpu_small
     $ scale-analytics ask "How many singers?" --db concert_singer.sqlite --json | jq .sql
@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from core.cli import split_overrides
+from core.cli import add_positional, parse_positional
 from core.cli_errors import fail, user_errors
 from core.types import Frozen
 from pipelines.contracts import (
@@ -70,12 +70,7 @@ def _parser() -> argparse.ArgumentParser:
         dest="as_json",
         help="print one JSON object on stdout (progress and logs on stderr)",
     )
-    p.add_argument(
-        "arguments",
-        nargs="*",
-        metavar="QUESTION | key=value",
-        help="the question (in quotes) and Hydra key=value overrides",
-    )
+    add_positional(p, "QUESTION", "the question (in quotes) and Hydra key=value overrides")
     return p
 
 
@@ -84,13 +79,9 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
     Any argument past the question goes to Hydra, which refuses it as it would in ``eval``.
     """
-    parser = _parser()
-    args = parser.parse_intermixed_args(argv)
-    words, overrides = split_overrides(args.arguments)
-    if not words:
-        parser.error("the question is missing")
-    args.question, *stray = words
-    return args, overrides + stray
+    args, question, overrides = parse_positional(_parser(), argv, "the question is missing")
+    args.question = question
+    return args, overrides
 
 
 def database_ref(path: str, db_id: str | None, descriptions: str | None) -> DatabaseRef:
