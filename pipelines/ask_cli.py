@@ -30,7 +30,7 @@ from rich.table import Table
 
 from core.cli import add_positional, parse_positional
 from core.cli_errors import fail, user_errors
-from core.types import Frozen
+from core.types import Frozen, Usage
 from pipelines.contracts import (
     CandidateSQL,
     ChosenSetting,
@@ -141,11 +141,17 @@ class AskCandidate(Frozen):
 
 
 class AskUsage(Frozen):
+    """The question's ``Usage`` as ``--json`` prints it: all but the model slots' busy time."""
+
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
     cost_usd: float = 0.0
+
+    @classmethod
+    def of(cls, usage: Usage) -> AskUsage:
+        return cls(**usage.model_dump(include=set(cls.model_fields)))
 
 
 class AskRetrieval(Frozen):
@@ -216,7 +222,6 @@ def ask_output(
     status: RetrievalStatus,
     preview_rows: int,
 ) -> AskOutput:
-    u = prediction.usage
     return AskOutput(
         question=task.question,
         db_id=task.db.db_id,
@@ -227,13 +232,7 @@ def ask_output(
         producer=prediction.producer,
         answered_by=prediction.answered_by,
         steps=prediction.steps,
-        usage=AskUsage(
-            calls=u.calls,
-            prompt_tokens=u.prompt_tokens,
-            completion_tokens=u.completion_tokens,
-            cached_prompt_tokens=u.cached_prompt_tokens,
-            cost_usd=u.cost_usd,
-        ),
+        usage=AskUsage.of(prediction.usage),
         seconds=round(prediction.latency_s, 3),
         degraded=prediction.degraded,
         degradation_reasons=prediction.degradation_reasons,
