@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from core.types import Frozen, Usage
@@ -69,27 +70,19 @@ def as_executor(sandbox: Any) -> SQLExecutor:
     raise TypeError(f"{type(sandbox).__name__} has neither execute() nor aexecute()")
 
 
+@dataclass(kw_only=True, eq=False)
 class AgentRuntime:
-    """Model + sandbox access for one task, recorded in its trace."""
+    """Model + sandbox access for one task, recorded in its trace; ``calls`` and ``usage`` add
+    up its chats."""
 
-    def __init__(
-        self,
-        *,
-        client: ModelClientLike,
-        executor: SQLExecutor,
-        recorder: TraceRecorder,
-        budget: TokenBudget | None = None,
-        call_cap: int | None = None,
-        model_name: str = "",
-    ) -> None:
-        self.client = client
-        self.executor = executor
-        self.recorder = recorder
-        self.budget = budget
-        self.call_cap = call_cap
-        self.model_name = model_name
-        self.calls = 0
-        self.usage = Usage()
+    client: ModelClientLike
+    executor: SQLExecutor
+    recorder: TraceRecorder
+    budget: TokenBudget | None = None
+    call_cap: int | None = None
+    model_name: str = ""
+    calls: int = field(default=0, init=False)
+    usage: Usage = field(default_factory=Usage, init=False)
 
     async def chat(
         self, request: ChatRequest, *, role: str, agent: str, surface: Surface = "cognitive"
