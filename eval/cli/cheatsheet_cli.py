@@ -1,5 +1,5 @@
 """``scale-analytics cheatsheet show|reset|export [--db DB] [--out FILE] [key=value ...]``: the
-rules the agentic mode learned, one sheet per database (pipelines/agentic/cheatsheet.py).
+rules the agentic mode learned, one sheet per database (pipelines/agentic_mode/cheatsheet.py).
 
     scale-analytics cheatsheet show                               # every sheet under the root
     scale-analytics cheatsheet show --db claims benchmark=demo    # that benchmark's database
@@ -35,8 +35,8 @@ from core.cli_errors import fail, user_errors
 from core.config import load_config, section
 from eval.errors import EvalError
 from eval.loaders import BenchmarkSpec, load_benchmark
-from pipelines.agentic import Cheatsheet
-from pipelines.agentic.cheatsheet import path_digest
+from pipelines.agentic_mode import Cheatsheet
+from pipelines.agentic_mode.cheatsheet import path_digest
 from pipelines.settings import CheatsheetSettings
 
 PROG = "scale-analytics cheatsheet"

@@ -47,8 +47,8 @@ from typing import Any
 from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
 from models.types import ChatMessage
-from pipelines.agentic.schema_index import SchemaIndex
-from pipelines.agentic.taxonomy import load_taxonomy
+from pipelines.agentic_mode.schema_index import SchemaIndex
+from pipelines.agentic_mode.taxonomy import load_taxonomy
 from pipelines.agents.base import is_fatal, sql_block_request
 from pipelines.agents.reasoning_selector import ReasoningSelector
 from pipelines.agents.render import cells_block, solved_examples

@@ -24,7 +24,7 @@ fails, and repaired with the failure's directive — the orchestrator alone hold
 
 Every routing is a trace decision (``agentic.<action>``) naming the failure's class and source
 (a checker stage, the engine, the verifier, the validator). Findings are recorded in the
-database's cheatsheet (pipelines/agentic/cheatsheet.py), marked fixed when the next attempt no
+database's cheatsheet (pipelines/agentic_mode/cheatsheet.py), marked fixed when the next attempt no
 longer meets them; its top rules open every generation.
 
     pipeline = AgenticPipeline(client=client, sandbox=sandbox, scaling=AgenticScaling())  # a model
@@ -40,14 +40,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from models.errors import InvalidModelOutput, ModelError
-from pipelines.agentic.attempts import Session, Tried, best_attempt, normal
-from pipelines.agentic.chain import CheckerChain
-from pipelines.agentic.classify import Classifier
-from pipelines.agentic.context import DatabaseContext, hubs_first
-from pipelines.agentic.entities import EntitySelector, SelectionInput, entities_for
-from pipelines.agentic.generate import Attempt, GenerationRequest, generate_sql
-from pipelines.agentic.llm_checks import LLMChecks
-from pipelines.agentic.taxonomy import Finding, Taxonomy, load_taxonomy
+from pipelines.agentic_mode.attempts import Session, Tried, best_attempt, normal
+from pipelines.agentic_mode.chain import CheckerChain
+from pipelines.agentic_mode.classify import Classifier
+from pipelines.agentic_mode.context import DatabaseContext, hubs_first
+from pipelines.agentic_mode.entities import EntitySelector, SelectionInput, entities_for
+from pipelines.agentic_mode.generate import Attempt, GenerationRequest, generate_sql
+from pipelines.agentic_mode.llm_checks import LLMChecks
+from pipelines.agentic_mode.taxonomy import Finding, Taxonomy, load_taxonomy
 from pipelines.agents.base import is_fatal
 from pipelines.agents.types import Context
 from pipelines.contracts import CandidateSQL, CellHit, DatabaseRef, ExampleHit, Task
@@ -385,7 +385,7 @@ class AgenticPipeline(Strategy[AgenticScaling]):
     def _cheatsheet(self, db: DatabaseRef):  # noqa: ANN202 - Cheatsheet | None
         if not self.scaling.cheatsheet or self.settings.cheatsheet.root is None:
             return None
-        from pipelines.agentic.cheatsheet import Cheatsheet
+        from pipelines.agentic_mode.cheatsheet import Cheatsheet
 
         return Cheatsheet.open(self.settings.cheatsheet, db, self.taxonomy)
 
