@@ -31,7 +31,7 @@ from bench_halves import halves
 
 ROUTES = ("agentic.repair_in_place", "agentic.expand_schema", "agentic.stop")
 ENGINES = {"sqlite", "duckdb"}
-# Where a finding came from, by its source (pipelines/agentic: classify.py, verifier.py,
+# Where a finding came from, by its source (pipelines/agentic_mode: classify.py, verifier.py,
 # validator.py); every other source is a checker-chain stage (or "parse", the chain's parser).
 WHERE = {"result": "result", "result_shape": "result", "plan_verifier": "verifier"}
 

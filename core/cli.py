@@ -5,8 +5,9 @@ Subcommands take Hydra overrides as positional ``key=value`` arguments, e.g.
 arguments; a ``key=value`` is always an override, and what the config holds (the benchmark, its
 split and folder, the experiment, the model) is set only that way. A subcommand with a
 positional of its own (``ask``'s question, ``score``'s predictions file) takes the first argument
-that is not an override (``split_overrides``) and hands the rest to Hydra, which rejects what it
-cannot read with the same message for every subcommand. Flags are for what no config holds: a
+that is not an override (``split_overrides``; ``add_positional`` and ``parse_positional`` for an
+argparse subcommand) and hands the rest to Hydra, which rejects what it cannot read with the same
+message for every subcommand. Flags are for what no config holds: a
 database file (``ask --db``), a file's format or a report's path (``score --format``, ``--out``),
 an output mode (``ask --json``).
 
@@ -21,6 +22,7 @@ within seconds with one line and exit code 130 (143), leaving no process behind 
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import re
@@ -62,6 +64,25 @@ def split_overrides(args: list[str]) -> tuple[list[str], list[str]]:
     """``(other arguments, Hydra overrides)``, each in its original order."""
     overrides = [a for a in args if is_override(a)]
     return [a for a in args if not is_override(a)], overrides
+
+
+def add_positional(parser: argparse.ArgumentParser, name: str, help: str) -> None:
+    """The subcommand's positional arguments: its own, ``name``, among Hydra overrides."""
+    parser.add_argument("arguments", nargs="*", metavar=f"{name} | key=value", help=help)
+
+
+def parse_positional(
+    parser: argparse.ArgumentParser, argv: list[str], missing: str
+) -> tuple[argparse.Namespace, str, list[str]]:
+    """``(args, the first argument that is not an override, Hydra overrides)``; any later one that
+    is not an override goes to Hydra too, which refuses it. ``missing``: the parser's error when
+    every argument is an override."""
+    args = parser.parse_intermixed_args(argv)
+    words, overrides = split_overrides(args.arguments)
+    if not words:
+        parser.error(missing)
+    first, *stray = words
+    return args, first, overrides + stray
 
 
 def _usage() -> str:

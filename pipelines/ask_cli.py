@@ -4,7 +4,7 @@ Answers one question against one database with the configured pipeline and print
 SQL, a preview of its result and a trace summary (candidates, buckets, LLM calls, tokens,
 seconds, retrieval). Any other ``key=value`` is a Hydra override, e.g. ``scaling=cpu_small``,
 ``model=qwen2.5-coder-0.5b``, ``scaling=single_pass``, before or after the question; the
-question is the first argument that is not ``key=value`` (``core.cli.split_overrides``).
+question is the first argument that is not ``key=value`` (``core.cli.parse_positional``).
 
     $ scale-analytics ask "How many singers are from France?" --db concert_singer.sqlite scaling=cpu_small
     $ scale-analytics ask "How many singers?" --db concert_singer.sqlite --json | jq .sql
@@ -29,9 +29,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from core.cli import split_overrides
+from core.cli import add_positional, parse_positional
 from core.cli_errors import fail, user_errors
-from core.types import Frozen
+from core.types import Frozen, Usage
 from pipelines.contracts import (
     CandidateSQL,
     ChosenSetting,
@@ -75,12 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         dest="as_json",
         help="print one JSON object on stdout (progress and logs on stderr)",
     )
-    p.add_argument(
-        "arguments",
-        nargs="*",
-        metavar="QUESTION | key=value",
-        help="the question (in quotes) and Hydra key=value overrides",
-    )
+    add_positional(p, "QUESTION", "the question (in quotes) and Hydra key=value overrides")
     return p
 
 
@@ -89,13 +84,9 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
     Any argument past the question goes to Hydra, which refuses it as it would in ``eval``.
     """
-    parser = _parser()
-    args = parser.parse_intermixed_args(argv)
-    words, overrides = split_overrides(args.arguments)
-    if not words:
-        parser.error("the question is missing")
-    args.question, *stray = words
-    return args, overrides + stray
+    args, question, overrides = parse_positional(_parser(), argv, "the question is missing")
+    args.question = question
+    return args, overrides
 
 
 def database_ref(path: str, db_id: str | None, descriptions: str | None) -> DatabaseRef:
@@ -163,11 +154,17 @@ class AskCandidate(Frozen):
 
 
 class AskUsage(Frozen):
+    """The question's ``Usage`` as ``--json`` prints it: all but the model slots' busy time."""
+
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
     cost_usd: float = 0.0
+
+    @classmethod
+    def of(cls, usage: Usage) -> AskUsage:
+        return cls(**usage.model_dump(include=set(cls.model_fields)))
 
 
 class AskRetrieval(Frozen):
@@ -238,7 +235,6 @@ def ask_output(
     status: RetrievalStatus,
     preview_rows: int,
 ) -> AskOutput:
-    u = prediction.usage
     return AskOutput(
         question=task.question,
         db_id=task.db.db_id,
@@ -249,13 +245,7 @@ def ask_output(
         producer=prediction.producer,
         answered_by=prediction.answered_by,
         steps=prediction.steps,
-        usage=AskUsage(
-            calls=u.calls,
-            prompt_tokens=u.prompt_tokens,
-            completion_tokens=u.completion_tokens,
-            cached_prompt_tokens=u.cached_prompt_tokens,
-            cost_usd=u.cost_usd,
-        ),
+        usage=AskUsage.of(prediction.usage),
         seconds=round(prediction.latency_s, 3),
         degraded=prediction.degraded,
         degradation_reasons=prediction.degradation_reasons,

@@ -36,7 +36,7 @@ class AgentSettings(Frozen):
     critic: AgentCall = AgentCall(temperature=0.2, max_tokens=384)
     revisor: AgentCall = AgentCall(temperature=0.0, max_tokens=512)
     selector: AgentCall = AgentCall(temperature=0.0, max_tokens=256)
-    # The agentic mode's checks (pipelines/agentic/verifier.py, validator.py): one short JSON
+    # The agentic mode's checks (pipelines/agentic_mode/verifier.py, validator.py): one short JSON
     # verdict each, its string bounded by the reply's schema.
     verifier: AgentCall = AgentCall(temperature=0.0, max_tokens=160)
     validator: AgentCall = AgentCall(temperature=0.0, max_tokens=128)
@@ -176,7 +176,7 @@ def _merged(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 class CheatsheetSettings(Frozen):
-    """The agentic mode's dynamic cheatsheet (pipelines/agentic/cheatsheet.py): rules learned
+    """The agentic mode's dynamic cheatsheet (pipelines/agentic_mode/cheatsheet.py): rules learned
     from classified errors, one file per database under ``root``, the best ``top_k`` shown to
     the generator before each generation."""
 

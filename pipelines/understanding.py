@@ -17,11 +17,11 @@ import asyncio
 import inspect
 import re
 import sys
-import time
 from collections.abc import Awaitable, Callable
 
 from pipelines.agents.base import is_fatal
 from pipelines.agents.keyword_extractor import KeywordSkeletonExtractor
+from pipelines.agents.runtime import Began
 from pipelines.agents.types import Context, Understanding
 from pipelines.contracts import CellHit, ExampleHit, SchemaView
 from pipelines.schema import JoinGraph, join_graph, restrict, view_token_size
@@ -100,7 +100,7 @@ class Understander:
     async def _retrieve(
         self, run: TaskRun, name: str, search: Callable[[], Awaitable]
     ) -> object | None:
-        start_wall, start = time.time(), time.monotonic()
+        began = Began.now()
         try:
             found = await search()
         except Exception as exc:  # noqa: BLE001 - degradation 2
@@ -108,7 +108,7 @@ class Understander:
                 run.recorder.decide(f"{name.split('.')[-1]}_unavailable", "l1", error=describe(exc))
                 return None
             run.runtime.record_tool(
-                name, "contextual", start_wall, start, ok=False, **{"error.type": describe(exc)}
+                name, "contextual", began, ok=False, **{"error.type": describe(exc)}
             )
             run.recorder.decide(
                 f"{name.split('.')[-1]}_failed", "l1", degradation=True, error=describe(exc)
@@ -120,7 +120,7 @@ class Understander:
             else len(found or ())
         )
         run.runtime.record_tool(
-            name, "contextual", start_wall, start, ok=True, **{"scale_analytics.hits": hits}
+            name, "contextual", began, ok=True, **{"scale_analytics.hits": hits}
         )
         return found
 

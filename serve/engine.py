@@ -39,7 +39,7 @@ from omegaconf import OmegaConf
 from core.types import Frozen
 from pipelines.contracts import ExecutionResult, Prediction, Task
 from pipelines.pipeline import Pipeline
-from serve.explain import ResponseAgent, template_explanation
+from serve.explain import Answered, ResponseAgent, template_explanation
 from serve.settings import ServeSettings
 from serve.store import StateStore
 from serve.types import EngineAnswer, JsonScalar, Progress, QueryAnswer, QueryJob, QueryUsage
@@ -252,11 +252,13 @@ class QueryEngine:
                 tracker.send("explanation")
             if self.settings.explain.enabled:
                 explanation = await self.explainer.explain(
-                    job.question,
-                    prediction.sql,
-                    result,
-                    evidence=job.evidence,
-                    dialect=job.db.dialect,
+                    Answered(
+                        question=job.question,
+                        sql=prediction.sql,
+                        result=result,
+                        evidence=job.evidence,
+                        dialect=job.db.dialect,
+                    )
                 )
                 text, assumptions, extra = (
                     explanation.text,

@@ -33,7 +33,7 @@ from sqlglot import exp
 from core.types import Frozen, Usage
 from models.types import ChatRequest
 from pipelines.agents.render import DIALECT_NAME
-from pipelines.contracts import ExecutionResult
+from pipelines.contracts import Dialect, ExecutionResult
 from pipelines.prompts import load_prompt
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,16 @@ _VERBS = {
     exp.Min: "takes the minimum of",
     exp.Max: "takes the maximum of",
 }
+
+
+class Answered(Frozen):
+    """An answer to explain: the question (with its evidence), the SQL chosen and its result."""
+
+    question: str
+    sql: str
+    result: ExecutionResult
+    evidence: str = ""
+    dialect: Dialect = "sqlite"
 
 
 class Explanation(Frozen):
@@ -185,7 +195,7 @@ def _rows_text(result: ExecutionResult, shown: int) -> str:
 class ResponseAgent:
     """Asks the model for the explanation and keeps it only when it is grounded.
 
-    ``await ResponseAgent(client, role="critic").explain(question, sql, result)``
+    ``await ResponseAgent(client).explain(Answered(question=..., sql=..., result=...))``
     """
 
     def __init__(
@@ -195,20 +205,13 @@ class ResponseAgent:
         self.max_tokens, self.rows_shown = max_tokens, rows_shown
         self.prompt = load_prompt(PROMPT)
 
-    def request(
-        self,
-        question: str,
-        sql: str,
-        result: ExecutionResult,
-        *,
-        evidence: str = "",
-        dialect: str = "sqlite",
-    ) -> ChatRequest:
+    def request(self, answered: Answered) -> ChatRequest:
+        result = answered.result
         messages = self.prompt.render(
-            question=question,
-            evidence=f"Evidence: {evidence}" if evidence else "",
-            dialect=DIALECT_NAME.get(dialect, "SQLite"),
-            sql=sql,
+            question=answered.question,
+            evidence=f"Evidence: {answered.evidence}" if answered.evidence else "",
+            dialect=DIALECT_NAME.get(answered.dialect, "SQLite"),
+            sql=answered.sql,
             row_count=result.row_count,
             columns=", ".join(result.columns),
             rows=_rows_text(result, self.rows_shown),
@@ -217,19 +220,12 @@ class ResponseAgent:
             messages=messages, max_tokens=self.max_tokens, temperature=0.0, json_schema=_SCHEMA
         )
 
-    async def explain(
-        self,
-        question: str,
-        sql: str,
-        result: ExecutionResult,
-        *,
-        evidence: str = "",
-        dialect: str = "sqlite",
-    ) -> Explanation:
-        text, assumptions = template_explanation(sql, result, dialect)
+    async def explain(self, answered: Answered) -> Explanation:
+        sql, result = answered.sql, answered.result
+        text, assumptions = template_explanation(sql, result, answered.dialect)
         if not result.ok:
             return Explanation(text=text, assumptions=assumptions)
-        request = self.request(question, sql, result, evidence=evidence, dialect=dialect)
+        request = self.request(answered)
         usage = Usage()
         try:
             response = await self.client.chat(request, role=self.role)
@@ -247,7 +243,8 @@ class ResponseAgent:
             )
         checked = [said, *said_assumptions]
         if not said or not all(
-            grounded(t, sql, result, question=question + " " + evidence) for t in checked
+            grounded(t, sql, result, question=f"{answered.question} {answered.evidence}")
+            for t in checked
         ):
             return Explanation(
                 text=text, assumptions=assumptions, fallback_reason="ungrounded", usage=usage

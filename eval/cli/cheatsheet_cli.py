@@ -1,5 +1,5 @@
 """``scale-analytics cheatsheet show|reset|export [--db DB] [--out FILE] [key=value ...]``: the
-rules the agentic mode learned, one sheet per database (pipelines/agentic/cheatsheet.py).
+rules the agentic mode learned, one sheet per database (pipelines/agentic_mode/cheatsheet.py).
 
     scale-analytics cheatsheet show                               # every sheet under the root
     scale-analytics cheatsheet show --db claims benchmark=demo    # that benchmark's database
@@ -30,13 +30,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from core.cli import split_overrides
+from core.cli import add_positional, parse_positional
 from core.cli_errors import fail, user_errors
 from core.config import load_config, section
 from eval.errors import EvalError
 from eval.loaders import BenchmarkSpec, load_benchmark
-from pipelines.agentic import Cheatsheet
-from pipelines.agentic.cheatsheet import path_digest
+from pipelines.agentic_mode import Cheatsheet
+from pipelines.agentic_mode.cheatsheet import path_digest
 from pipelines.settings import CheatsheetSettings
 
 PROG = "scale-analytics cheatsheet"
@@ -45,11 +45,10 @@ ACTIONS = ("show", "reset", "export")
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="The agentic mode's learned rules.")
-    parser.add_argument(
-        "arguments",
-        nargs="*",
-        metavar="{show,reset,export} | key=value",
-        help="what to do, and Hydra overrides (benchmark=demo, pipeline.cheatsheet.root=DIR)",
+    add_positional(
+        parser,
+        "{show,reset,export}",
+        "what to do, and Hydra overrides (benchmark=demo, pipeline.cheatsheet.root=DIR)",
     )
     parser.add_argument(
         "--db", help="a database id (of benchmark=NAME, when given) or a database file's path"
@@ -62,14 +61,14 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     """``(args, hydra overrides)`` with ``args.action`` set; the first argument that is not
     ``key=value`` is the action, any other goes to Hydra, which refuses it."""
     parser = _parser()
-    args = parser.parse_intermixed_args(argv)
-    words, overrides = split_overrides(args.arguments)
-    if not words or words[0] not in ACTIONS:
-        parser.error(f"say what to do: one of {', '.join(ACTIONS)}")
-    args.action, *stray = words
+    say = f"say what to do: one of {', '.join(ACTIONS)}"
+    args, action, overrides = parse_positional(parser, argv, say)
+    if action not in ACTIONS:
+        parser.error(say)
+    args.action = action
     if args.out is not None and args.action != "export":
         parser.error("--out is for export")
-    return args, overrides + stray
+    return args, overrides
 
 
 def main(argv: list[str]) -> int:

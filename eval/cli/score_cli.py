@@ -7,7 +7,7 @@ benchmark's gold SQL.
 
 The benchmark is the composed config's, set by Hydra overrides as in ``eval`` (``benchmark=…``,
 any ``benchmark.*`` key: ``benchmark.split``, ``benchmark.data_dir``), before or after the
-predictions file: the first argument that is not ``key=value`` (``core.cli.split_overrides``).
+predictions file: the first argument that is not ``key=value`` (``core.cli.parse_positional``).
 The flags are what no config holds: how to read the file, how to score it, where the report goes.
 
 Prints EX under BIRD (set) and Spider (bag, order if ORDER BY) semantics, overall, per
@@ -31,7 +31,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from core.cli import split_overrides
+from core.cli import add_positional, parse_positional
 from core.cli_errors import fail, user_errors
 from core.config import load_config, section
 from eval.errors import EvalError, PredictionsFormatError
@@ -45,11 +45,10 @@ PROG = "scale-analytics score"
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Score predictions by execution.")
-    parser.add_argument(
-        "arguments",
-        nargs="*",
-        metavar="PREDICTIONS | key=value",
-        help="the predictions file and Hydra overrides (benchmark=spider_dev, benchmark.split=dev)",
+    add_positional(
+        parser,
+        "PREDICTIONS",
+        "the predictions file and Hydra overrides (benchmark=spider_dev, benchmark.split=dev)",
     )
     parser.add_argument("--format", choices=("jsonl", "spider", "bird"), default="jsonl")
     parser.add_argument("--out", type=Path, help="write the full report (JSON) here")
@@ -76,13 +75,9 @@ def _parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     """``(args, hydra overrides)`` with ``args.predictions`` set. Any argument past the
     predictions file goes to Hydra, which refuses it as it would in ``eval``."""
-    parser = _parser()
-    args = parser.parse_intermixed_args(argv)
-    paths, overrides = split_overrides(args.arguments)
-    if not paths:
-        parser.error("the predictions file is missing")
-    args.predictions = Path(paths.pop(0))
-    return args, overrides + paths
+    args, path, overrides = parse_positional(_parser(), argv, "the predictions file is missing")
+    args.predictions = Path(path)
+    return args, overrides
 
 
 def main(argv: list[str]) -> int:

@@ -44,6 +44,28 @@ SQL_BLOCK_OPENING = "```sql\n"
 SQL_BLOCK_CLOSING = "\n```"
 
 
+def sql_block_request(
+    messages: tuple[ChatMessage, ...],
+    *,
+    temperature: float,
+    max_tokens: int,
+    n: int = 1,
+    seed: int | None = None,
+) -> ChatRequest:
+    """A request for ``n`` replies that are each one ```sql block: generation stops at its
+    closing fence, under ``SQL_BLOCK_GRAMMAR`` where the server takes grammars."""
+    return ChatRequest(
+        messages=messages,
+        n=n,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        stop=(END_OF_SQL_BLOCK,),
+        grammar=SQL_BLOCK_GRAMMAR,
+        grammar_optional=True,
+        seed=seed,
+    )
+
+
 In = TypeVar("In")
 Out = TypeVar("Out")
 M = TypeVar("M", bound=BaseModel)

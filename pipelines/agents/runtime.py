@@ -16,9 +16,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from core.types import Usage
+from core.types import Frozen, Usage
 from models.budget import TokenBudget
 from models.types import ChatRequest, ChatResponse
 from pipelines.agents.errors import CallCapExceeded
@@ -34,6 +35,18 @@ class ModelClientLike(Protocol):
 
 class SQLExecutor(Protocol):
     async def execute(self, sql: str, db: DatabaseRef) -> ExecutionResult: ...
+
+
+class Began(Frozen):
+    """When a call began: the wall clock its trace event shows, the monotonic clock its duration
+    is measured on."""
+
+    unix_s: float
+    monotonic_s: float
+
+    @classmethod
+    def now(cls) -> Began:
+        return cls(unix_s=time.time(), monotonic_s=time.monotonic())
 
 
 class _SyncSandboxAdapter:
@@ -57,27 +70,19 @@ def as_executor(sandbox: Any) -> SQLExecutor:
     raise TypeError(f"{type(sandbox).__name__} has neither execute() nor aexecute()")
 
 
+@dataclass(kw_only=True, eq=False)
 class AgentRuntime:
-    """Model + sandbox access for one task, recorded in its trace."""
+    """Model + sandbox access for one task, recorded in its trace; ``calls`` and ``usage`` add
+    up its chats."""
 
-    def __init__(
-        self,
-        *,
-        client: ModelClientLike,
-        executor: SQLExecutor,
-        recorder: TraceRecorder,
-        budget: TokenBudget | None = None,
-        call_cap: int | None = None,
-        model_name: str = "",
-    ) -> None:
-        self.client = client
-        self.executor = executor
-        self.recorder = recorder
-        self.budget = budget
-        self.call_cap = call_cap
-        self.model_name = model_name
-        self.calls = 0
-        self.usage = Usage()
+    client: ModelClientLike
+    executor: SQLExecutor
+    recorder: TraceRecorder
+    budget: TokenBudget | None = None
+    call_cap: int | None = None
+    model_name: str = ""
+    calls: int = field(default=0, init=False)
+    usage: Usage = field(default_factory=Usage, init=False)
 
     async def chat(
         self, request: ChatRequest, *, role: str, agent: str, surface: Surface = "cognitive"
@@ -99,7 +104,7 @@ class AgentRuntime:
             "gen_ai.output.type": "json" if request.json_schema else "text",
             "scale_analytics.role": role,
         }
-        start_wall, start = time.time(), time.monotonic()
+        began = Began.now()
         try:
             response = await self.client.chat(request, role=role, budget=self.budget)
         except BaseException as exc:
@@ -107,7 +112,7 @@ class AgentRuntime:
             if isinstance(paid, ChatResponse):
                 self.usage = self.usage + paid.usage
             attrs["error.type"] = type(exc).__name__
-            self._record(agent, surface, start_wall, start, ok=False, attrs=attrs)
+            self._record(agent, surface, began, ok=False, attrs=attrs)
             raise
         self.usage = self.usage + response.usage
         attrs.update(
@@ -119,13 +124,13 @@ class AgentRuntime:
                 "gen_ai.usage.cache_read.input_tokens": response.usage.cached_prompt_tokens,
             }
         )
-        self._record(agent, surface, start_wall, start, ok=True, attrs=attrs)
+        self._record(agent, surface, began, ok=True, attrs=attrs)
         return response
 
     async def execute(
         self, sql: str, db: DatabaseRef, *, agent: str = "sandbox"
     ) -> ExecutionResult:
-        start_wall, start = time.time(), time.monotonic()
+        began = Began.now()
         result = await self.executor.execute(sql, db)
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
@@ -137,46 +142,26 @@ class AgentRuntime:
         }
         if result.error_kind:
             attrs["error.type"] = result.error_kind
-        self._record("sandbox.execute", "operational", start_wall, start, ok=result.ok, attrs=attrs)
+        self._record("sandbox.execute", "operational", began, ok=result.ok, attrs=attrs)
         return result
 
     def record_tool(
-        self,
-        name: str,
-        surface: Surface,
-        start_wall: float,
-        start: float,
-        *,
-        ok: bool,
-        **attrs: Any,
+        self, name: str, surface: Surface, began: Began, *, ok: bool, **attrs: Any
     ) -> None:
-        """Record a non-LLM agent call (retrievers) that the orchestrator timed itself."""
-        self._record(
-            name,
-            surface,
-            start_wall,
-            start,
-            ok=ok,
-            attrs={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, **attrs},
-        )
+        """Record a non-LLM agent call (retrievers) that the caller timed itself."""
+        attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, **attrs}
+        self._record(name, surface, began, ok=ok, attrs=attrs)
 
     def _record(
-        self,
-        name: str,
-        surface: Surface,
-        start_wall: float,
-        start: float,
-        *,
-        ok: bool,
-        attrs: dict[str, Any],
+        self, name: str, surface: Surface, began: Began, *, ok: bool, attrs: dict[str, Any]
     ) -> None:
         self.recorder.event(
             AgentEvent(
                 name=name,
                 surface=surface,
                 task_id=self.recorder.task_id,
-                start_unix_s=start_wall,
-                duration_s=max(0.0, time.monotonic() - start),
+                start_unix_s=began.unix_s,
+                duration_s=max(0.0, time.monotonic() - began.monotonic_s),
                 ok=ok,
                 attributes=attrs,
             )

@@ -13,7 +13,7 @@ says when in a candidate's life it runs, and so what it is shown and what it ans
 The adaptive pipeline runs its written rewriters before a candidate runs, its failed ones on an
 errored candidate (rounds, each rewrite executed) and its found_nothing ones on an empty result
 (``pipelines/repair/rounds.py``); the agentic checker chain runs written rewriters and blockers
-(``pipelines/agentic/chain.py``). Every one reads the schema through ``RepairContext.index``.
+(``pipelines/agentic_mode/chain.py``). Every one reads the schema through ``RepairContext.index``.
 A failed-phase repair's ``rounds`` setting (1 where it has none) bounds the rewrites an errored
 candidate gets: the largest of the listed ones.
 
@@ -33,12 +33,12 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from core.types import Frozen
-from pipelines.agentic.schema_index import SchemaIndex
-from pipelines.agentic.taxonomy import Finding, Taxonomy
+from pipelines.agentic_mode.schema_index import SchemaIndex
+from pipelines.agentic_mode.taxonomy import Finding, Taxonomy
 from pipelines.contracts import ExecutionResult
 
 if TYPE_CHECKING:
-    from pipelines.agentic.checks.base import ParsedSQL
+    from pipelines.agentic_mode.checks.base import ParsedSQL
 
 Phase = Literal["written", "failed", "found_nothing"]
 RunProbe = Callable[[str], Awaitable[ExecutionResult]]

@@ -26,17 +26,17 @@ REPAIRS: dict[str, str] = {
     "columns": "pipelines.repair.columns:Columns",
     "quotes": "pipelines.repair.quotes:Quotes",
     "values": "pipelines.repair.values:Values",
-    # the agentic checker chain's (pipelines/agentic/checks/)
-    "stray_apostrophes": "pipelines.agentic.checks.quotes:StrayApostrophes",
-    "identifier_casing": "pipelines.agentic.checks.casing:IdentifierCasing",
-    "dialect_functions": "pipelines.agentic.checks.dialect:DialectFunctions",
-    "list_column_tables": "pipelines.agentic.checks.list_tables:ListColumnTables",
-    "column_names": "pipelines.agentic.checks.column_names:ColumnNames",
-    "unknown_functions": "pipelines.agentic.checks.unknown_functions:UnknownFunctions",
-    "unknown_names": "pipelines.agentic.checks.unknown_names:UnknownNames",
-    "nested_paths": "pipelines.agentic.checks.nested_paths:NestedPaths",
-    "enum_values": "pipelines.agentic.checks.enum_values:EnumValues",
-    "like_on_enum": "pipelines.agentic.checks.like_on_enum:LikeOnEnum",
+    # the agentic checker chain's (pipelines/agentic_mode/checks/)
+    "stray_apostrophes": "pipelines.agentic_mode.checks.quotes:StrayApostrophes",
+    "identifier_casing": "pipelines.agentic_mode.checks.casing:IdentifierCasing",
+    "dialect_functions": "pipelines.agentic_mode.checks.dialect:DialectFunctions",
+    "list_column_tables": "pipelines.agentic_mode.checks.list_tables:ListColumnTables",
+    "column_names": "pipelines.agentic_mode.checks.column_names:ColumnNames",
+    "unknown_functions": "pipelines.agentic_mode.checks.unknown_functions:UnknownFunctions",
+    "unknown_names": "pipelines.agentic_mode.checks.unknown_names:UnknownNames",
+    "nested_paths": "pipelines.agentic_mode.checks.nested_paths:NestedPaths",
+    "enum_values": "pipelines.agentic_mode.checks.enum_values:EnumValues",
+    "like_on_enum": "pipelines.agentic_mode.checks.like_on_enum:LikeOnEnum",
 }
 
 # One entry of a strategy's list: a name, or a name with its repair's settings.

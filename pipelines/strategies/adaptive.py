@@ -46,12 +46,12 @@ from typing import Any
 
 from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
-from models.types import ChatMessage, ChatRequest
-from pipelines.agentic.schema_index import SchemaIndex
-from pipelines.agentic.taxonomy import load_taxonomy
-from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR, is_fatal
+from models.types import ChatMessage
+from pipelines.agentic_mode.schema_index import SchemaIndex
+from pipelines.agentic_mode.taxonomy import load_taxonomy
+from pipelines.agents.base import is_fatal, sql_block_request
 from pipelines.agents.reasoning_selector import ReasoningSelector
-from pipelines.agents.render import DIALECT_NAME, cells_block, render_evidence, solved_examples
+from pipelines.agents.render import cells_block, solved_examples
 from pipelines.agents.types import Bucket
 from pipelines.contracts import CandidateSQL, DatabaseRef
 from pipelines.indexing.examples.question_skeleton import SchemaWords
@@ -79,40 +79,39 @@ from pipelines.strategies.adaptive_state import (
 )
 from pipelines.strategies.base import Strategy
 from pipelines.strategies.retrieval import retrieve
+from pipelines.strategies.single_pass import single_pass_messages
 from pipelines.task_run import TaskRun, record_failure
 
 
-class AdaptivePipeline(Strategy):
+class AdaptivePipeline(Strategy[AdaptiveScaling]):
     """First wave, then fix / widen / revise / tournament only while the pool has no clear majority."""
 
     Settings = AdaptiveScaling
-    stage = "adaptive"
 
     def __init__(self, *, prompt: PromptTemplate | None = None, **parts: Any) -> None:
         super().__init__(**parts)
-        self.adaptive: AdaptiveScaling = self.scaling
         settings = self.settings
         self.prompt = prompt or load_prompt("single_pass")
         self.refiner = Refiner.from_settings(settings)
         self.tournament = Tournament(
             ReasoningSelector(settings=settings.agents.selector),
             settings.tournament.model_copy(
-                update={"max_finalists": self.adaptive.tournament_finalists, "majority_share": None}
+                update={"max_finalists": self.scaling.tournament_finalists, "majority_share": None}
             ),
         )
         self.likelihood = LikelihoodSelector(
-            max_sqls=self.adaptive.select_max_sqls,
-            parallel=self.adaptive.select_parallel,
+            max_sqls=self.scaling.select_max_sqls,
+            parallel=self.scaling.select_parallel,
             max_tokens=settings.single_pass.max_tokens,
         )
         self.bucketer = ExecutionBucketer()
-        self.repairs = build_repairs(self.adaptive.repairs)
+        self.repairs = build_repairs(self.scaling.repairs)
         self.taxonomy = load_taxonomy()
         self._schemas: SchemaCache[DatabaseSchema] = SchemaCache()
 
     def call_allowance(self, fixer_passes: int = 1) -> int:
         """Upper bound of LLM calls of one question: every step taken, every request made."""
-        a = self.adaptive
+        a = self.scaling
         first = int(a.greedy) + int(a.samples > 0)
         tournament = comb(a.tournament_finalists, 2) * 2 if a.tournament else 0
         likelihood = a.select_max_sqls if a.select == "likelihood" else 0
@@ -134,7 +133,7 @@ class AdaptivePipeline(Strategy):
     # --- the search ----------------------------------------------------------------------------
 
     async def search(self, run: TaskRun, state: State) -> CandidateSQL | None:
-        a = self.adaptive
+        a = self.scaling
         task = run.task
         schema = await self._schema(task.db)
         run.context, run.retrieval = await retrieve(
@@ -234,7 +233,7 @@ class AdaptivePipeline(Strategy):
     # --- steps ---------------------------------------------------------------------------------
 
     async def _first_wave(self, run: TaskRun, state: State) -> None:
-        a = self.adaptive
+        a = self.scaling
         if a.greedy:  # first, alone: the samples after it reuse the prompt it evaluated
             await self._sample(run, state, n=1, temperature=0.0, producer=f"{FIRST_WAVE}/greedy")
         if a.samples:
@@ -268,14 +267,11 @@ class AdaptivePipeline(Strategy):
         examples: bool = True,
         cells: bool = True,
     ) -> None:
-        request = ChatRequest(
-            messages=self._messages(run, examples=examples, cells=cells),
+        request = sql_block_request(
+            self._messages(run, examples=examples, cells=cells),
             n=n,
             temperature=temperature,
             max_tokens=self.settings.single_pass.max_tokens,
-            stop=(END_OF_SQL_BLOCK,),
-            grammar=SQL_BLOCK_GRAMMAR,
-            grammar_optional=True,
             seed=self.settings.single_pass.seed if temperature == 0.0 else None,
         )
         try:
@@ -306,15 +302,14 @@ class AdaptivePipeline(Strategy):
     def _messages(self, run: TaskRun, *, examples: bool, cells: bool) -> tuple[ChatMessage, ...]:
         """The generation prompt: schema, retrieved cell values and examples where asked, question."""
         task, limit = run.task, self.settings.understanding.examples_in_prompt
-        return self.prompt.render(
-            dialect=DIALECT_NAME[task.db.dialect],
-            schema=run.light,
+        return single_pass_messages(
+            self.prompt,
+            task,
+            run.light,
             cells=cells_block(run.context.cell_hits) if cells else "",
             examples=solved_examples(run.context.example_hits, task.db.db_id, limit)
             if examples
             else "",
-            question=task.question.strip(),
-            evidence=render_evidence(task.evidence),
         )
 
     async def _fix(self, run: TaskRun, state: State) -> None:
@@ -322,7 +317,7 @@ class AdaptivePipeline(Strategy):
         counts: dict[str, list[CandidateSQL]] = {}
         for c in fixable(run, state):
             counts.setdefault(c.sql, []).append(c)
-        chosen = sorted(counts.values(), key=len, reverse=True)[: self.adaptive.fix_max]
+        chosen = sorted(counts.values(), key=len, reverse=True)[: self.scaling.fix_max]
         await self.refiner.fix_all(
             run, [c for group in chosen for c in group], max_passes=1, siblings_in_sequence=False
         )
@@ -360,7 +355,7 @@ class AdaptivePipeline(Strategy):
         buckets = self.bucketer.bucket(run.pool)
         if step == "widen":
             largest = max((b.size for b in buckets if not b.error), default=0)
-            if largest < self.adaptive.widen_min_votes:
+            if largest < self.scaling.widen_min_votes:
                 run.recorder.decide("adaptive.no_agreement", step, largest=largest)
                 return False
             return True
@@ -383,7 +378,7 @@ class AdaptivePipeline(Strategy):
     def _clear_majority(self, buckets: Sequence[Bucket]) -> bool:
         if not buckets or buckets[0].error or buckets[0].empty or null_only(buckets[0]):
             return False
-        top, a = buckets[0], self.adaptive
+        top, a = buckets[0], self.scaling
         runner_up = buckets[1].size if len(buckets) > 1 and not buckets[1].error else 0
         return (
             top.size > runner_up
@@ -394,7 +389,7 @@ class AdaptivePipeline(Strategy):
     def _may_answer(self, step: str, top: Bucket, run: TaskRun, state: State) -> bool:
         """A clear majority answers unless its SQL rates harder than ``stop_max_hardness`` and a
         widening is still to come: the first wave agrees on wrong answers most on hard questions."""
-        a = self.adaptive
+        a = self.scaling
         if a.stop_max_hardness == "extra" or not a.widen:
             return True
         if any(cost.step == "widen" for cost in run.steps.taken):
@@ -408,7 +403,7 @@ class AdaptivePipeline(Strategy):
     def _out_of_time(self, step: str, run: TaskRun, state: State) -> bool:
         """Past ``escalate_within_s`` since the question started: ``step`` and every later one
         are left out (one decision in the trace)."""
-        limit = self.adaptive.escalate_within_s
+        limit = self.scaling.escalate_within_s
         if limit is None:
             return False
         spent = time.monotonic() - run.started  # only grows: once past, every later check is too
@@ -428,4 +423,4 @@ class AdaptivePipeline(Strategy):
             return False
         return (
             answers[0].size - answers[1].size
-        ) <= self.adaptive.tournament_margin * self._answers(buckets)
+        ) <= self.scaling.tournament_margin * self._answers(buckets)

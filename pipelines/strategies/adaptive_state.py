@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import sqlglot
 
-from pipelines.agentic.schema_index import SchemaIndex
+from pipelines.agentic_mode.schema_index import SchemaIndex
 from pipelines.agents.types import Bucket
 from pipelines.contracts import CandidateSQL
 from pipelines.indexing.examples.question_skeleton import SchemaWords

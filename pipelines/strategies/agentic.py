@@ -24,7 +24,7 @@ fails, and repaired with the failure's directive — the orchestrator alone hold
 
 Every routing is a trace decision (``agentic.<action>``) naming the failure's class and source
 (a checker stage, the engine, the verifier, the validator). Findings are recorded in the
-database's cheatsheet (pipelines/agentic/cheatsheet.py), marked fixed when the next attempt no
+database's cheatsheet (pipelines/agentic_mode/cheatsheet.py), marked fixed when the next attempt no
 longer meets them; its top rules open every generation.
 
     pipeline = AgenticPipeline(client=client, sandbox=sandbox, scaling=AgenticScaling())  # a model
@@ -40,14 +40,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from models.errors import InvalidModelOutput, ModelError
-from pipelines.agentic.attempts import Session, Tried, best_attempt, normal
-from pipelines.agentic.chain import CheckerChain
-from pipelines.agentic.classify import Classifier
-from pipelines.agentic.context import DatabaseContext, hubs_first
-from pipelines.agentic.entities import EntitySelector, SelectionInput, entities_for
-from pipelines.agentic.generate import Attempt, GenerationRequest, generate_sql
-from pipelines.agentic.llm_checks import LLMChecks
-from pipelines.agentic.taxonomy import Finding, Taxonomy, load_taxonomy
+from pipelines.agentic_mode.attempts import Session, Tried, best_attempt, normal
+from pipelines.agentic_mode.chain import CheckerChain
+from pipelines.agentic_mode.classify import Classifier
+from pipelines.agentic_mode.context import DatabaseContext, hubs_first
+from pipelines.agentic_mode.entities import EntitySelector, SelectionInput, entities_for
+from pipelines.agentic_mode.generate import Attempt, GenerationRequest, generate_sql
+from pipelines.agentic_mode.llm_checks import LLMChecks
+from pipelines.agentic_mode.taxonomy import Finding, Taxonomy, load_taxonomy
 from pipelines.agents.base import is_fatal
 from pipelines.agents.types import Context
 from pipelines.contracts import CandidateSQL, CellHit, DatabaseRef, ExampleHit, Task
@@ -75,35 +75,32 @@ SELECT_STEP, GENERATE_STEP = "select_entities", "generate"
 NO_SCHEMA_WORDS = SchemaWords(tables=frozenset(), columns=frozenset())
 
 
-class AgenticPipeline(Strategy):
+class AgenticPipeline(Strategy[AgenticScaling]):
     """One generation at a time, checked, executed, classified and repaired (module docstring)."""
 
     Settings = AgenticScaling
-    stage = "agentic"
 
     def __init__(self, *, taxonomy: Taxonomy | None = None, **parts: Any) -> None:
         super().__init__(**parts)
-        self.agentic: AgenticScaling = self.scaling
-        settings = self.settings
         self.own_examples = self.own_examples or OwnExampleRetriever()
         self.taxonomy = taxonomy if taxonomy is not None else load_taxonomy()
         self.classifier = Classifier(self.taxonomy)
         self.selector = EntitySelector(settings=AgentCall(temperature=0.0, max_tokens=96))
-        self.generator_settings = AgentCall(max_tokens=settings.single_pass.max_tokens)
+        self.generator_settings = AgentCall(max_tokens=self.settings.single_pass.max_tokens)
         if "focuser" not in parts:  # the focus as an entity picker: on whatever the schema's size
-            self.focuser = SchemaFocuser(settings.focus.model_copy(update={"above_tokens": 0}))
+            self.focuser = SchemaFocuser(self.settings.focus.model_copy(update={"above_tokens": 0}))
         self.checks = LLMChecks(
-            settings.agents,
+            self.settings.agents,
             self.taxonomy,
-            verifier=self.agentic.verifier,
-            validator=self.agentic.validator,
+            verifier=self.scaling.verifier,
+            validator=self.scaling.validator,
         )
         self._databases: SchemaCache[DatabaseContext] = SchemaCache()
         self._references: SchemaCache[ReferenceSchema] = SchemaCache()  # the focus's, on use
 
     def call_allowance(self) -> int:
         """Upper bound of LLM calls of one question."""
-        a = self.agentic
+        a = self.scaling
         # a generation, its redraw when it repeats an earlier SQL, and the LLM checks
         per_attempt = 2 + int(a.verifier) + int(a.validator)
         return int(a.select_entities != "focus") + a.max_attempts * per_attempt
@@ -129,7 +126,7 @@ class AgenticPipeline(Strategy):
     # --- the loop ------------------------------------------------------------------------------
 
     async def search(self, run: TaskRun, session: Session) -> CandidateSQL | None:
-        a = self.agentic
+        a = self.scaling
         task = run.task
         context = await self._database(task.db)
         session.entities = await self._select(run, context)
@@ -179,7 +176,7 @@ class AgenticPipeline(Strategy):
     ) -> Tried | None:
         """Generate, check, verify, execute, classify and validate one SQL. None: the generator
         gave no SQL (noted in the history, so the next call knows)."""
-        a = self.agentic
+        a = self.scaling
         task = run.task
         request = GenerationRequest(
             question=task.question,
@@ -242,7 +239,7 @@ class AgenticPipeline(Strategy):
         self, run: TaskRun, session: Session, context: DatabaseContext, tried: Tried
     ) -> bool:
         """Act on the attempt's findings; False when no retry can help."""
-        a = self.agentic
+        a = self.scaling
         stage = f"attempt_{tried.number}"
         first = tried.findings[0]
         if any(f.action == "stop" for f in tried.findings):
@@ -278,14 +275,14 @@ class AgenticPipeline(Strategy):
 
     def _retry_empty(self, session: Session, number: int) -> bool:
         """Whether an empty result goes back for a repair: once a question, attempts left."""
-        a = self.agentic
+        a = self.scaling
         if not a.retry_empty or number >= a.max_attempts or session.retried_empty:
             return False
         session.retried_empty = True
         return True
 
     def _feedback(self, finding: Finding, tried: Tried) -> str:
-        if self.agentic.directives:
+        if self.scaling.directives:
             return finding.feedback()
         # The plain retry baseline: what the engine or the check said, nothing more.
         if tried.result is not None and tried.result.error:
@@ -293,7 +290,7 @@ class AgenticPipeline(Strategy):
         return finding.detail
 
     def _expand(self, session: Session, context: DatabaseContext, finding: Finding) -> list[str]:
-        room = self.agentic.max_expanded - session.expanded
+        room = self.scaling.max_expanded - session.expanded
         new = [e for e in entities_for(finding, context.graph) if e not in session.entities]
         new = new[: max(0, room)]
         session.entities += new
@@ -307,7 +304,7 @@ class AgenticPipeline(Strategy):
             graph = await asyncio.to_thread(schema_graph, db, self.settings.catalog)
             view = await asyncio.to_thread(introspect, db, 0)
             chain = CheckerChain(
-                view, stages=build_repairs(self.agentic.checks), taxonomy=self.taxonomy
+                view, stages=build_repairs(self.scaling.checks), taxonomy=self.taxonomy
             )
             catalog = catalog_of(graph, self.settings.catalog).text()
             return DatabaseContext(graph, catalog, chain, hubs_first(graph))
@@ -316,7 +313,7 @@ class AgenticPipeline(Strategy):
 
     async def _select(self, run: TaskRun, context: DatabaseContext) -> list[str]:
         """The entities the first generation is shown, hubs first (``hubs_first``)."""
-        a = self.agentic
+        a = self.scaling
         task = run.task
         names = tuple(e.name for e in context.graph.entities)
         if len(names) <= a.max_entities:
@@ -379,16 +376,16 @@ class AgenticPipeline(Strategy):
         return context.cell_hits
 
     def _examples(self, task: Task) -> tuple[ExampleHit, ...]:
-        if not self.agentic.examples:
+        if not self.scaling.examples:
             return ()
-        return tuple(self.own_examples.search(task.db, task.question, k=self.agentic.examples))
+        return tuple(self.own_examples.search(task.db, task.question, k=self.scaling.examples))
 
     # --- the cheatsheet ------------------------------------------------------------------------
 
     def _cheatsheet(self, db: DatabaseRef):  # noqa: ANN202 - Cheatsheet | None
-        if not self.agentic.cheatsheet or self.settings.cheatsheet.root is None:
+        if not self.scaling.cheatsheet or self.settings.cheatsheet.root is None:
             return None
-        from pipelines.agentic.cheatsheet import Cheatsheet
+        from pipelines.agentic_mode.cheatsheet import Cheatsheet
 
         return Cheatsheet.open(self.settings.cheatsheet, db, self.taxonomy)
 

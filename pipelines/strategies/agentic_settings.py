@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from pipelines.agentic.checks import DEFAULT_CHECKS
+from pipelines.agentic_mode.checks import DEFAULT_CHECKS
 from pipelines.repair.registry import RepairEntry, RepairList, build_repairs
 from pipelines.strategies.scaling import StrategyScaling
 
@@ -44,7 +44,7 @@ class AgenticScaling(StrategyScaling):
     # nothing else questions it: the first enterprise trials accepted a join that matched nothing.
     retry_empty: bool = True
     # The checker chain's stages, in order, by name (pipelines/repair/registry.py; the rewriters,
-    # then the blockers: pipelines/agentic/checks/). ``column_names`` (not listed: binds an
+    # then the blockers: pipelines/agentic_mode/checks/). ``column_names`` (not listed: binds an
     # unknown column with the schema-grounded column repair instead of reporting it) rewrote 6
     # questions' SQL on the claims tuning half, turned none right and one wrong (a join to an
     # unrelated table). [] : no chain.

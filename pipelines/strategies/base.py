@@ -8,7 +8,7 @@ exists when the search found nothing, ``conclude_search``; its settings are ``sc
          ──► the open step closed ──► conclude_search(run, memo, chosen)
          ──► run.conclude ──► (Prediction, ReasoningTrace), the trace written to the sinks
 
-    class Echo(Strategy):
+    class Echo(Strategy[EchoScaling]):
         Settings = EchoScaling                       # a StrategyScaling
         def call_allowance(self): return 1
         async def search(self, run, memo): ...       # ──► CandidateSQL | None
@@ -19,7 +19,7 @@ exists when the search found nothing, ``conclude_search``; its settings are ``sc
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from models.errors import ModelError
 from pipelines.agents.runtime import ModelClientLike, as_executor
@@ -34,25 +34,27 @@ from pipelines.task_run import TaskRun, describe, within_limits
 from pipelines.trace import ReasoningTrace, SafeSink, TraceSink, safe_sinks
 
 T = TypeVar("T")
+S = TypeVar("S", bound=StrategyScaling)
 
 
-class Strategy:
+class Strategy(Generic[S]):
     """The shared state and the per-question lifecycle of the pipelines in ``pipelines.strategies``.
 
-    Built with the pipeline settings and the strategy's scaling settings, each ``auto`` setting
+    Built with the pipeline settings and the strategy's scaling settings (its ``Settings``, the
+    model ``S`` names; ``Settings()`` when none are given), each ``auto`` setting
     chosen as for a database that was not measured (``pipelines.database_rules.settle``; the
     factory builds one per database's choice), the optional L0 retrievers, and the schema focus.
     """
 
     Settings: ClassVar[type[StrategyScaling]]
-    stage: ClassVar[str]  # where the trace records the question's limits being reached
+    scaling: S
 
     def __init__(
         self,
         *,
         client: ModelClientLike,
         sandbox: object,
-        scaling: StrategyScaling,
+        scaling: S | None = None,
         settings: PipelineSettings = PipelineSettings(),
         sinks: Sequence[TraceSink] = (),
         model_name: str = "",
@@ -61,6 +63,7 @@ class Strategy:
         own_examples: Any | None = None,
         focuser: SchemaFocuser | None = None,
     ) -> None:
+        scaling = self.Settings() if scaling is None else scaling
         if not isinstance(scaling, self.Settings):
             raise ValueError(
                 f"{type(self).__name__} takes {self.Settings.__name__}, not "
@@ -77,6 +80,12 @@ class Strategy:
         # The schema focus of the strategies that read the reference schema (its settings'
         # by default); a test passes its own.
         self.focuser = focuser or SchemaFocuser(self.settings.focus)
+
+    @property
+    def stage(self) -> str:
+        """Where the trace records the question's limits being reached: the strategy's name (a
+        subclass may name another, as a class attribute)."""
+        return self.scaling.strategy
 
     # --- what a strategy supplies ----------------------------------------------------------
 

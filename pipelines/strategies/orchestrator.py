@@ -46,7 +46,6 @@ from pipelines.schema import introspect, render_ddl, render_light
 from pipelines.schema.cache import SchemaCache
 from pipelines.selection.bucketing import ExecutionBucketer
 from pipelines.selection.tournament import Tournament, TournamentQuestion, finalists, majority_vote
-from pipelines.settings import PipelineSettings
 from pipelines.strategies.base import Strategy
 from pipelines.strategies.full_width_settings import (
     FullWidthScaling,
@@ -61,31 +60,25 @@ from pipelines.trace import RouteRecord
 from pipelines.understanding import Understander
 
 
-class Orchestrator(Strategy):
+class Orchestrator(Strategy[FullWidthScaling]):
     """The full pipeline; ``answer(task) -> Prediction``, ``answer_with_trace`` for both."""
 
     Settings = FullWidthScaling
     stage = "orchestrator"
 
-    def __init__(
-        self,
-        *,
-        scaling: FullWidthScaling = FullWidthScaling(),
-        settings: PipelineSettings = PipelineSettings(),
-        **parts: Any,
-    ) -> None:
-        if isinstance(scaling, FullWidthScaling):
-            check_families(scaling.k, "scaling.k")
-        if getattr(scaling, "router_enabled", False):
-            check_families(settings.router.probe_k, "pipeline.router.probe_k")
-            for tier in settings.router.profiles:
+    def __init__(self, **parts: Any) -> None:
+        super().__init__(**parts)
+        check_families(self.scaling.k, "scaling.k")
+        if self.scaling.router_enabled:
+            router = self.settings.router
+            check_families(router.probe_k, "pipeline.router.probe_k")
+            for tier in router.profiles:
                 try:  # a bad profile must fail here, not in the middle of a question
-                    check_families(settings.router.scaling_for(tier, scaling).k, "k")
+                    check_families(router.scaling_for(tier, self.scaling).k, "k")
                 except ValueError as exc:
                     raise PipelineConfigError(
                         f"router profile {tier!r} is not a valid FullWidthScaling: {exc}"
                     ) from exc
-        super().__init__(scaling=scaling, settings=settings, **parts)
         agents = self.settings.agents
         self.generators: dict[str, SQLGenerator] = build_generators(agents)
         self.understander = Understander(

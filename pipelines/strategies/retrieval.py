@@ -12,9 +12,9 @@ without its hits, with a DecisionEvent (``*_unavailable``, or ``*_failed`` as a 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
+from pipelines.agents.runtime import Began
 from pipelines.agents.types import Context
 from pipelines.contracts import CellHit, ExampleHit, RetrievalSource
 from pipelines.indexing.cell_values.ngrams import question_ngrams
@@ -103,7 +103,7 @@ async def lookup(
 ) -> list | None:
     """``search(*args, **kwargs)`` as a list, recorded as the tool ``l0.<name>``; ``None`` when
     it raises (recorded as a decision)."""
-    start_wall, start = time.time(), time.monotonic()
+    began = Began.now()
     try:
         found = list(await _call(search, *args, **kwargs))
     except Exception as exc:  # noqa: BLE001 - retrieval is optional; the question goes on without it
@@ -113,11 +113,6 @@ async def lookup(
         )
         return None
     run.runtime.record_tool(
-        f"l0.{name}",
-        "contextual",
-        start_wall,
-        start,
-        ok=True,
-        **{"scale_analytics.hits": len(found)},
+        f"l0.{name}", "contextual", began, ok=True, **{"scale_analytics.hits": len(found)}
     )
     return found

@@ -19,8 +19,8 @@ from pydantic import Field
 
 from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
-from models.types import ChatRequest
-from pipelines.agents.base import END_OF_SQL_BLOCK, SQL_BLOCK_GRAMMAR
+from models.types import ChatMessage
+from pipelines.agents.base import sql_block_request
 from pipelines.agents.render import DIALECT_NAME, render_evidence
 from pipelines.contracts import CandidateSQL, DatabaseRef, Task
 from pipelines.prompts import PromptTemplate, load_prompt
@@ -33,6 +33,21 @@ from pipelines.strategies.base import Strategy
 from pipelines.strategies.scaling import StrategyScaling
 from pipelines.task_run import TaskRun
 from pipelines.trace import TraceRecorder
+
+
+def single_pass_messages(
+    prompt: PromptTemplate, task: Task, schema: str, *, cells: str = "", examples: str = ""
+) -> tuple[ChatMessage, ...]:
+    """The ``single_pass`` prompt for ``task`` over ``schema``, with the rendered cell values and
+    solved examples where given."""
+    return prompt.render(
+        dialect=DIALECT_NAME[task.db.dialect],
+        schema=schema,
+        cells=cells,
+        examples=examples,
+        question=task.question.strip(),
+        evidence=render_evidence(task.evidence),
+    )
 
 
 class SinglePassScaling(StrategyScaling):
@@ -52,20 +67,13 @@ class SinglePassScaling(StrategyScaling):
         return False  # the prompt is the schema and the question only
 
 
-class SinglePassPipeline(Strategy):
+class SinglePassPipeline(Strategy[SinglePassScaling]):
     """One greedy candidate, no refinement, no selection."""
 
     Settings = SinglePassScaling
-    stage = "single_pass"
 
-    def __init__(
-        self,
-        *,
-        scaling: SinglePassScaling = SinglePassScaling(),
-        prompt: PromptTemplate | None = None,
-        **parts: Any,
-    ) -> None:
-        super().__init__(scaling=scaling, **parts)
+    def __init__(self, *, prompt: PromptTemplate | None = None, **parts: Any) -> None:
+        super().__init__(**parts)
         self.prompt = prompt or load_prompt("single_pass")
         self._schemas: SchemaCache[ReferenceSchema] = SchemaCache()
 
@@ -110,22 +118,11 @@ class SinglePassPipeline(Strategy):
     async def _generate(self, task: Task, run: TaskRun) -> list[CandidateSQL]:
         runtime = run.runtime
         schema = await self.schema_text(task, run)
-        messages = self.prompt.render(
-            dialect=DIALECT_NAME[task.db.dialect],
-            schema=schema,
-            cells="",
-            examples="",
-            question=task.question.strip(),
-            evidence=render_evidence(task.evidence),
-        )
-        request = ChatRequest(
-            messages=messages,
+        request = sql_block_request(
+            single_pass_messages(self.prompt, task, schema),
             n=self.samples,
             temperature=self.temperature,
             max_tokens=self.settings.single_pass.max_tokens,
-            stop=(END_OF_SQL_BLOCK,),  # generation ends with the SQL's code block
-            grammar=SQL_BLOCK_GRAMMAR,
-            grammar_optional=True,
             seed=self.settings.single_pass.seed if self.samples == 1 else None,
         )
         response = await runtime.chat(request, role="generator", agent="single_pass")

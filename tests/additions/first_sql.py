@@ -18,11 +18,10 @@ class FirstSQLScaling(StrategyScaling):
     max_tokens: int = 128
 
 
-class FirstSQL(Strategy):
+class FirstSQL(Strategy[FirstSQLScaling]):
     """One greedy request with the question; its SQL, executed, is the answer."""
 
     Settings = FirstSQLScaling
-    stage = "first_sql"
 
     def call_allowance(self) -> int:
         return 1

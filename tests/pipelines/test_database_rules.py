@@ -100,8 +100,8 @@ async def test_the_pipeline_answers_each_database_with_its_own_choice(
         small_strategy, small_chosen = await pipeline.strategy_for(tiny_db)
         large_strategy, large_chosen = await pipeline.strategy_for(large)
         assert isinstance(small_strategy, AdaptivePipeline) and small_strategy is not large_strategy
-        assert small_strategy.adaptive.select == "likelihood"
-        assert large_strategy.adaptive.select == "vote"
+        assert small_strategy.scaling.select == "likelihood"
+        assert large_strategy.scaling.select == "vote"
         assert large_strategy.settings.single_pass.sample_rows == 1
         assert (await pipeline.strategy_for(tiny_db))[0] is small_strategy  # built once
         prediction = await pipeline.answer(Task(task_id="q", question="How many?", db=tiny_db))

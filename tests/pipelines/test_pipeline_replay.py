@@ -163,7 +163,7 @@ async def test_adaptive_pipeline_replayed(tiny_db, replay, real_sandbox, tmp_pat
             db=tiny_db,
         )
     )
-    adaptive = strategy.adaptive  # its settings as chosen for tiny_db
+    adaptive = strategy.scaling  # its settings as chosen for tiny_db
     assert prediction.error is None and prediction.exec_result.ok
     assert 1 <= prediction.usage.calls <= strategy.call_allowance()
     assert [s.step for s in prediction.steps][-2:] == ["widen", "likelihood"]

@@ -6,13 +6,15 @@ import pytest
 
 from pipelines.contracts import ExecutionResult
 from serve.engine import confidence_of
-from serve.explain import ResponseAgent, grounded, numbers_in, template_explanation
+from serve.explain import Answered, ResponseAgent, grounded, numbers_in, template_explanation
 from tests.serve.conftest import FakeModel, explanation_json
 
 AVG = ExecutionResult(
     rows=(("France", 40.5), ("USA", 29.0)), columns=("country", "avg_age"), row_count=2, hash="h"
 )
 SQL = "SELECT country, AVG(age) FROM singer WHERE age > 20 GROUP BY country ORDER BY 2 DESC LIMIT 2"
+
+ASKED = Answered(question="Average age by country?", sql=SQL, result=AVG)
 
 
 def test_numbers_in_text():
@@ -53,17 +55,17 @@ def test_template_names_joins_as_assumptions():
 
 async def test_the_agent_keeps_a_grounded_answer_and_drops_an_ungrounded_one():
     good = FakeModel("", explanation_json("France leads with 40.5.", ["age is in years"]))
-    said = await ResponseAgent(good).explain("Average age by country?", SQL, AVG)
+    said = await ResponseAgent(good).explain(ASKED)
     assert said.source == "model" and said.text == "France leads with 40.5."
     assert said.usage.calls == 1
     bad = FakeModel("", explanation_json("France leads with 40.5.", ["ages above 30 only"]))
-    fallback = await ResponseAgent(bad).explain("Average age by country?", SQL, AVG)
+    fallback = await ResponseAgent(bad).explain(ASKED)
     assert fallback.source == "template" and fallback.fallback_reason == "ungrounded"
 
 
 async def test_the_agent_falls_back_on_unparsable_output():
     agent = ResponseAgent(FakeModel("", "not json"))
-    said = await agent.explain("Average age by country?", SQL, AVG)
+    said = await agent.explain(ASKED)
     assert said.source == "template" and said.fallback_reason == "model_failed:JSONDecodeError"
 
 

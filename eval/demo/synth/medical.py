@@ -9,6 +9,7 @@ lines. ``adjudication.py`` turns encounters into claims.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import partial
@@ -111,6 +112,24 @@ class EncounterFactory:
 
     def _encounter(self, member, provider, place, d, dx, lines, end=None, **kw) -> Encounter:
         return Encounter(member, provider, place, d, end or d, dx, lines, **kw)
+
+    def _ordered(
+        self,
+        member: Member,
+        d: date,
+        days: tuple[int, int],
+        specialty: str,
+        place: str,
+        dx: list[str],
+        codes: Iterable[str],
+    ) -> list[Encounter]:
+        """The services ``codes`` ordered on ``d``, done ``days`` (a range) later by the member's
+        usual ``specialty`` at ``place``; none when the member is not covered on that day."""
+        day = d + timedelta(days=self.rng.randint(*days))
+        if not self._covered(member, day):
+            return []
+        provider = self._usual(member, specialty)
+        return [self._encounter(member, provider, place, day, dx, [Line(c, day) for c in codes])]
 
     # --- the month loop --------------------------------------------------------------------
 
@@ -248,37 +267,17 @@ class EncounterFactory:
             if rng.random() < 0.5:
                 lines += [Line(code, d) for code in labs]
             else:
-                lab_day = d + timedelta(days=rng.randint(0, 3))
-                if self._covered(member, lab_day):
-                    lab = self._usual(member, "Clinical Laboratory")
-                    out.append(
-                        self._encounter(
-                            member,
-                            lab,
-                            "Independent Laboratory",
-                            lab_day,
-                            dx,
-                            [Line(code, lab_day) for code in labs],
-                        )
-                    )
+                out += self._ordered(
+                    member, d, (0, 3), "Clinical Laboratory", "Independent Laboratory", dx, labs
+                )
         out.insert(
             0, self._encounter(member, doctor, "Telehealth" if tele else "Office", d, dx, lines)
         )
         cond = ref.CONDITION_BY_CODE.get(dx[0])
         if cond and cond.imaging and rng.random() < 0.12:
-            scan_day = d + timedelta(days=rng.randint(2, 14))
-            if self._covered(member, scan_day):
-                radiologist = self._usual(member, "Radiology")
-                out.append(
-                    self._encounter(
-                        member,
-                        radiologist,
-                        "Outpatient Hospital",
-                        scan_day,
-                        dx,
-                        [Line(code, scan_day) for code in cond.imaging],
-                    )
-                )
+            out += self._ordered(
+                member, d, (2, 14), "Radiology", "Outpatient Hospital", dx, cond.imaging
+            )
         return out
 
     def specialist(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
-from pipelines.agentic import Cheatsheet, load_taxonomy
+from pipelines.agentic_mode import Cheatsheet, load_taxonomy
 from pipelines.contracts import DatabaseRef
 from pipelines.settings import CheatsheetSettings
 

@@ -634,7 +634,7 @@ async def test_build_pipeline_picks_the_adaptive_pipeline_from_config(tiny_db, s
     built, _ = await build_pipeline(cfg, client=scripted({}), sandbox=sandbox).strategy_for(tiny_db)
     assert isinstance(built, AdaptivePipeline)
     # tiny_db: a small schema without solved examples of its own
-    assert built.adaptive == AdaptiveScaling(
+    assert built.scaling == AdaptiveScaling(
         select="likelihood", widen_min_votes=0, escalate_within_s=None, **limits
     )
 

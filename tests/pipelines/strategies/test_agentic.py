@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from pipelines.agentic.checks import DEFAULT_CHECKS
+from pipelines.agentic_mode.checks import DEFAULT_CHECKS
 from pipelines.contracts import CellHit, Task
 from pipelines.factory import build_pipeline
 from pipelines.indexing.errors import IndexNotBuilt
@@ -345,13 +345,13 @@ async def test_the_factory_builds_it_from_scaling_strategy_agentic(tiny_db, sand
     cfg = load_config(["scaling=agentic", "model=replay"])
     built, _ = await build_pipeline(cfg, client=object(), sandbox=sandbox).strategy_for(tiny_db)
     assert isinstance(built, AgenticPipeline)
-    assert built.agentic == AgenticScaling(global_timeout_s=300, token_budget=60000)
+    assert built.scaling == AgenticScaling(global_timeout_s=300, token_budget=60000)
 
 
 async def test_a_fixed_finding_becomes_a_rule_the_next_question_is_given(
     work_duckdb, real_sandbox, scripted, tmp_path
 ):
-    from pipelines.agentic.cheatsheet import Cheatsheet
+    from pipelines.agentic_mode.cheatsheet import Cheatsheet
     from pipelines.settings import CheatsheetSettings
 
     sheet = CheatsheetSettings(root=str(tmp_path / "sheets"))
@@ -376,7 +376,7 @@ async def test_a_fixed_finding_becomes_a_rule_the_next_question_is_given(
 async def test_a_frozen_cheatsheet_is_read_and_never_written(
     work_duckdb, real_sandbox, scripted, tmp_path
 ):
-    from pipelines.agentic.cheatsheet import Cheatsheet
+    from pipelines.agentic_mode.cheatsheet import Cheatsheet
     from pipelines.settings import CheatsheetSettings
 
     sheet = CheatsheetSettings(root=str(tmp_path / "sheets"), learn=False)

@@ -42,11 +42,10 @@ class EchoScaling(StrategyScaling):
     strategy: Literal["echo"] = "echo"
 
 
-class _Echo(Strategy):
+class _Echo(Strategy[EchoScaling]):
     """Searches by running ``outcome``: a candidate, or an exception to raise, in a step."""
 
     Settings = EchoScaling
-    stage = "echo"
 
     def __init__(self, outcome: object = ANSWER, **kw) -> None:
         super().__init__(client=object(), sandbox=_Sandbox(), scaling=EchoScaling(**kw), sinks=())
