@@ -69,7 +69,7 @@ def test_directives_are_short_instructions():
         (lambda d: d.update(fallback="generic"), "fallback class 'generic'"),
         (lambda d: d["classes"][0].update(messages={"sqlite": ["no such (table"]}), "compile"),
         (lambda d: d["classes"][0].update(messages={"sqlite": ["(?P<table>x)"]}), "groups"),
-        (lambda d: d["classes"][0].update(messages={"postgres": ["x"]}), "messages"),
+        (lambda d: d["classes"][0].update(messages={"oracle": ["x"]}), "messages"),
         (lambda d: d["classes"][0].update(directive=""), "directive"),
         (lambda d: d["classes"][0].update(name="Table Not Found"), "name"),
         (lambda d: d["classes"][0].update(colour="red"), "colour"),
