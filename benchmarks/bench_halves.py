@@ -53,22 +53,17 @@ def describe(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | None
             f"{difficulty[0]} {int(group['ex_bird'].fill_null(False).sum())}/{group.height}"
         )
     lines.append("    by difficulty: " + ", ".join(parts))
-    if result.accuracy.by_sds:
-        lines.append(
-            "    by SDS: "
-            + ", ".join(
-                f"{r.group} {round((r.ex_bird or 0) * r.questions)}/{r.questions}"
-                for r in result.accuracy.by_sds
-            )
-        )
-    if result.accuracy.by_construct:
-        lines.append(
-            "    by construct, right under BIRD / columns: "
-            + ", ".join(
-                f"{r.group} {_right(r, r.ex_bird)} / {_right(r, r.ex_columns)} of {r.questions}"
-                for r in result.accuracy.by_construct
-            )
-        )
+    groups = (
+        ("by SDS", result.accuracy.by_sds, lambda r: f"{_right(r, r.ex_bird)}/{r.questions}"),
+        (
+            "by construct, right under BIRD / columns",
+            result.accuracy.by_construct,
+            lambda r: f"{_right(r, r.ex_bird)} / {_right(r, r.ex_columns)} of {r.questions}",
+        ),
+    )
+    for label, rows, counts in groups:
+        if rows:
+            lines.append(f"    {label}: " + ", ".join(f"{r.group} {counts(r)}" for r in rows))
     lines.append(
         f"    s/question {m['latency_mean_s']:.1f} (p50 {m['latency_p50_s']:.1f}, p95 "
         f"{m['latency_p95_s']:.1f}); {m['calls_per_question']:.2f} calls, "

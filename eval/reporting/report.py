@@ -66,8 +66,8 @@ def write_run_report(result: RunResult, out_dir: Path) -> list[Path]:
         "",
         *(f"- {line}" for line in rate_lines(result.accuracy)),
         "",
-        *_sds_lines(result.accuracy.by_sds),
-        *_construct_lines(result.accuracy.by_construct),
+        *_ex_section("SDS bucket (analytical depth, 0-35)", result.accuracy.by_sds, "sds_bucket"),
+        *_ex_section("construct (floor questions)", result.accuracy.by_construct, "construct"),
         "## Retrieval",
         "",
         *(
@@ -113,28 +113,12 @@ def _judge_section(judge: dict[str, float]) -> list[str]:
     return ["## Answer correctness (LLM judge)", "", *(f"- {line}" for line in lines), ""]
 
 
-def _sds_lines(rows: Sequence[ExRow]) -> list[str]:
-    """EX by SDS bucket, for a benchmark that rates its questions' analytical depth."""
+def _ex_section(title: str, rows: Sequence[ExRow], group: str) -> list[str]:
+    """An EX table by ``group``; nothing where the benchmark has no such groups (SDS buckets for
+    a benchmark that rates its questions' depth, constructs for floor questions)."""
     if not rows:
         return []
-    return [
-        "## Execution accuracy by SDS bucket (analytical depth, 0-35)",
-        "",
-        markdown_table(_ex_frame(rows, "sds_bucket")),
-        "",
-    ]
-
-
-def _construct_lines(rows: Sequence[ExRow]) -> list[str]:
-    """EX by construct, for questions that name the one construct they exercise."""
-    if not rows:
-        return []
-    return [
-        "## Execution accuracy by construct (floor questions)",
-        "",
-        markdown_table(_ex_frame(rows, "construct")),
-        "",
-    ]
+    return [f"## Execution accuracy by {title}", "", markdown_table(_ex_frame(rows, group)), ""]
 
 
 def _breakdown_lines(result: RunResult) -> list[str]:
