@@ -29,6 +29,8 @@ from pathlib import Path
 import polars as pl
 from bench_halves import halves
 
+from eval.sweep.store import read_predictions
+
 ROUTES = ("agentic.repair_in_place", "agentic.expand_schema", "agentic.stop")
 ENGINES = {"sqlite", "duckdb"}
 # Where a finding came from, by its source (pipelines/agentic_mode: classify.py, verifier.py,
@@ -136,7 +138,7 @@ def main() -> None:
     parser.add_argument("--stride", type=int, default=2)
     args = parser.parse_args()
     for run in args.runs:
-        frame = pl.read_parquet(run / "predictions.parquet")
+        frame = read_predictions(run)
         traces = read_traces(run)
         print(run.name)
         for half, part in halves(frame, args.stride).items():

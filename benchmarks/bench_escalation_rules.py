@@ -27,7 +27,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-import polars as pl
+from eval.sweep.store import read_predictions
 
 FIRST_WAVE = "first_wave"
 
@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--escalate-within-s", type=float, default=None)
     args = parser.parse_args()
     for run in args.runs:
-        frame = pl.read_parquet(run / "predictions.parquet")
+        frame = read_predictions(run)
         recorded = replayed = 0
         seconds = []
         changes = []

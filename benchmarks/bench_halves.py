@@ -26,6 +26,7 @@ from omegaconf import OmegaConf
 from core.config import load_config
 from eval.reporting.accuracy import ExRow, rate_lines
 from eval.reporting.result import run_result
+from eval.sweep.store import read_predictions
 from models.budget import Price, PriceList
 
 
@@ -126,7 +127,7 @@ def main() -> None:
     name = args.reference or prices.reference
     reference = (name, prices.hosted[name]) if name else None
     for run in args.runs:
-        frame = pl.read_parquet(run / "predictions.parquet")
+        frame = read_predictions(run)
         print(run.name)
         for half, part in halves(frame, args.stride).items():
             if args.table:

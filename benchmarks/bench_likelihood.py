@@ -34,6 +34,7 @@ from pathlib import Path
 import polars as pl
 
 from _load import parse_guarded  # benchmarks/_load.py
+from eval.sweep.store import read_predictions
 
 Scores = dict[str, tuple[float, int]]  # SQL -> (sum of token log-probabilities, tokens)
 
@@ -166,7 +167,7 @@ def main() -> None:
 
     cfg = load_config([f"model={args.model}", "benchmark=spider_dev_sub9"])
     tasks = {t.task_id: t for t in load_benchmark(cfg.benchmark).tasks}
-    rows = contested(pl.read_parquet(args.run_dir / "predictions.parquet"))
+    rows = contested(read_predictions(args.run_dir))
     known = {}
     if args.scores:
         for task_id, scores in json.loads(args.scores.read_text()).items():

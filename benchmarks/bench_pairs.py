@@ -14,18 +14,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-from pathlib import Path
 
 import polars as pl
 
 from eval.metrics.bootstrap import paired_difference
 from eval.reporting.accuracy import SEMANTICS, question_verdicts
-
-
-def predictions(run_dir: Path) -> pl.DataFrame:
-    """The run's predictions; an interrupted run's answered parts where it was never compacted."""
-    whole = run_dir / "predictions.parquet"
-    return pl.read_parquet(whole if whole.exists() else run_dir / "parts" / "*.parquet")
+from eval.sweep.store import read_predictions
 
 
 def pair_rows(frames: dict[str, pl.DataFrame]) -> list[str]:
@@ -56,7 +50,7 @@ def main() -> None:
         name, _, run_dir = spec.partition("=")
         if not run_dir:
             parser.error(f"{spec!r} is not NAME=RUN_DIR")
-        frames[name] = predictions(Path(run_dir))
+        frames[name] = read_predictions(run_dir)
     header = " | ".join(f"Δ EX {s.removeprefix('ex_')} [95% CI]" for s in SEMANTICS)
     print(f"| pair | questions | {header} |")
     print("|---|---|" + "---|" * len(SEMANTICS))

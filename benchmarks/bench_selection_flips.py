@@ -19,6 +19,8 @@ from pathlib import Path
 
 import polars as pl
 
+from eval.sweep.store import read_predictions
+
 
 def greedy_right(pool: list[dict]) -> bool | None:
     """Whether the greedy candidate was right (None: the run has no greedy candidate)."""
@@ -58,7 +60,7 @@ def main() -> int:
     args = parser.parse_args()
     columns = ("questions", "right", "kept", "lost", "won", "both wrong", "in pool")
     for run_dir in args.run_dirs:
-        frame = pl.read_parquet(run_dir / "predictions.parquet")
+        frame = read_predictions(run_dir)
         by_step = flips(frame)
         total: Counter = sum(by_step.values(), Counter())
         print(f"\n{run_dir.name}: {frame.height} questions")

@@ -30,9 +30,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import polars as pl
-
 from _load import parse_guarded  # benchmarks/_load.py
+from eval.sweep.store import read_predictions
 from pipelines.contracts import Task
 from pipelines.database_rules import settle_for
 from pipelines.strategies.full_width_settings import FullWidthScaling
@@ -50,7 +49,7 @@ def decisive_pairs(run_dirs: list[Path], tasks: dict[str, Task]) -> list[Pair]:
     traces: dict[str, dict[str, ReasoningTrace]] = {}  # traces.jsonl path -> task_id -> trace
     pairs, seen = [], set()
     for run_dir in run_dirs:
-        for row in pl.read_parquet(run_dir / "predictions.parquet").iter_rows(named=True):
+        for row in read_predictions(run_dir).iter_rows(named=True):
             sizes: Counter[str] = Counter()
             first: dict[str, dict] = {}
             for c in row["candidates"]:

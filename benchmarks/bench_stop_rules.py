@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-import polars as pl
+from eval.sweep.store import read_predictions
 
 FIRST_WAVE = "first_wave"
 
@@ -73,7 +73,7 @@ def main() -> int:
     parser.add_argument("--min-votes", type=int, nargs="+", default=[3, 4, 5])
     parser.add_argument("--share", type=float, nargs="+", default=[0.6, 0.8, 1.0])
     args = parser.parse_args()
-    frame = pl.read_parquet(args.run_dir / "predictions.parquet")
+    frame = read_predictions(args.run_dir)
     pools = [list(p or ()) for p in frame.get_column("candidates").to_list()]
     recorded = int(frame.get_column("ex_bird").fill_null(False).sum())
     print(f"{args.run_dir.name}: {len(pools)} questions, {recorded} right as run")

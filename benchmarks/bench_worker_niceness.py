@@ -23,6 +23,8 @@ from pathlib import Path
 
 import polars as pl
 
+from eval.sweep.store import read_predictions
+
 JOB = ["experiment=demo", "benchmark.stride=12", "experiment.only=single_pass"]
 
 
@@ -39,7 +41,7 @@ def run_once(niceness: int, name: str, overrides: list[str], runs: Path) -> dict
     started = time.monotonic()
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
     wall = time.monotonic() - started
-    frame = pl.concat([pl.read_parquet(p) for p in (runs / name).glob("*/predictions.parquet")])
+    frame = pl.concat([read_predictions(p.parent) for p in (runs / name).glob("*/run.json")])
     return {
         "wall_s": wall,
         "mean_s": frame["latency_s"].mean(),

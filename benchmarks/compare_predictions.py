@@ -18,14 +18,14 @@ from pathlib import Path
 
 import polars as pl
 
+from eval.sweep.store import read_predictions
+
 COMPARED = ("sql", "exec_hash", "producer", "answered_by")
 
 
 def load(run_dir: Path) -> pl.DataFrame:
-    """The run's predictions; an interrupted run's answered parts where it was never compacted."""
-    whole = run_dir / "predictions.parquet"
-    source = whole if whole.exists() else run_dir / "parts" / "*.parquet"
-    return pl.read_parquet(source).select("task_id", *COMPARED)
+    """The run's finished questions (an interrupted run's too), each once."""
+    return read_predictions(run_dir).select("task_id", *COMPARED)
 
 
 def differences(a: pl.DataFrame, b: pl.DataFrame) -> list[tuple[str, str, object, object]]:

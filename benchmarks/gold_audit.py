@@ -24,6 +24,7 @@ import polars as pl
 from core.config import load_config
 from eval.loaders import load_benchmark
 from eval.metrics.execution import ex_bird
+from eval.sweep.store import read_predictions
 from pipelines.contracts import Task
 from pipelines.sandbox import Sandbox
 
@@ -158,7 +159,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="finished eval run directories")
     args = parser.parse_args()
-    frames = {run: pl.read_parquet(run / "predictions.parquet") for run in args.runs}
+    frames = {run: read_predictions(run) for run in args.runs}
     tasks = load_benchmark(load_config(["benchmark=spider_dev_sub9"]).benchmark).tasks
     print("defects confirmed against the Spider dev databases:")
     defects = {d.task_id for d in confirmed(tasks)}

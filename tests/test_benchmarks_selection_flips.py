@@ -50,7 +50,9 @@ def test_each_step_counts_what_it_kept_lost_and_won():
 def test_the_script_prints_a_row_per_step(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    pl.DataFrame(ROWS).write_parquet(run / "predictions.parquet")
+    pl.DataFrame(
+        [{"task_id": f"t:{i}", "position": i, **row} for i, row in enumerate(ROWS)]
+    ).write_parquet(run / "predictions.parquet")
     out = subprocess.run(
         [sys.executable, str(_BENCH / "bench_selection_flips.py"), str(run)],
         capture_output=True,

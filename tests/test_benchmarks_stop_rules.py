@@ -50,9 +50,14 @@ def test_ties_go_to_the_greedy_candidates_bucket_and_errors_do_not_vote():
 def test_the_script_prints_one_row_per_rule(tmp_path):
     run = tmp_path / "no_early_stop-x"
     run.mkdir()
-    pl.DataFrame({"candidates": [SPLIT, UNANIMOUS], "ex_bird": [True, True]}).write_parquet(
-        run / "predictions.parquet"
-    )
+    pl.DataFrame(
+        {
+            "task_id": ["t:0", "t:1"],
+            "position": [0, 1],
+            "candidates": [SPLIT, UNANIMOUS],
+            "ex_bird": [True, True],
+        }
+    ).write_parquet(run / "predictions.parquet")
     out = subprocess.run(
         [
             sys.executable,

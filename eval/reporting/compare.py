@@ -12,13 +12,10 @@ the verdicts from the runs it just made, ``scale-analytics report`` from each ru
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-
-import polars as pl
 
 from eval.metrics.bootstrap import DiffCI, paired_difference
 from eval.reporting.accuracy import question_verdicts
-from eval.sweep.store import PREDICTIONS
+from eval.sweep.store import read_predictions
 
 
 def paired_intervals(
@@ -45,11 +42,13 @@ def pair_differences(
 
 
 def stored_verdicts(run_dir: str | None) -> dict[str, bool] | None:
-    """The verdicts of a run directory's stored predictions; None when it is not here."""
-    path = Path(run_dir) / PREDICTIONS if run_dir else None
-    if path is None or not path.is_file():
+    """The verdicts of a run directory's finished questions; None when it holds none here."""
+    if not run_dir:
         return None
-    return question_verdicts(pl.read_parquet(path))
+    try:
+        return question_verdicts(read_predictions(run_dir))
+    except FileNotFoundError:
+        return None
 
 
 def interval_label(baseline: str) -> str:

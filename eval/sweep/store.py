@@ -160,6 +160,49 @@ def _write_order(path: Path) -> tuple[int, int, str]:
     return (1, int(match.group(1)), path.name) if match else (0, 0, path.name)
 
 
+def _latest_rows(
+    files: list[Path], on_damaged: Callable[[Path, BaseException], None]
+) -> tuple[pl.DataFrame, list[Path]]:
+    """Each question's last row written across ``files`` (in write order), in benchmark order,
+    and the files read; a damaged file goes to ``on_damaged``."""
+    tables, read = [], []
+    for path in files:
+        try:
+            tables.append(pq.read_table(path, schema=RECORD_SCHEMA))
+        except (pa.ArrowException, OSError) as exc:
+            if isinstance(exc, PermissionError):
+                raise
+            on_damaged(path, exc)
+            continue
+        read.append(path)
+    if not tables:
+        return pl.from_arrow(RECORD_SCHEMA.empty_table()), read  # type: ignore[return-value]
+    frame: pl.DataFrame = pl.from_arrow(pa.concat_tables(tables))  # type: ignore[assignment]
+    return frame.unique(subset="task_id", keep="last", maintain_order=True).sort("position"), read
+
+
+def read_predictions(run_dir: str | Path) -> pl.DataFrame:
+    """A run directory's finished questions, each once (its last row written wins, so a question
+    answered again after a retry counts once), in benchmark order.
+
+    Reads without the run's lock and changes nothing, so reports and comparisons can read a
+    run while its sweep writes it; a damaged part is skipped with a :class:`DamagedPart` warning
+    (the sweep sets it aside when it next opens the directory). Raises ``FileNotFoundError``
+    when ``run_dir`` holds no predictions.
+    """
+    store = RunStore(Path(run_dir))
+    files = store._files()
+    if not files:
+        raise FileNotFoundError(f"{run_dir} holds no predictions ({PREDICTIONS} or parts/)")
+
+    def skip(path: Path, exc: BaseException) -> None:
+        warnings.warn(
+            f"{path} is unreadable ({exc}); its rows are left out", DamagedPart, stacklevel=3
+        )
+
+    return _latest_rows(files, skip)[0]
+
+
 class RunStore:
     """The files of one run directory. Use :meth:`open`; ``close`` (or ``with``) releases the lock."""
 
@@ -229,22 +272,7 @@ class RunStore:
 
     def _load(self) -> tuple[pl.DataFrame, list[Path]]:
         """Every question's latest row, in benchmark order, and the files read (damaged ones set aside)."""
-        tables, read = [], []
-        for path in self._files():
-            try:
-                tables.append(pq.read_table(path, schema=RECORD_SCHEMA))
-            except (pa.ArrowException, OSError) as exc:
-                if isinstance(exc, PermissionError):
-                    raise
-                self._set_aside(path, exc)
-                continue
-            read.append(path)
-        if not tables:
-            return pl.from_arrow(RECORD_SCHEMA.empty_table()), read  # type: ignore[return-value]
-        frame: pl.DataFrame = pl.from_arrow(pa.concat_tables(tables))  # type: ignore[assignment]
-        return frame.unique(subset="task_id", keep="last", maintain_order=True).sort(
-            "position"
-        ), read
+        return _latest_rows(self._files(), self._set_aside)
 
     def _set_aside(self, path: Path, exc: BaseException) -> None:
         aside = self.run_dir / DAMAGED_DIR

@@ -183,6 +183,15 @@ async def test_full_pipeline_with_the_real_05b_model(tiny_db, real_sandbox, tmp_
             "model.slots.default.ctx_per_slot=4096",
             "scaling.global_timeout_s=900",
             f"pipeline.trace.directory={tmp_path}",
+            # Every stage runs; shorter generations keep the test near a minute on 2 cores
+            # (the profile's own lengths decode ~1,900 tokens, ~165 s).
+            "pipeline.agents.extractor.max_tokens=96",
+            "pipeline.agents.reasoning.max_tokens=200",
+            "pipeline.agents.icl.max_tokens=128",
+            "pipeline.agents.fixer.max_tokens=128",
+            "pipeline.agents.critic.max_tokens=96",
+            "pipeline.agents.revisor.max_tokens=128",
+            "pipeline.agents.selector.max_tokens=48",
         ]
     )
     if not ModelStore(cfg.paths.models).is_verified(get_spec("qwen2.5-coder-0.5b")):

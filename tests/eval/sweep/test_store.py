@@ -10,7 +10,7 @@ import pytest
 
 from eval.sweep.errors import RunDirConflict, RunDirLocked
 from eval.sweep.records import RECORD_SCHEMA, CandidateRecord, QuestionRecord, records_to_table
-from eval.sweep.store import DamagedPart, RunStore
+from eval.sweep.store import DamagedPart, RunStore, read_predictions
 from pipelines.contracts import SkippedTask
 
 
@@ -141,7 +141,7 @@ def test_skipped_questions_round_trip(tmp_path: Path):
 
 HOLD_LOCK = """
 import sys, time
-from eval.sweep.store import DamagedPart, RunStore
+from eval.sweep.store import DamagedPart, RunStore, read_predictions
 store = RunStore.open(sys.argv[1], identity={})
 print("open", flush=True)
 sys.stdin.read()  # hold the run directory until the test closes stdin
@@ -229,3 +229,24 @@ def test_an_empty_predictions_file_does_not_block_a_resume(tmp_path: Path):
         assert set(store.read()["task_id"]) == set()
     store.write_part([record(0)])
     assert store.compact().height == 1
+
+
+def test_read_predictions_counts_a_retried_question_once_and_changes_nothing(tmp_path: Path):
+    store = RunStore.open(tmp_path / "run", identity={})
+    store.write_part([record(0, "SELECT 'first'"), record(1)])
+    store.compact()
+    store.write_part([record(0, "SELECT 'retried'"), record(2)])  # a part beside the compacted file
+    damaged = store.write_part([record(3)])
+    damaged.write_bytes(damaged.read_bytes()[:10])
+    store.close()
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.warns(DamagedPart, match="left out"):
+        frame = read_predictions(tmp_path / "run")
+    assert frame.get_column("task_id").to_list() == ["t:0", "t:1", "t:2"]
+    assert frame.get_column("sql").to_list()[0] == "SELECT 'retried'"
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_read_predictions_of_a_directory_without_answers_is_an_error(tmp_path: Path):
+    with pytest.raises(FileNotFoundError, match="holds no predictions"):
+        read_predictions(tmp_path)
