@@ -29,21 +29,7 @@ import threading
 
 import duckdb
 
-from pipelines.sandbox.engine import (
-    RawResult,
-    Watchdog,
-    fetch_bounded,
-    require_database_file,
-    statement_keyword,
-)
-from pipelines.sandbox.errors import (
-    DatabaseUnavailable,
-    QueryTimeout,
-    ReadOnlyViolation,
-    ResourceLimit,
-    SandboxError,
-    SQLExecutionError,
-)
+from pipelines.sandbox import engine, errors
 from pipelines.sandbox.limits import SandboxLimits
 
 # Every DuckDB connection to one file in a process shares one instance, which must be opened
@@ -77,11 +63,13 @@ def set_process_memory_limit(megabytes: int) -> None:
 
 def connect(path: str) -> duckdb.DuckDBPyConnection:
     """A read-only, external-access-free connection to an existing DuckDB file."""
-    file = require_database_file(path)
+    file = engine.require_database_file(path)
     try:
         return duckdb.connect(str(file), read_only=True, config=dict(READ_ONLY_CONFIG))
     except duckdb.Error as error:
-        raise DatabaseUnavailable(path, f"not a readable DuckDB database ({error})") from error
+        raise errors.DatabaseUnavailable(
+            path, f"not a readable DuckDB database ({error})"
+        ) from error
 
 
 _parser = threading.local()
@@ -107,27 +95,27 @@ class DuckDBEngine:
         self._path = path
         self._max_bytes = (limits or SandboxLimits()).max_result_bytes
         self._connection = connect(path)
-        self._watchdog = Watchdog(self._connection.interrupt, name="duckdb-watchdog")
+        self._watchdog = engine.Watchdog(self._connection.interrupt, name="duckdb-watchdog")
 
     def _only_select(self, sql: str) -> duckdb.Statement:
         """The one SELECT statement DuckDB's parser finds in ``sql``, or a violation."""
         statements = self._connection.extract_statements(sql)
         if not statements:
-            raise SQLExecutionError("no SQL statement")
+            raise errors.SQLExecutionError("no SQL statement")
         if len(statements) > 1:
-            raise ReadOnlyViolation(
+            raise errors.ReadOnlyViolation(
                 "multiple statements", f"DuckDB's parser reads {len(statements)} statements"
             )
         statement = statements[0]
         if statement.type != duckdb.StatementType.SELECT:
-            raise ReadOnlyViolation(
-                statement_keyword(sql), f"DuckDB parses a {statement.type.name} statement"
+            raise errors.ReadOnlyViolation(
+                engine.statement_keyword(sql), f"DuckDB parses a {statement.type.name} statement"
             )
         return statement
 
     def run(
         self, sql: str, *, timeout_s: float, row_cap: int, max_bytes: int | None = None
-    ) -> RawResult:
+    ) -> engine.RawResult:
         budget = self._max_bytes if max_bytes is None else max_bytes
         watchdog = self._watchdog
         try:
@@ -136,34 +124,38 @@ class DuckDBEngine:
             try:
                 result = self._connection.execute(statement)
                 if result is None or result.description is None:
-                    raise SQLExecutionError("the statement returns no result set")
+                    raise errors.SQLExecutionError("the statement returns no result set")
                 columns = tuple(column[0] for column in result.description)
-                rows, truncated = fetch_bounded(result.fetchmany, row_cap, budget)
+                rows, truncated = engine.fetch_bounded(result.fetchmany, row_cap, budget)
             finally:
                 watchdog.disarm()
         except duckdb.Error as error:
             raise self._translate(error, sql, timeout_s, watchdog.fired) from error
         except (ValueError, OverflowError) as error:  # a value Python cannot hold
-            raise SQLExecutionError(f"cannot convert a result value: {error}") from error
+            raise errors.SQLExecutionError(f"cannot convert a result value: {error}") from error
         except MemoryError as error:
-            raise ResourceLimit("out of memory while fetching the result") from error
-        return RawResult(columns=columns, rows=tuple(rows), truncated=truncated)
+            raise errors.ResourceLimit("out of memory while fetching the result") from error
+        return engine.RawResult(columns=columns, rows=tuple(rows), truncated=truncated)
 
     def _translate(
         self, error: duckdb.Error, sql: str, timeout_s: float, timed_out: bool
-    ) -> SandboxError:
+    ) -> errors.SandboxError:
         message = str(error)
         if timed_out or isinstance(error, duckdb.InterruptException):
-            return QueryTimeout(timeout_s)
+            return errors.QueryTimeout(timeout_s)
         if isinstance(error, duckdb.OutOfMemoryException):
-            return ResourceLimit(f"DuckDB ran out of memory ({message.splitlines()[0]})")
+            return errors.ResourceLimit(f"DuckDB ran out of memory ({message.splitlines()[0]})")
         if isinstance(error, duckdb.PermissionException) or any(
             phrase in message for phrase in _READ_ONLY_MESSAGES
         ):
-            return ReadOnlyViolation(statement_keyword(sql), f"refused by DuckDB: {message}")
+            return errors.ReadOnlyViolation(
+                engine.statement_keyword(sql), f"refused by DuckDB: {message}"
+            )
         if isinstance(error, duckdb.IOException):
-            return DatabaseUnavailable(self._path, f"cannot read the DuckDB database ({message})")
-        return SQLExecutionError(message)
+            return errors.DatabaseUnavailable(
+                self._path, f"cannot read the DuckDB database ({message})"
+            )
+        return errors.SQLExecutionError(message)
 
     def close(self) -> None:
         self._watchdog.close()

@@ -41,16 +41,7 @@ import time
 import psycopg
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from pipelines.sandbox.engine import RawResult, Watchdog, fetch_bounded, statement_keyword
-from pipelines.sandbox.errors import (
-    DatabaseUnavailable,
-    QueryTimeout,
-    ReadOnlyViolation,
-    ResourceLimit,
-    SandboxError,
-    SQLExecutionError,
-    UnsafeRole,
-)
+from pipelines.sandbox import engine, errors
 from pipelines.sandbox.limits import SandboxLimits
 
 SCHEMES = ("postgresql://", "postgres://")
@@ -113,19 +104,21 @@ def database_name(location: str) -> str:
     return str(info.get("dbname") or info.get("user") or "postgres")
 
 
-def _unavailable(location: str, error: BaseException) -> DatabaseUnavailable:
+def _unavailable(location: str, error: BaseException) -> errors.DatabaseUnavailable:
     detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return DatabaseUnavailable(redacted(location), f"PostgreSQL server unavailable ({detail})")
+    return errors.DatabaseUnavailable(
+        redacted(location), f"PostgreSQL server unavailable ({detail})"
+    )
 
 
 def check_role(connection: psycopg.Connection, location: str) -> None:
     """Raise ``UnsafeRole`` when the connected role can write (see the module docstring)."""
     row = connection.execute(_ROLE_CHECK).fetchone()
     if row is None:
-        raise UnsafeRole(redacted(location), "is not in pg_roles")
+        raise errors.UnsafeRole(redacted(location), "is not in pg_roles")
     reasons = [reason for flag, reason in zip(row, _ROLE_REASONS) if flag]
     if reasons:
-        raise UnsafeRole(redacted(location), f"{connection.info.user!r} {reasons[0]}")
+        raise errors.UnsafeRole(redacted(location), f"{connection.info.user!r} {reasons[0]}")
 
 
 def connect(location: str, *, allow_write_role: bool = True) -> psycopg.Connection:
@@ -198,7 +191,7 @@ class _Server:
             return self.take(timeout_s)
         except PoolTimeout as error:
             self._probe()  # a down server is unavailable, not slow
-            raise QueryTimeout(timeout_s) from error
+            raise errors.QueryTimeout(timeout_s) from error
 
     def _probe(self) -> None:
         try:
@@ -265,7 +258,7 @@ class PostgresEngine:
         self._location = location
         self._server = server(location, self._limits)
         self._current: psycopg.Connection | None = None
-        self._watchdog = Watchdog(self._cancel, name="postgres-watchdog")
+        self._watchdog = engine.Watchdog(self._cancel, name="postgres-watchdog")
 
     def _cancel(self) -> None:
         connection = self._current
@@ -279,13 +272,13 @@ class PostgresEngine:
         for quoted, plain in _CALL.findall(sql):
             name = (quoted.replace('""', '"') if quoted else plain).lower()
             if name in self._server.volatile:
-                raise ReadOnlyViolation(
+                raise errors.ReadOnlyViolation(
                     f"function {name}()", "a volatile function of the database's own"
                 )
 
     def run(
         self, sql: str, *, timeout_s: float, row_cap: int, max_bytes: int | None = None
-    ) -> RawResult:
+    ) -> engine.RawResult:
         deadline = time.monotonic() + timeout_s
         budget = self._limits.max_result_bytes if max_bytes is None else max_bytes
         self._refuse_volatile_calls(sql)
@@ -303,46 +296,50 @@ class PostgresEngine:
                 with connection.cursor(name="sandbox_query") as cursor:
                     cursor.execute(_without_trailing_semicolons(sql))
                     if cursor.description is None:
-                        raise SQLExecutionError("the statement returns no result set")
+                        raise errors.SQLExecutionError("the statement returns no result set")
                     columns = tuple(column.name for column in cursor.description)
-                    rows, truncated = fetch_bounded(cursor.fetchmany, row_cap, budget)
+                    rows, truncated = engine.fetch_bounded(cursor.fetchmany, row_cap, budget)
             finally:
                 self._watchdog.disarm()
                 self._current = None
         except psycopg.Error as error:
             raise self._translate(error, sql, timeout_s, self._watchdog.fired) from error
         except (ValueError, OverflowError) as error:  # a value Python cannot hold
-            raise SQLExecutionError(f"cannot convert a result value: {error}") from error
+            raise errors.SQLExecutionError(f"cannot convert a result value: {error}") from error
         except MemoryError as error:
-            raise ResourceLimit("out of memory while fetching the result") from error
+            raise errors.ResourceLimit("out of memory while fetching the result") from error
         finally:
             self._server.give_back(pool, connection)
-        return RawResult(columns=columns, rows=tuple(rows), truncated=truncated)
+        return engine.RawResult(columns=columns, rows=tuple(rows), truncated=truncated)
 
     def _translate(
         self, error: psycopg.Error, sql: str, timeout_s: float, timed_out: bool
-    ) -> SandboxError:
+    ) -> errors.SandboxError:
         state = error.sqlstate or ""
         message = str(error).strip()
         first = message.splitlines()[0] if message else type(error).__name__
         if timed_out or state == _CANCELED:
-            return QueryTimeout(timeout_s)
+            return errors.QueryTimeout(timeout_s)
         if state in _READ_ONLY_STATES:
-            return ReadOnlyViolation(statement_keyword(sql), f"refused by PostgreSQL: {first}")
+            return errors.ReadOnlyViolation(
+                engine.statement_keyword(sql), f"refused by PostgreSQL: {first}"
+            )
         if _MULTIPLE_STATEMENTS in first:
-            return ReadOnlyViolation("multiple statements", "PostgreSQL reads more than one")
+            return errors.ReadOnlyViolation("multiple statements", "PostgreSQL reads more than one")
         if _DATA_MODIFYING in first:
-            return ReadOnlyViolation("a data-modifying WITH", f"refused by PostgreSQL: {first}")
-        if (head := _NOT_A_QUERY.match(first)) and statement_keyword(sql) == head[1].upper():
-            return ReadOnlyViolation(head[1].upper(), "PostgreSQL runs only a query here")
+            return errors.ReadOnlyViolation(
+                "a data-modifying WITH", f"refused by PostgreSQL: {first}"
+            )
+        if (head := _NOT_A_QUERY.match(first)) and engine.statement_keyword(sql) == head[1].upper():
+            return errors.ReadOnlyViolation(head[1].upper(), "PostgreSQL runs only a query here")
         if state.startswith(_RESOURCE_CLASSES):
-            return ResourceLimit(f"PostgreSQL: {first}")
+            return errors.ResourceLimit(f"PostgreSQL: {first}")
         if state.startswith(_UNAVAILABLE_CLASSES) or isinstance(
             error, (psycopg.OperationalError, psycopg.InterfaceError)
         ):
             self._server.down = True
             return _unavailable(self._location, error)
-        return SQLExecutionError(_server_message(error) or message)
+        return errors.SQLExecutionError(_server_message(error) or message)
 
     def close(self) -> None:
         self._watchdog.close()

@@ -29,20 +29,7 @@ import math
 import sqlite3
 import time
 
-from pipelines.sandbox.engine import (
-    RawResult,
-    fetch_bounded,
-    require_database_file,
-    statement_keyword,
-)
-from pipelines.sandbox.errors import (
-    DatabaseUnavailable,
-    QueryTimeout,
-    ReadOnlyViolation,
-    ResourceLimit,
-    SandboxError,
-    SQLExecutionError,
-)
+from pipelines.sandbox import engine, errors
 from pipelines.sandbox.limits import SandboxLimits
 from pipelines.sandbox.rules import is_blocked_function
 
@@ -66,19 +53,21 @@ def _decode_text(raw: bytes) -> str:
 
 def connect(path: str) -> sqlite3.Connection:
     """A read-only (``mode=ro`` + ``query_only``) connection, checked to be a SQLite database."""
-    file = require_database_file(path)
+    file = engine.require_database_file(path)
     try:
         connection = sqlite3.connect(
             file.as_uri() + "?mode=ro", uri=True, isolation_level=None, check_same_thread=False
         )
     except sqlite3.Error as error:
-        raise DatabaseUnavailable(path, f"cannot open read-only ({error})") from error
+        raise errors.DatabaseUnavailable(path, f"cannot open read-only ({error})") from error
     try:
         connection.execute("PRAGMA query_only=ON")
         connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as error:
         connection.close()
-        raise DatabaseUnavailable(path, f"not a readable SQLite database ({error})") from error
+        raise errors.DatabaseUnavailable(
+            path, f"not a readable SQLite database ({error})"
+        ) from error
     connection.text_factory = _decode_text
     return connection
 
@@ -153,51 +142,55 @@ class SQLiteEngine:
 
     def run(
         self, sql: str, *, timeout_s: float, row_cap: int, max_bytes: int | None = None
-    ) -> RawResult:
+    ) -> engine.RawResult:
         self._deadline = time.monotonic() + timeout_s
         budget = self._max_bytes if max_bytes is None else max_bytes
         cursor = None
         try:
             cursor = self._connection.execute(sql)
             if cursor.description is None:
-                raise SQLExecutionError("the statement returns no result set")
+                raise errors.SQLExecutionError("the statement returns no result set")
             columns = tuple(column[0] for column in cursor.description)
-            rows, truncated = fetch_bounded(cursor.fetchmany, row_cap, budget)
+            rows, truncated = engine.fetch_bounded(cursor.fetchmany, row_cap, budget)
         except sqlite3.Error as error:
             raise self._translate(error, sql, timeout_s) from error
         except (ValueError, OverflowError) as error:  # a value Python cannot hold
-            raise SQLExecutionError(f"cannot convert a result value: {error}") from error
+            raise errors.SQLExecutionError(f"cannot convert a result value: {error}") from error
         except MemoryError as error:
-            raise ResourceLimit("out of memory while running the query") from error
+            raise errors.ResourceLimit("out of memory while running the query") from error
         finally:
             self._deadline = math.inf
             if cursor is not None:
                 cursor.close()
         self._check_no_state_left(sql)
-        return RawResult(columns=columns, rows=tuple(rows), truncated=truncated)
+        return engine.RawResult(columns=columns, rows=tuple(rows), truncated=truncated)
 
     def _check_no_state_left(self, sql: str) -> None:
         # The authorizer allows nothing that could do this; if it ever happened, the sandbox
         # discards the connection on the violation.
         if self._connection.in_transaction or self._connection.total_changes:
-            raise ReadOnlyViolation(statement_keyword(sql), "it left state on the connection")
+            raise errors.ReadOnlyViolation(
+                engine.statement_keyword(sql), "it left state on the connection"
+            )
 
-    def _translate(self, error: sqlite3.Error, sql: str, timeout_s: float) -> SandboxError:
+    def _translate(self, error: sqlite3.Error, sql: str, timeout_s: float) -> errors.SandboxError:
         code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF  # primary result code
         message = str(error)
         if code == sqlite3.SQLITE_INTERRUPT:
-            return QueryTimeout(timeout_s)
+            return errors.QueryTimeout(timeout_s)
         if _MULTIPLE_STATEMENTS in message:
-            return ReadOnlyViolation("multiple statements", "SQLite reads more than one")
+            return errors.ReadOnlyViolation("multiple statements", "SQLite reads more than one")
         if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_AUTH) or "not authorized" in message:
-            return ReadOnlyViolation(statement_keyword(sql), f"refused by SQLite: {error}")
+            return errors.ReadOnlyViolation(
+                engine.statement_keyword(sql), f"refused by SQLite: {error}"
+            )
         if code == sqlite3.SQLITE_TOOBIG:
-            return ResourceLimit(f"a value or the SQL text is too long for SQLite ({error})")
+            return errors.ResourceLimit(f"a value or the SQL text is too long for SQLite ({error})")
         if code == sqlite3.SQLITE_NOMEM:
-            return ResourceLimit(f"SQLite ran out of memory ({error})")
+            return errors.ResourceLimit(f"SQLite ran out of memory ({error})")
         if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
-            return DatabaseUnavailable(self._path, f"corrupt SQLite database ({error})")
-        return SQLExecutionError(message)
+            return errors.DatabaseUnavailable(self._path, f"corrupt SQLite database ({error})")
+        return errors.SQLExecutionError(message)
 
     def close(self) -> None:
         self._connection.close()
