@@ -53,7 +53,8 @@ test: install chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/scale-analytics models pull qwen2.5-coder-0.5b
-	$(BIN)/python -m pytest -q --durations=20   # the slowest tests, to keep the suite under 15 minutes
+	# Two workers: much of the suite waits on subprocesses, Ray and model servers rather than a core.
+	$(BIN)/python -m pytest -q -n 2 --durations=20   # the slowest tests, to keep the suite under 15 minutes
 
 # The web page test (tests/serve) drives a headless Chromium from the Debian packages; where it
 # cannot be installed (no root, no package source) that one test skips, saying so.

@@ -1,6 +1,6 @@
 """What a teacher-forced scoring call costs, against free decoding, and in turn against at once.
 
-    python benchmarks/bench_teacher_forcing.py [--model qwen2.5-coder-1.5b] [--repeat 2]
+    python benchmarks/bench_teacher_forcing.py [--model qwen2.5-coder-1.5b] [--repeat 2] [--sqls 4]
 
 Through the project's own client (slot router and all, as the adaptive pipeline calls it), on
 Spider's concert_singer reference schema with one question, the prompt cached on a slot first:
@@ -8,7 +8,7 @@ Spider's concert_singer reference schema with one question, the prompt cached on
     free greedy decode of the SQL's length ─┐
     the SQL forced by a grammar             ├─► seconds per call, forced tokens per second
     the same with logprobs (a scoring call) ┘
-    4 distinct SQLs scored one at a time  ║  the same 4 at once  ──► seconds for the four
+    N distinct SQLs scored one at a time  ║  the same N at once  ──► seconds for the N
 
 The last pair decides ``scaling.select_parallel``: at once, calls beyond the prompt's
 slot go to slots that evaluate the prompt again.
@@ -38,7 +38,7 @@ SQLS = (
 )
 
 
-async def measure(model: str, repeat: int) -> dict[str, list[float]]:
+async def measure(model: str, repeat: int, sqls: int = len(SQLS)) -> dict[str, list[float]]:
     from core.config import load_config
     from models import build_client
     from models.scoring import teacher_forced
@@ -57,7 +57,7 @@ async def measure(model: str, repeat: int) -> dict[str, list[float]]:
         question=QUESTION,
         evidence="",
     )
-    forced = [f"```sql\n{sql}\n```" for sql in SQLS]
+    forced = [f"```sql\n{sql}\n```" for sql in SQLS[:sqls]]
     out: dict[str, list[float]] = {}
     client = build_client(cfg.model)
 
@@ -78,8 +78,8 @@ async def measure(model: str, repeat: int) -> dict[str, list[float]]:
             start = time.perf_counter()
             for text in forced:
                 await client.chat(teacher_forced(messages, text), role="generator")
-            out.setdefault("4 SQLs in turn", []).append(time.perf_counter() - start)
-            await timed("4 SQLs at once", *(teacher_forced(messages, t) for t in forced))
+            out.setdefault(f"{sqls} SQLs in turn", []).append(time.perf_counter() - start)
+            await timed(f"{sqls} SQLs at once", *(teacher_forced(messages, t) for t in forced))
     finally:
         await client.aclose()
     return out
@@ -89,9 +89,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--sqls", type=int, choices=range(2, len(SQLS) + 1), default=len(SQLS))
     args, guard = parse_guarded(parser)
     guard.before()
-    figures = asyncio.run(measure(args.model, args.repeat))
+    figures = asyncio.run(measure(args.model, args.repeat, args.sqls))
     guard.after()
     print(f"{'call':<26} {'s (median)':>10} {'tokens':>7} {'tokens/s':>9}")
     for name, seconds in figures.items():
