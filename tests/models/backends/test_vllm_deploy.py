@@ -183,3 +183,18 @@ def test_ray_serve_control_reads_serve_status_and_deploys_without_waiting(monkey
         "wait_for_ingress_deployment_creation": False,
         "wait_for_applications_running": False,
     }
+
+
+def test_the_standalone_command_deploys_serves_until_ctrl_c_then_deletes(monkeypatch, capsys):
+    from models.backends import vllm_serve
+
+    serve = FakeServe(polls_to_ready=0)
+    monkeypatch.setattr(vllm_deploy, "RayServeControl", lambda: serve)
+
+    def interrupted(seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(vllm_serve.time, "sleep", interrupted)
+    assert vllm_serve.main(["model=qwen2.5-coder-32b"]) == 0
+    assert serve.calls == [f"run {APP_NAME} qwen2.5-coder-32b", f"delete {APP_NAME}"]
+    assert "serving LLMServer:qwen2_5-coder-32b-" in capsys.readouterr().out
