@@ -73,3 +73,19 @@ class ChecksumMismatch(ModelFileCorrupt):
 
 class CassetteMiss(ModelError):
     """Replay mode met a request that the cassette has not recorded."""
+
+
+class LLMAppError(ModelError):
+    """The Ray Serve LLM application of the GPU slots cannot be used (models.backends.vllm_deploy)."""
+
+
+class LLMAppMismatch(LLMAppError):
+    """An application of that name is running with other models or settings than this config's."""
+
+
+class LLMAppFailed(LLMAppError):
+    """The application failed to deploy, or went away while this run waited for it."""
+
+
+class LLMAppTimeout(LLMAppFailed):
+    """The application was not ready within ``model.deploy_timeout_s``."""

@@ -4,16 +4,19 @@
     $ scale-analytics serve serve.databases.sales=/data/sales.duckdb
     $ scale-analytics serve serve.port=8080 model=qwen2.5-coder-0.5b serve.default_profile=fast
 
-Starts a local Ray (or joins ``sweep.ray.address``), the read-only sandbox actors and the model
-servers (as ``eval`` does: ``eval.sweep.services``), registers the databases given as
-``serve.databases.NAME=PATH`` (a SQLite or DuckDB file, or a ``postgresql://`` URI; their L0
-indexes are built as ``ask`` builds them), and serves ``serve/app.py`` on
-``serve.host:serve.port`` until Ctrl-C or SIGTERM, which stop Serve, the model servers, the
-sandbox actors and the Ray it started.
+Starts a local Ray (or joins ``sweep.ray.address``), Serve's HTTP proxy on
+``serve.host:serve.port``, the read-only sandbox actors and the model servers (as ``eval`` does:
+``eval.sweep.services``; GPU slots: the Ray Serve LLM app, deployed or attached), registers the
+databases given as ``serve.databases.NAME=PATH`` (a SQLite or DuckDB file, or a
+``postgresql://`` URI; their L0 indexes are built as ``ask`` builds them), and serves
+``serve/app.py`` there until Ctrl-C or SIGTERM, which stop what it started: its app, the model
+servers, the sandbox actors, Serve and Ray.
 
 Refused, with one line on stderr and exit code 2: a non-loopback ``serve.host`` with no API
 key configured, a port already in use (on a local Ray; a cluster's Serve proxy keeps the port it
-was started with), a database file that is missing or of unknown engine.
+was started with), a database file that is missing or of unknown engine, GPU slots whose
+``base_url`` is not on ``serve.port`` or that would share ``serve.route_prefix=/`` with this app,
+a Ray Serve LLM app that runs other settings or is not ready in ``model.deploy_timeout_s``.
 """
 
 from __future__ import annotations
@@ -26,10 +29,15 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from core.cli import split_overrides
 from core.cli_errors import fail, user_errors
 from serve.errors import ApiError, ServeConfigError
+
+if TYPE_CHECKING:
+    from models.config import ModelSettings
 
 PROG = "scale-analytics serve"
 DATABASE_PREFIX = "serve.databases."
@@ -91,6 +99,49 @@ def profile_configs(overrides: list[str], profiles: dict[str, tuple[str, ...]]) 
     return cfgs
 
 
+def check_gpu_slots(model: ModelSettings, port: int, route_prefix: str) -> None:
+    """The Ray Serve LLM app of GPU slots sits at ``/`` on the same Serve proxy as this app: its
+    slots must name ``port``, and this app needs a prefix of its own.
+
+    >>> from models.config import ModelSettings
+    >>> gpu = ModelSettings(name="g", slots={"default": {"backend": "vllm_serve", "model": "m",
+    ...                                                  "model_source": "org/m"}})
+    >>> check_gpu_slots(gpu, 8000, "/analytics")
+    >>> check_gpu_slots(gpu, 8000, "/")
+    Traceback (most recent call last):
+    serve.errors.ServeConfigError: the Ray Serve LLM app of the GPU slots takes the route /: ...
+    """
+    from models.config import VLLMServeSlot
+
+    for name, slot in model.slots.items():
+        if not isinstance(slot, VLLMServeSlot):
+            continue
+        if urlsplit(slot.base_url).port != port:
+            raise ServeConfigError(
+                f"model.slots.{name}.base_url {slot.base_url} is not on serve.port={port}: the "
+                "Ray Serve LLM app answers on the same Serve proxy as this app"
+            )
+        if route_prefix == "/":
+            raise ServeConfigError(
+                "the Ray Serve LLM app of the GPU slots takes the route /: give this app its own, "
+                "e.g. serve.route_prefix=/analytics"
+            )
+
+
+@contextmanager
+def _serve_proxy(host: str, port: int) -> Iterator[None]:
+    """Serve with its HTTP proxy on host:port, shut down after unless it was already up."""
+    from ray import serve
+
+    already_up = bool(serve.status().proxies)
+    serve.start(http_options={"host": host, "port": port})
+    try:
+        yield
+    finally:
+        if not already_up:
+            serve.shutdown()
+
+
 @contextmanager
 def _stop_on_sigterm() -> Iterator[threading.Event]:
     stop = threading.Event()
@@ -105,6 +156,8 @@ def main(argv: list[str]) -> int:
     from omegaconf import OmegaConf
 
     from core.config import load_config, section
+    from models.config import ModelSettings
+    from models.errors import LLMAppError
     from serve.keys import KeyRing
     from serve.settings import ServeSettings
 
@@ -134,10 +187,18 @@ def main(argv: list[str]) -> int:
                 "(another server is there; pick another with serve.port=N)"
             )
         cfgs = profile_configs(overrides, settings.profiles)
+        check_gpu_slots(
+            ModelSettings.model_validate(cfgs[settings.default_profile]["model"]),
+            settings.port,
+            settings.route_prefix,
+        )
         registered = _register(settings, cfg.paths.demo)
     except (ValueError, *user_errors()) as exc:
         return fail(PROG, exc)
-    return _run(cfg, cfgs, settings, ring, registered)
+    try:
+        return _run(cfg, cfgs, settings, ring, registered)
+    except LLMAppError as exc:
+        return fail(PROG, exc)
 
 
 def _register(settings, demo_dir: str) -> list:
@@ -191,13 +252,17 @@ def _run(cfg, cfgs, settings, ring, registered) -> int:
     default_cfg = cfgs[settings.default_profile]
     if registered:
         print(ensure_indexes(cfg, [database_ref(r.name, r) for r in registered]).summary())
-    # The handler goes in after ray.init, which installs its own.
-    with ray_session(sweep.ray), _stop_on_sigterm() as stop:
+    # The handler goes in after ray.init, which installs its own. The proxy starts before the
+    # model servers: a GPU slots' Serve LLM app deployed first would start it on Serve's defaults.
+    with (
+        ray_session(sweep.ray),
+        _stop_on_sigterm() as stop,
+        _serve_proxy(settings.host, settings.port),
+    ):
         from omegaconf import OmegaConf
 
         with sweep_services(OmegaConf.create(default_cfg), sweep, None) as (_, sandbox):
             try:
-                serve.start(http_options={"host": settings.host, "port": settings.port})
                 serve.run(
                     build_application(cfgs, settings, ring, sandbox),
                     name=APP_NAME,
@@ -210,5 +275,5 @@ def _run(cfg, cfgs, settings, ring, registered) -> int:
                     pass
                 print(f"{PROG}: SIGTERM, stopping", file=sys.stderr)
             finally:
-                serve.shutdown()
+                serve.delete(APP_NAME)  # the LLM app and Serve go when their owners exit
     return 0

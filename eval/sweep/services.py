@@ -1,8 +1,11 @@
 """What a real sweep shares across its workers: model servers and a pool of sandbox actors.
 
     driver:  sweep_services(cfg, sweep) ──► SandboxPool (Ray actors)
-                                       └─► build_client(cfg.model): starts each local model
-                                           server once, as a named Ray actor (one per slot)
+                                       └─► shared_model_servers([cfg.model]):
+                                           deployed(model): the Ray Serve LLM app of the GPU
+                                             slots, deployed or attached (vllm_deploy)
+                                           build_client(model): starts each local model
+                                             server once, as a named Ray actor (one per slot)
     worker:  ConfiguredPipeline()      ──► build_client(cfg.model) attaches to those servers
                                        └─► build_pipeline(cfg, client, sandbox, retrievers)
 
@@ -21,6 +24,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from core.config import section
 from eval.sweep.config import SweepSettings
+from models.backends.vllm_deploy import deployed
+from models.backends.vllm_serve import deployment_names, has_serve_slots
 from models.config import ModelSettings
 from pipelines.pipeline import Pipeline
 
@@ -55,7 +60,6 @@ def sweep_services(
     cfg: DictConfig, sweep: SweepSettings, trace_dir: str | None
 ) -> Iterator[tuple[ConfiguredPipeline, Any]]:
     """Start the shared sandbox pool and model servers (Ray must be up); stop them after."""
-    from models import build_client
     from pipelines.sandbox import SandboxPool, SandboxSettings
 
     sandbox = SandboxPool.create(
@@ -64,14 +68,12 @@ def sweep_services(
         limits=section(cfg, "pipeline.sandbox", SandboxSettings).limits,
     )
     try:
-        client = build_client(cfg.model)  # owns the servers; workers only attach
-        try:
+        # owns the servers (unless an outer shared_model_servers does); workers only attach
+        with shared_model_servers([section(cfg, "model", ModelSettings)]):
             yield (
                 ConfiguredPipeline(OmegaConf.to_container(cfg, resolve=True), sandbox, trace_dir),
                 sandbox,
             )
-        finally:
-            client.close()
     finally:
         sandbox.close()
 
@@ -83,11 +85,18 @@ def shared_model_servers(models: Sequence[ModelSettings]) -> Iterator[int]:
     A sweep that finds a server up attaches to it and leaves it running, so the model loads once
     per invocation and its prompt cache (a schema evaluated by one configuration) serves the next
     configuration too. Yields how many distinct model configs were started; Ray must be up.
+
+    The GPU slots' Serve LLM app is deployed here when every configuration needs the same one;
+    configurations needing different ones share its route, so each deploys its own in turn
+    (``sweep_services``).
     """
     from models import build_client
 
     with ExitStack() as stack:
         distinct = {model.model_dump_json(): model for model in models}
+        gpu_apps = {deployment_names(m): m for m in distinct.values() if has_serve_slots(m)}
+        if len(gpu_apps) == 1:
+            stack.enter_context(deployed(*gpu_apps.values()))
         for model in distinct.values():
             stack.callback(build_client(model).close)
         yield len(distinct)

@@ -4,8 +4,12 @@ A thin translation of our config into Ray's own integration, nothing more:
 
     conf/model/qwen2.5-coder-32b.yaml  slots.<name> (backend: vllm_serve)
       ──llm_config_kwargs──►  LLMConfig(model_loading_config, deployment_config, engine_kwargs, …)
-      ──build_app──►  build_openai_app({"llm_configs": [...]})  ──serve.run──►  /v1/chat/completions
+      ──build_app──►  build_openai_app({"llm_configs": [...]})  ──deployed()──►  /v1/chat/completions
     ModelClient ──OpenAICompatBackend(flavor="vllm")──► that ingress (see models.build)
+
+Each model's deployment is named after a fingerprint of its settings
+(``LLMServer:qwen2_5-coder-32b-<sha>``), so the names a running app reports say which config it
+was deployed with (:mod:`models.backends.vllm_deploy` compares them before attaching).
 
 ``ray.serve.llm`` needs vLLM (``pip install -e '.[gpu]'``); it is imported only inside
 :func:`build_app`, so CPU installs import this module freely.
@@ -15,7 +19,10 @@ A thin translation of our config into Ray's own integration, nothing more:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 from models.config import ModelSettings, VLLMServeSlot
@@ -24,6 +31,9 @@ if TYPE_CHECKING:
     from ray.serve import Application
 
 APP_NAME = "scale-analytics-llm"
+# Ray Serve LLM names each model's deployment "LLMServer:" + deployment_config["name"]
+# (ray.llm's build_llm_deployment); the ingress deployment has another name.
+LLM_SERVER_PREFIX = "LLMServer:"
 
 
 def llm_config_kwargs(slot: VLLMServeSlot) -> dict[str, Any]:
@@ -53,7 +63,15 @@ def llm_config_kwargs(slot: VLLMServeSlot) -> dict[str, Any]:
     }
     if slot.accelerator_type is not None:
         kwargs["accelerator_type"] = slot.accelerator_type
+    fingerprint = hashlib.sha256(json.dumps(kwargs, sort_keys=True, default=str).encode())
+    # Ray's own deployment name for a model id, plus what was deployed.
+    safe_id = slot.model.replace("/", "--").replace(".", "_")
+    deployment["name"] = f"{safe_id}-{fingerprint.hexdigest()[:10]}"
     return kwargs
+
+
+def has_serve_slots(config: ModelSettings) -> bool:
+    return any(isinstance(slot, VLLMServeSlot) for slot in config.slots.values())
 
 
 def serve_slots(config: ModelSettings) -> dict[str, VLLMServeSlot]:
@@ -71,6 +89,16 @@ def serve_slots(config: ModelSettings) -> dict[str, VLLMServeSlot]:
     return slots
 
 
+def deployment_names(config: ModelSettings) -> tuple[str, ...]:
+    """The model deployments the Serve app of ``config`` runs, as ``serve.status()`` names them."""
+    return tuple(
+        sorted(
+            LLM_SERVER_PREFIX + llm_config_kwargs(slot)["deployment_config"]["name"]
+            for slot in serve_slots(config).values()
+        )
+    )
+
+
 def build_app(config: ModelSettings) -> Application:
     from ray.serve.llm import LLMConfig, build_openai_app
 
@@ -78,17 +106,20 @@ def build_app(config: ModelSettings) -> Application:
     return build_openai_app({"llm_configs": llm_configs})
 
 
-def deploy(config: ModelSettings, *, blocking: bool = False) -> None:
-    from ray import serve
-
-    serve.run(build_app(config), name=APP_NAME, route_prefix="/", blocking=blocking)
-
-
 def main(argv: list[str] | None = None) -> int:
     from core.config import load_config, section
+    from models.backends.vllm_deploy import deployed  # it builds on this module
 
     cfg = load_config(sys.argv[1:] if argv is None else argv)
-    deploy(section(cfg, "model", ModelSettings), blocking=True)
+    model = section(cfg, "model", ModelSettings)
+    names = deployment_names(model)  # refuses a config without vllm_serve slots
+    with deployed(model):
+        print(f"{APP_NAME} serving {', '.join(names)}; Ctrl-C stops", flush=True)
+        try:
+            while True:
+                time.sleep(60)
+        except KeyboardInterrupt:
+            pass
     return 0
 
 

@@ -65,3 +65,17 @@ def test_serve_demo_registers_the_demo_database(tmp_path):
     assert claims.name == "claims" and claims.engine == "sqlite"
     assert claims.description_dir and claims.path.endswith("claims.sqlite")
     assert StateStore(settings.state_dir).database("claims") == claims
+
+
+def test_gpu_slots_off_the_serve_port_or_at_its_route_are_refused(capsys, tmp_path):
+    from serve.process import free_port
+
+    port = free_port()
+    gpu = ["serve", "model=qwen2.5-coder-32b", f"serve.state_dir={tmp_path}", f"serve.port={port}"]
+    assert main(gpu) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"base_url http://127.0.0.1:8000/v1 is not on serve.port={port}" in err
+    assert main([*gpu, f"model.slots.default.base_url=http://127.0.0.1:{port}/v1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "e.g. serve.route_prefix=/analytics" in err

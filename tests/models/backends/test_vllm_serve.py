@@ -1,10 +1,16 @@
 import subprocess
 import sys
+import types
 
 import pytest
 
 from core.config import load_config, section
-from models.backends.vllm_serve import llm_config_kwargs, serve_slots
+from models.backends.vllm_serve import (
+    build_app,
+    deployment_names,
+    llm_config_kwargs,
+    serve_slots,
+)
 from models.config import ModelSettings, VLLMServeSlot
 
 
@@ -14,7 +20,7 @@ def _model_config(name: str) -> ModelSettings:
 
 def test_importing_the_gpu_backends_needs_no_vllm() -> None:
     code = (
-        "import sys, models.backends.vllm_serve, models.build; "
+        "import sys, models.backends.vllm_serve, models.backends.vllm_deploy, models.build; "
         "bad = sorted(m for m in sys.modules"
         " if m.split('.')[0] == 'vllm' or m.startswith('ray.serve.llm')); "
         "print(bad); sys.exit(1 if bad else 0)"
@@ -32,7 +38,10 @@ def test_qwen_32b_config_translates_to_llm_config_kwargs() -> None:
         "model_id": "qwen2.5-coder-32b",
         "model_source": "Qwen/Qwen2.5-Coder-32B-Instruct",
     }
-    assert kwargs["deployment_config"] == {"num_replicas": 2}
+    assert kwargs["deployment_config"] == {
+        "num_replicas": 2,
+        "name": "qwen2_5-coder-32b-bdbba59c04",
+    }
     assert kwargs["engine_kwargs"]["tensor_parallel_size"] == 2
     assert kwargs["engine_kwargs"]["enable_prefix_caching"] is True
     assert "accelerator_type" not in kwargs
@@ -44,7 +53,8 @@ def test_omnisql_config_has_one_deployment_per_model_and_autoscales_the_generato
     assert sorted(slots) == ["omnisql-32b", "qwen2.5-coder-32b"]
     generator = llm_config_kwargs(slots["omnisql-32b"])
     assert generator["deployment_config"] == {
-        "autoscaling_config": {"min_replicas": 2, "max_replicas": 4}
+        "autoscaling_config": {"min_replicas": 2, "max_replicas": 4},
+        "name": "omnisql-32b-428a733140",
     }
     assert generator["model_loading_config"]["model_source"] == "seeklhy/OmniSQL-32B"
     assert config.roles["generator"] == "generator" and config.roles["selector"] == "selector"
@@ -72,3 +82,32 @@ def test_invalid_replica_range_and_missing_slots() -> None:
         llm_config_kwargs(slot)
     with pytest.raises(ValueError, match="no vllm_serve slot"):
         serve_slots(_model_config("qwen2.5-coder-0.5b"))
+
+
+def test_deployment_names_change_with_any_setting_of_a_slot() -> None:
+    qwen = _model_config("qwen2.5-coder-32b")
+    assert deployment_names(qwen) == ("LLMServer:qwen2_5-coder-32b-bdbba59c04",)
+    assert deployment_names(_model_config("omnisql-32b")) == (
+        "LLMServer:omnisql-32b-428a733140",
+        # the selector runs one replica here, two under model=qwen2.5-coder-32b
+        "LLMServer:qwen2_5-coder-32b-6aee2cf497",
+    )
+    wider = qwen.model_copy(
+        update={
+            "slots": {"default": qwen.slots["default"].model_copy(update={"max_model_len": 32768})}
+        }
+    )
+    assert deployment_names(wider) != deployment_names(qwen)
+
+
+@pytest.mark.parametrize("name", ["qwen2.5-coder-32b", "omnisql-32b"])
+def test_the_app_is_one_openai_app_of_every_slots_llm_config(monkeypatch, name) -> None:
+    """``ray.serve.llm`` needs vLLM, absent here: a stand-in records what build_app gives it."""
+    built: dict = {}
+    fake = types.ModuleType("ray.serve.llm")
+    fake.LLMConfig = lambda **kwargs: kwargs
+    fake.build_openai_app = lambda args: built.setdefault("app", args)
+    monkeypatch.setitem(sys.modules, "ray.serve.llm", fake)
+    config = _model_config(name)
+    app = build_app(config)
+    assert app == {"llm_configs": [llm_config_kwargs(s) for s in serve_slots(config).values()]}
