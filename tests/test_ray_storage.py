@@ -38,6 +38,7 @@ from eval.run import run_configuration
 from eval.sweep.records import QuestionRecord, records_to_table
 from eval.sweep.services import ConfiguredPipeline
 from eval.sweep.session import LOCAL_ENV
+from eval.sweep.storage import SharedStorage
 from eval.sweep.worker import SweepWorker, WorkerSettings
 from pipelines.sandbox import Sandbox
 
@@ -263,8 +264,9 @@ def configuration(cluster: Cluster, label: str, *storage: str) -> Configuration:
 
 def one_process(config: Configuration, traces: Path) -> pl.DataFrame:
     """The same questions answered in this process (one machine), by the same pipeline."""
+    storage = SharedStorage(storage=str(config.cfg.paths.storage), traces=str(traces))
     factory = ConfiguredPipeline(
-        OmegaConf.to_container(config.cfg, resolve=True), LazySandbox(), str(traces)
+        OmegaConf.to_container(config.cfg, resolve=True), LazySandbox(), storage
     )
     worker = SweepWorker(
         factory, LazySandbox(), WorkerSettings(question_timeout_s=60, ves_iterations=1)
@@ -291,17 +293,8 @@ def hits(traces) -> dict[str, tuple]:
 COMPARED = ["task_id", "sql", "degraded", "degradation_reasons", "error", "retrieval", "ex_bird"]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 47: the worker node finds no index and its traces stay on its disk"
-)
 def test_a_worker_on_another_node_retrieves_traces_and_answers_as_one_machine(cluster, capsys):
-    config = configuration(
-        cluster,
-        "nodes",
-        # today's layout, on the driver's own disk: the indexes under the cache, the runs beside
-        f"pipeline.index.root={cluster.driver_disk / '.cache' / 'indexes'}",
-        f"paths.runs={cluster.driver_disk / 'runs'}",
-    )
+    config = configuration(cluster, "shared", f"paths.storage={cluster.shared}")
     outcome = run_configuration(config, load_benchmark(config.benchmark))
     frame = pl.read_parquet(Path(outcome.run_dir) / "predictions.parquet").sort("position")
     answered = set(frame["task_id"])
@@ -334,3 +327,21 @@ def test_a_worker_on_another_node_retrieves_traces_and_answers_as_one_machine(cl
     assert frame.select(COMPARED).equals(single.sort("position").select(COMPARED))
     alone = latest_traces((cluster.base / "one-process").glob("**/traces.jsonl"), answered)
     assert hits(driver_traces) == hits(alone)
+
+
+def test_a_worker_whose_node_cannot_reach_the_storage_fails_its_questions_naming_the_path(
+    cluster, caplog
+):
+    # The storage on the driver's own disk (as by default: the clone), which the worker node lacks.
+    config = configuration(cluster, "local", f"paths.storage={cluster.driver_disk}")
+    outcome = run_configuration(config, load_benchmark(config.benchmark))
+    frame = pl.read_parquet(Path(outcome.run_dir) / "predictions.parquet")
+    pointer = cluster.driver_disk / ".cache" / "indexes" / "databases" / "music" / "CURRENT.json"
+    assert frame["degradation_reasons"].to_list() == [["storage_unreachable"]] * len(QUESTIONS)
+    assert set(frame["error"]) == {
+        f"StorageUnreachable: node {cluster.worker_node} cannot reach {pointer} on the run's "
+        f"storage (paths.storage={cluster.driver_disk}): mount that storage at the same path on "
+        "every node, or set paths.storage to storage every node reaches"
+    }
+    assert (frame["retrieval"].list.len() == 0).all()  # failed, never answered without retrieval
+    assert f"{len(QUESTIONS)} of {len(QUESTIONS)} questions were not answered" in caplog.text
