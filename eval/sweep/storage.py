@@ -8,8 +8,7 @@ left it there.
                                                        it cannot see
 
 A worker never creates a shared directory itself: one it created would lie on its own node's
-disk, where the driver never reads. Paths are looked up with ``pyarrow.fs``, so a URI names
-storage as well as a path does.
+disk, where the driver never reads. Paths are looked up with ``pyarrow.fs``.
 """
 
 from __future__ import annotations
