@@ -60,7 +60,7 @@ def ray_mode(
         update={"in_flight": in_flight, "workers": 1, "progress": False}
     )
     store = RunStore.open(scratch / f"ray-{in_flight}", identity={})
-    with sweep_services(cfg, sweep, trace_dir=None) as (factory, sandbox):
+    with sweep_services(cfg, sweep, storage=None) as (factory, sandbox):
         started = time.perf_counter()
         run_sweep(tasks, store=store, factory=factory, sandbox=sandbox, config=sweep)
         elapsed = time.perf_counter() - started

@@ -2,6 +2,8 @@
 
     Configuration ──► run dir (runs/<experiment>/<label>-<config hash>)   resumes whatever is there
         ──► ensure_indexes (L0 indexes of the databases this invocation runs, built when missing)
+        ──► SharedStorage: the live indexes, trace and cheatsheet directories every worker must
+            reach on the run's storage (paths.storage); a worker that cannot fails its questions
         ──► run_sweep (Ray Data over the benchmark's tasks; with eval.judge, each answer judged)
                                                                ──► predictions.parquet
         ──► run_result: every figure of the run, once ──► RunResult
@@ -23,6 +25,7 @@ import polars as pl
 from mlflow.exceptions import MlflowException
 from omegaconf import DictConfig, OmegaConf
 
+from core.config import section
 from core.types import Frozen
 from eval.experiments import Configuration
 from eval.grading.exports import export_predictions
@@ -33,19 +36,23 @@ from eval.reporting.report import write_run_report
 from eval.reporting.result import RunResult, run_result
 from eval.reporting.retrieval import RetrievalUse
 from eval.reporting.tracking import RunLog, TrackedRun, log_run, log_traces
-from eval.sweep.config import SweepSettings
+from eval.sweep.config import STORAGE_UNREACHABLE, SweepSettings
 from eval.sweep.driver import SweepResult, run_sweep
 from eval.sweep.grading import Executor
 from eval.sweep.services import sweep_services
+from eval.sweep.storage import SharedStorage
 from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.builder.ensure import RetrievalStatus, ensure_indexes
+from pipelines.settings import CheatsheetSettings
+from pipelines.strategies.agentic_settings import AgenticScaling
+from pipelines.strategies.registry import scaling_settings
 
 log = logging.getLogger(__name__)
 
 Services = Callable[
-    [DictConfig, SweepSettings, str | None],
+    [DictConfig, SweepSettings, SharedStorage | None],
     AbstractContextManager[tuple[PipelineFactory, Executor]],
 ]
 
@@ -58,6 +65,36 @@ class RunOutcome(Frozen):
     result: RunResult
     report: str
     tracked: TrackedRun
+
+
+def shared_storage(cfg: DictConfig, retrieval: RetrievalStatus, trace_dir: Path) -> SharedStorage:
+    """What the run's workers must reach: the indexes live for this run, and the trace and
+    cheatsheet directories, made here first (a worker never makes one: it would be its own)."""
+    directories = [trace_dir]
+    scaling = scaling_settings(cfg)
+    cheatsheet = section(cfg, "pipeline.cheatsheet", CheatsheetSettings)
+    if isinstance(scaling, AgenticScaling) and scaling.cheatsheet and cheatsheet.root is not None:
+        directories.append(Path(cheatsheet.root))
+    for directory in directories:
+        directory.mkdir(parents=True, exist_ok=True)
+    index_root = str(cfg.pipeline.index.root)
+    return SharedStorage(
+        storage=str(cfg.paths.storage),
+        traces=str(trace_dir),
+        required=(*retrieval.live_pointers(index_root), *map(str, directories)),
+    )
+
+
+def _say_unreachable(frame: pl.DataFrame) -> None:
+    """One line for the questions failed because their worker's node could not reach storage."""
+    failed = frame.filter(pl.col("degradation_reasons").list.contains(STORAGE_UNREACHABLE))
+    if not failed.is_empty():
+        log.error(
+            "%d of %d questions were not answered: %s",
+            failed.height,
+            frame.height,
+            failed.get_column("error").first(),
+        )
 
 
 def run_configuration(
@@ -79,12 +116,13 @@ def run_configuration(
     )
     store.write_skipped(benchmark.skipped)
     trace_dir = run_dir / "traces"
+    storage = shared_storage(cfg, retrieval, trace_dir)
     judge = (
         ConfiguredJudge(configuration.config["model"], configuration.evaluation)
         if configuration.evaluation.judge is not None
         else None
     )
-    with services(cfg, configuration.sweep, str(trace_dir)) as (factory, sandbox):
+    with services(cfg, configuration.sweep, storage) as (factory, sandbox):
         sweep = run_sweep(
             benchmark.tasks,
             store=store,
@@ -96,6 +134,7 @@ def run_configuration(
         )
     in_scope = [task.task_id for task in benchmark.tasks]
     frame = store.compact().filter(pl.col("task_id").is_in(in_scope))
+    _say_unreachable(frame)
     traces = latest_traces(trace_dir.glob("**/traces.jsonl"), set(frame["task_id"].to_list()))
     result = run_result(
         frame,

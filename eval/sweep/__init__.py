@@ -1,6 +1,6 @@
 """Benchmark sweeps on Ray: pipeline worker actors over a benchmark's tasks, resumable Parquet.
 
-    with ray_session(SweepSettings.from_cfg(cfg).ray), sweep_services(cfg, sweep, trace_dir) as (factory, sandbox):
+    with ray_session(SweepSettings.from_cfg(cfg).ray), sweep_services(cfg, sweep, storage) as (factory, sandbox):
         run_sweep(tasks, store=RunStore.open(run_dir, identity), factory=factory, sandbox=sandbox, config=sweep)
 
 ``eval.run.run_configuration`` wraps this with exports, the report and MLflow.
@@ -22,6 +22,8 @@ _EXPORTS = {
     "RunDirConflict": "eval.sweep.errors",
     "RunDirLocked": "eval.sweep.errors",
     "RunStore": "eval.sweep.store",
+    "SharedStorage": "eval.sweep.storage",
+    "StorageUnreachable": "eval.sweep.errors",
     "SweepSettings": "eval.sweep.config",
     "SweepError": "eval.sweep.errors",
     "SweepFailed": "eval.sweep.errors",

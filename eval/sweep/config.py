@@ -31,12 +31,14 @@ TIMEOUT_GRACE_S = 60.0
 # Which finished questions a resumed sweep answers again (``sweep.retry``):
 #   none      none: a finished row is final
 #   errors    rows without a verdict because something failed around the model: grading raised
-#             (``grading_error``), the pipeline did (degradation reason ``pipeline_error``), or
-#             the database could not be reached (``database_unavailable``: a server down)
+#             (``grading_error``), the pipeline did (degradation reason ``pipeline_error``), the
+#             database could not be reached (``database_unavailable``: a server down), or the
+#             worker's node could not reach the run's storage (``storage_unreachable``)
 #   degraded  those, and every degraded row: timed out (``question_timeout``, ``global_timeout``),
 #             over budget, or answered after a failed step
 Retry = Literal["none", "errors", "degraded"]
 DATABASE_UNAVAILABLE = "database_unavailable"  # the sandbox's error kind, and the reason
+STORAGE_UNREACHABLE = "storage_unreachable"  # the reason of a question failed by StorageUnreachable
 
 
 class SweepSettings(Frozen):

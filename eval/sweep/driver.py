@@ -25,7 +25,7 @@ import ray.data
 from ray.data.exceptions import UserCodeException
 
 from core.types import Frozen
-from eval.sweep.config import DATABASE_UNAVAILABLE, Retry, SweepSettings
+from eval.sweep.config import DATABASE_UNAVAILABLE, STORAGE_UNREACHABLE, Retry, SweepSettings
 from eval.sweep.errors import SweepFailed, SweepInterrupted
 from eval.sweep.grading import Executor
 from eval.sweep.progress import SweepProgress
@@ -138,6 +138,7 @@ def to_retry(done: pl.DataFrame, policy: Retry) -> set[str]:
         pl.col("grading_error").is_not_null()
         | reasons.contains("pipeline_error")
         | reasons.contains(DATABASE_UNAVAILABLE)
+        | reasons.contains(STORAGE_UNREACHABLE)
     )
     if policy == "degraded":
         redo = redo | pl.col("degraded")

@@ -5,7 +5,8 @@ EvalError
     ├── RunDirConflict   the run directory holds a different configuration's results
     ├── RunDirLocked     another process is writing the run directory
     ├── SweepInterrupted Ctrl-C: finished questions are saved, rerun to resume
-    └── SweepFailed      Ray gave up (a worker crashed past its retries): rerun to resume
+    ├── SweepFailed      Ray gave up (a worker crashed past its retries): rerun to resume
+    └── StorageUnreachable  a worker's node cannot reach what the run keeps on its storage
 """
 
 from __future__ import annotations
@@ -44,4 +45,18 @@ class SweepFailed(SweepError):
         super().__init__(
             f"sweep stopped after {done}/{total} questions ({type(cause).__name__}: {cause}); "
             f"finished questions are saved in {run_dir}: rerun the same configuration to resume"
+        )
+
+
+class StorageUnreachable(SweepError):
+    """A worker cannot see a path the driver left on the run's storage (``paths.storage``): its
+    node does not share that storage, so it would answer without the indexes and keep its traces
+    and cheatsheet rules on its own disk."""
+
+    def __init__(self, path: str, storage: str, node_id: str) -> None:
+        self.path, self.storage, self.node_id = path, storage, node_id
+        super().__init__(
+            f"node {node_id or 'local'} cannot reach {path} on the run's storage "
+            f"(paths.storage={storage}): mount that storage at the same path on every node, or "
+            "set paths.storage to storage every node reaches"
         )

@@ -6,7 +6,8 @@
                                              slots, deployed or attached (vllm_deploy)
                                            build_client(model): starts each local model
                                              server once, as a named Ray actor (one per slot)
-    worker:  ConfiguredPipeline()      ──► build_client(cfg.model) attaches to those servers
+    worker:  ConfiguredPipeline()      ──► SharedStorage.check(): the run's storage is reachable
+                                       ├─► build_client(cfg.model) attaches to those servers
                                        └─► build_pipeline(cfg, client, sandbox, retrievers)
 
 Each worker writes traces to its own folder under ``<run_dir>/traces`` so workers on
@@ -24,6 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from core.config import section
 from eval.sweep.config import SweepSettings
+from eval.sweep.storage import SharedStorage
 from models.backends.vllm_deploy import deployed
 from models.backends.vllm_serve import deployment_names, has_serve_slots
 from models.config import ModelSettings
@@ -31,20 +33,25 @@ from pipelines.pipeline import Pipeline
 
 
 class ConfiguredPipeline:
-    """The picklable factory a worker actor calls to build the configured pipeline."""
+    """The picklable factory a worker actor calls to build the configured pipeline; raises
+    :class:`~eval.sweep.errors.StorageUnreachable` where the run's storage cannot be reached."""
 
-    def __init__(self, cfg: dict[str, Any], sandbox: Any, trace_dir: str | None) -> None:
-        self._cfg, self._sandbox, self._trace_dir = cfg, sandbox, trace_dir
+    def __init__(self, cfg: dict[str, Any], sandbox: Any, storage: SharedStorage | None) -> None:
+        self._cfg, self._sandbox, self._storage = cfg, sandbox, storage
 
     def __call__(self) -> Pipeline:
         from models import build_client
         from pipelines.factory import build_pipeline, build_retrievers
 
         cfg = OmegaConf.create(self._cfg)
-        if self._trace_dir is not None:
-            OmegaConf.update(
-                cfg, "pipeline.trace.directory", f"{self._trace_dir}/{uuid.uuid4().hex[:8]}"
-            )
+        if self._storage is not None:
+            self._storage.check()
+            if self._storage.traces is not None:
+                OmegaConf.update(
+                    cfg,
+                    "pipeline.trace.directory",
+                    f"{self._storage.traces}/{uuid.uuid4().hex[:8]}",
+                )
         cells, examples = build_retrievers(cfg)
         return build_pipeline(
             cfg,
@@ -57,9 +64,10 @@ class ConfiguredPipeline:
 
 @contextmanager
 def sweep_services(
-    cfg: DictConfig, sweep: SweepSettings, trace_dir: str | None
+    cfg: DictConfig, sweep: SweepSettings, storage: SharedStorage | None
 ) -> Iterator[tuple[ConfiguredPipeline, Any]]:
-    """Start the shared sandbox pool and model servers (Ray must be up); stop them after."""
+    """Start the shared sandbox pool and model servers (Ray must be up); stop them after.
+    ``storage``: what the workers must reach (None: the config's paths, unchecked)."""
     from pipelines.sandbox import SandboxPool, SandboxSettings
 
     sandbox = SandboxPool.create(
@@ -71,7 +79,7 @@ def sweep_services(
         # owns the servers (unless an outer shared_model_servers does); workers only attach
         with shared_model_servers([section(cfg, "model", ModelSettings)]):
             yield (
-                ConfiguredPipeline(OmegaConf.to_container(cfg, resolve=True), sandbox, trace_dir),
+                ConfiguredPipeline(OmegaConf.to_container(cfg, resolve=True), sandbox, storage),
                 sandbox,
             )
     finally:

@@ -8,8 +8,11 @@
 Ray Data runs an async ``__call__`` on one event loop per actor and, with
 ``max_concurrent_calls_per_actor=in_flight``, keeps that many questions in flight per worker.
 A question that raises or outlives ``question_timeout_s`` becomes a degraded record rather
-than failing the sweep; only a crash of the worker process itself reaches Ray, which restarts
-the actor and retries its questions (bounded by ``max_restarts`` / ``max_task_retries``).
+than failing the sweep, and so does every question of a worker whose node cannot reach the
+run's storage (``storage_unreachable``, the error naming the path: it would answer without the
+indexes and keep its traces where the driver never reads them). Only a crash of the worker
+process itself reaches Ray, which restarts the actor and retries its questions (bounded by
+``max_restarts`` / ``max_task_retries``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from pydantic import Field
 
 from core.types import Frozen
 from eval.grading.judge import JudgeVerdict
-from eval.sweep.config import DATABASE_UNAVAILABLE
+from eval.sweep.config import DATABASE_UNAVAILABLE, STORAGE_UNREACHABLE
+from eval.sweep.errors import StorageUnreachable
 from eval.sweep.grading import Executor, Grade, Grader
 from eval.sweep.records import QuestionRecord
 from pipelines.contracts import ExecutionResult, Prediction, Task
@@ -67,13 +71,17 @@ class SweepWorker:
         self._grader = Grader(sandbox, settings.ves_iterations)
         self._timeout_s = settings.question_timeout_s
         self._pipeline: Pipeline | None = None
+        self._unreachable: StorageUnreachable | None = None
         self._judge_factory = judge
         self._judge: Judge | None = None
         self._node_id = _current_node_id()
 
     async def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
-        if self._pipeline is None:
-            self._pipeline = self._factory()
+        if self._pipeline is None and self._unreachable is None:
+            try:
+                self._pipeline = self._factory()
+            except StorageUnreachable as exc:
+                self._unreachable = exc
         pairs = zip(batch["position"], batch["task"], strict=True)
         records = await asyncio.gather(
             *(self._answer(int(position), Task.model_validate_json(raw)) for position, raw in pairs)
@@ -81,10 +89,11 @@ class SweepWorker:
         return {"record": [record.model_dump_json() for record in records]}
 
     async def _answer(self, position: int, task: Task) -> QuestionRecord:
-        assert self._pipeline is not None
         started = time.perf_counter()
         try:
-            prediction = await asyncio.wait_for(self._pipeline.answer(task), self._timeout_s)
+            prediction = await asyncio.wait_for(self._answered(task), self._timeout_s)
+        except StorageUnreachable as exc:
+            prediction = _failed(task, STORAGE_UNREACHABLE, f"{type(exc).__name__}: {exc}")
         except TimeoutError:
             prediction = _failed(
                 task, "question_timeout", f"no answer within {self._timeout_s:g} s"
@@ -110,6 +119,12 @@ class SweepWorker:
                 "judge_cost_usd": verdict.usage.cost_usd,
             }
         )
+
+    async def _answered(self, task: Task) -> Prediction:
+        if self._unreachable is not None:
+            raise self._unreachable
+        assert self._pipeline is not None
+        return await self._pipeline.answer(task)
 
     async def _judged(self, task: Task, prediction: Prediction) -> JudgeVerdict:
         """The judge's verdict on the answer, seeing the result the pipeline chose it by."""

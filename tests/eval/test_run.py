@@ -64,7 +64,7 @@ class GoldOnEvenQuestions:
 
 
 @contextmanager
-def scripted_services(cfg, sweep, trace_dir):
+def scripted_services(cfg, sweep, storage):
     sandbox = LazySandbox()
     yield GoldOnEvenQuestions(sandbox), sandbox
 
@@ -102,9 +102,9 @@ class TracedGoldOnEvenQuestions(GoldOnEvenQuestions):
 
 
 @contextmanager
-def traced_services(cfg, sweep, trace_dir):
+def traced_services(cfg, sweep, storage):
     sandbox = LazySandbox()
-    yield TracedGoldOnEvenQuestions(sandbox, trace_dir), sandbox
+    yield TracedGoldOnEvenQuestions(sandbox, storage.traces), sandbox
 
 
 @pytest.fixture(scope="module")

@@ -60,7 +60,7 @@ class TranspiledGold:
 
 
 @contextmanager
-def services(cfg, sweep, trace_dir):
+def services(cfg, sweep, storage):
     sandbox = LazySandbox()
     yield TranspiledGold(sandbox), sandbox
 

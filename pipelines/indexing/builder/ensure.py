@@ -71,6 +71,13 @@ class RetrievalStatus(Frozen):
         """``cells+examples``, ``cells``, ``examples`` or ``off`` (the MLflow ``retrieval`` tag)."""
         return "+".join(self.sources) or "off"
 
+    def live_pointers(self, root: str) -> tuple[str, ...]:
+        """The manifest of each live index under ``root``: what a reader of them must see."""
+        stores = [VersionedStore(root, "databases", db_id) for db_id in self.cells]
+        if self.examples:
+            stores.append(VersionedStore(root, "examples", EXAMPLES_NAME))
+        return tuple(str(store.pointer) for store in stores)
+
     def reasons(self) -> list[str]:
         """Why each needed part is off (empty when everything needed is live)."""
         if self.off:

@@ -111,3 +111,52 @@ async def test_each_answer_is_judged_once_graded_and_a_failing_judge_keeps_the_a
         SweepWorker(fakes.ScriptedPipeline(), fakes.SQLiteExecutor(), settings), tasks[:1]
     )
     assert unjudged.judge_correct is None and unjudged.judge_error is None
+
+
+class CheckedFactory:
+    """A factory that checks the run's storage first, as ``ConfiguredPipeline`` does."""
+
+    def __init__(self, storage, pipeline):
+        self.storage, self.pipeline, self.calls = storage, pipeline, 0
+
+    def __call__(self):
+        self.calls += 1
+        self.storage.check()
+        return self.pipeline
+
+
+async def test_a_worker_that_cannot_reach_the_runs_storage_fails_each_question_naming_the_path(
+    clinic_db, fakes, tmp_path
+):
+    import polars as pl
+
+    from eval.sweep.driver import to_retry
+    from eval.sweep.records import records_to_table
+    from eval.sweep.storage import SharedStorage
+
+    (tmp_path / "traces").mkdir()
+    missing = tmp_path / "indexes" / "databases" / "clinic" / "CURRENT.json"
+    storage = SharedStorage(
+        storage=str(tmp_path), required=(str(tmp_path / "traces"), str(missing))
+    )
+    tasks = fakes.make_tasks(clinic_db, 3)
+    settings = WorkerSettings(question_timeout_s=5, ves_iterations=1)
+    factory = CheckedFactory(storage, fakes.ScriptedPipeline())
+    records = await run(SweepWorker(factory, fakes.SQLiteExecutor(), settings), tasks)
+    assert factory.calls == 1  # checked once per worker, not per question
+    assert [r.degradation_reasons for r in records] == [("storage_unreachable",)] * 3
+    assert all(r.sql == "" and not r.retrieval and not r.ex_bird for r in records)
+    assert records[0].error == (
+        f"StorageUnreachable: node local cannot reach {missing} on the run's storage "
+        f"(paths.storage={tmp_path}): mount that storage at the same path on every node, or set "
+        "paths.storage to storage every node reaches"
+    )
+    assert records[0].gold_error is None  # the gold still ran: the question counts, wrong
+    frame = pl.from_arrow(records_to_table(records))
+    assert to_retry(frame, "errors") == {t.task_id for t in tasks}  # a rerun answers them
+
+    missing.parent.mkdir(parents=True)
+    missing.write_text("{}")  # the storage reached: the same worker setup answers
+    factory = CheckedFactory(storage, fakes.ScriptedPipeline())
+    records = await run(SweepWorker(factory, fakes.SQLiteExecutor(), settings), tasks)
+    assert not any(r.degraded for r in records)
