@@ -4,9 +4,8 @@ predictions equal those of the same questions answered in a single process."""
 import asyncio
 import os
 import sqlite3
-import subprocess
 import sys
-from pathlib import Path
+import time
 
 import polars as pl
 import pytest
@@ -81,7 +80,8 @@ def two_nodes():
     for name, value in LOCAL_ENV.items():
         os.environ.setdefault(name, value)
     # Starting a head right after another module's Ray session has shut down occasionally times
-    # out waiting for the GCS on a loaded 2-core machine (seen once in CI): one more attempt.
+    # out waiting for the GCS on a loaded 2-core machine (seen once in CI): one more attempt,
+    # never `ray stop`, which would stop every Ray on the machine (a parallel test's, a run's).
     for attempt in (1, 2):
         try:
             cluster = Cluster(
@@ -91,11 +91,7 @@ def two_nodes():
         except RuntimeError:
             if attempt == 2:
                 raise
-            subprocess.run(
-                [str(Path(sys.executable).parent / "ray"), "stop", "--force"],
-                check=False,
-                capture_output=True,
-            )
+            time.sleep(5)
     cluster.add_node(num_cpus=1)
     ray.init(address=cluster.address)
     cluster.wait_for_nodes()
