@@ -35,6 +35,8 @@ from omegaconf import DictConfig, OmegaConf
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from core.errors import ProjectError
+
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 REPO_ROOT = CONF_DIR.parent
 
@@ -72,7 +74,23 @@ def load_config(overrides: Sequence[str] = (), config_name: str = "config") -> D
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name=config_name, overrides=list(overrides))
     OmegaConf.resolve(cfg)
+    _check_storage(cfg)
     return cfg
+
+
+class UnsupportedStorage(ProjectError):
+    """``paths.storage`` names object storage, which the run's files cannot live on."""
+
+
+def _check_storage(cfg: DictConfig) -> None:
+    # Run directories, the index store and trace files rely on renames, file locks and appends,
+    # which object storage lacks; taken as a path, "s3://b" would quietly be a local folder.
+    storage = str(OmegaConf.select(cfg, "paths.storage", default="") or "")
+    if "://" in storage:
+        raise UnsupportedStorage(
+            f"paths.storage={storage}: object storage is not supported; use a directory mounted "
+            "at the same path on every node (docs/sweeps.md, Storage)"
+        )
 
 
 def section(cfg: Mapping[str, Any] | None, path: str, model: type[M]) -> M:

@@ -192,3 +192,14 @@ def test_the_claims_halves_answer_every_question_the_demo_a_budgeted_share():
         claims = load_config(["experiment=claims", f"benchmark.offset={offset}"])
         assert claims.sweep.budget_s is None and claims.benchmark.order == "given"
         assert (claims.benchmark.stride, claims.benchmark.offset) == (2, offset)
+
+
+def test_object_storage_as_the_storage_root_is_refused_with_one_line():
+    from core.config import UnsupportedStorage
+
+    with pytest.raises(UnsupportedStorage, match=r"paths.storage=s3://bucket/sa: object storage"):
+        load_config(["paths.storage=s3://bucket/sa"])
+    assert (
+        load_config(["paths.storage=/mnt/shared/sa"]).paths.indexes
+        == "/mnt/shared/sa/.cache/indexes"
+    )
