@@ -330,6 +330,8 @@ def render(
 
 def main(argv: list[str]) -> int:
     from core.config import load_config, section
+    from models.backends.vllm_deploy import require_reachable
+    from models.config import ModelSettings
     from pipelines.indexing.builder.ensure import ensure_indexes
     from pipelines.sandbox import Sandbox, SandboxError, SandboxSettings
     from pipelines.sandbox.sandbox import SERVER_DIALECTS
@@ -341,6 +343,7 @@ def main(argv: list[str]) -> int:
         sandbox = section(cfg, "pipeline.sandbox", SandboxSettings)
         if db.dialect in SERVER_DIALECTS:  # a server down, or a role that can write: one line
             Sandbox(limits=sandbox.limits).check_database(db)
+        require_reachable(section(cfg, "model", ModelSettings))  # ask starts no GPU app
     except (ValueError, SandboxError, *user_errors()) as exc:
         return fail(PROG, exc)
     task = Task(task_id="ask", question=args.question, db=db, evidence=args.evidence)

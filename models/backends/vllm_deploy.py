@@ -32,9 +32,10 @@ from models.backends.vllm_serve import (
     build_app,
     deployment_names,
     has_serve_slots,
+    serve_slots,
 )
 from models.config import ModelSettings
-from models.errors import LLMAppFailed, LLMAppMismatch, LLMAppTimeout
+from models.errors import LLMAppFailed, LLMAppMismatch, LLMAppTimeout, ModelUnavailable
 
 POLL_S = 2.0
 READY = "RUNNING"
@@ -177,3 +178,19 @@ class _ProgressLine:
             self._stream.write("\n")
             self._stream.flush()
             self._width = 0
+
+
+def require_reachable(config: ModelSettings, *, timeout_s: float = 5.0) -> None:
+    """For a command that runs without Ray (``ask``): raise :class:`ModelUnavailable`, saying
+    what deploys it, when a GPU slot's OpenAI ingress does not answer ``GET /models``."""
+    import httpx
+
+    for slot in serve_slots(config).values() if has_serve_slots(config) else ():
+        try:
+            httpx.get(f"{slot.base_url.rstrip('/')}/models", timeout=timeout_s).raise_for_status()
+        except httpx.HTTPError as exc:
+            raise ModelUnavailable(
+                f"model={config.name}: its Serve LLM app does not answer at {slot.base_url} "
+                f"({type(exc).__name__}); `scale-analytics serve model={config.name}` or "
+                f"`python -m models.backends.vllm_serve model={config.name}` deploys it"
+            ) from None

@@ -198,3 +198,45 @@ def test_the_standalone_command_deploys_serves_until_ctrl_c_then_deletes(monkeyp
     assert vllm_serve.main(["model=qwen2.5-coder-32b"]) == 0
     assert serve.calls == [f"run {APP_NAME} qwen2.5-coder-32b", f"delete {APP_NAME}"]
     assert "serving LLMServer:qwen2_5-coder-32b-" in capsys.readouterr().out
+
+
+def test_ask_is_told_what_deploys_an_app_that_does_not_answer_and_passes_one_that_does():
+    import socket
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from models.errors import ModelUnavailable
+
+    class Models(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            self.send_response(200 if self.path == "/v1/models" else 404)
+            self.end_headers()
+            self.wfile.write(b'{"data": []}')
+
+        def log_message(self, *args):
+            pass
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    down = _model_config(
+        "qwen2.5-coder-32b", f"model.slots.default.base_url=http://127.0.0.1:{closed}/v1"
+    )
+    with pytest.raises(
+        ModelUnavailable, match=r"does not answer at .*serve model=qwen2.5-coder-32b"
+    ):
+        vllm_deploy.require_reachable(down, timeout_s=2)
+
+    server = HTTPServer(("127.0.0.1", 0), Models)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        up = _model_config(
+            "qwen2.5-coder-32b", f"model.slots.default.base_url=http://127.0.0.1:{port}/v1"
+        )
+        vllm_deploy.require_reachable(up, timeout_s=2)
+    finally:
+        server.shutdown()
+    vllm_deploy.require_reachable(
+        _model_config("qwen2.5-coder-0.5b")
+    )  # no GPU slot: nothing to reach
