@@ -207,6 +207,10 @@ class SchemaView(Frozen):
     dialect: Dialect
     tables: tuple[TableInfo, ...]
     foreign_keys: tuple[ForeignKey, ...] = ()
+    # The functions a server lets the role call (PostgreSQL's catalog), lower-cased and sorted;
+    # empty: the engine installed here is asked (pipelines/agentic_mode/functions.py). Not shown
+    # in repr, and left out of the JSON when empty, so a SQLite/DuckDB view serializes as before.
+    functions: tuple[str, ...] = Field(default=(), repr=False, exclude_if=lambda names: not names)
 
 
 class ErrorClass(StrEnum):

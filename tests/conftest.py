@@ -3,7 +3,8 @@ session, by the project's own ``.ci/postgres.sh`` on a private port and director
 the end). It holds two databases, each readable by the SELECT-only role ``reader``:
 
 - ``typed``: ``tests/postgres/typed.sql`` (ENUM and CHECK vocabularies, comments, arrays, JSON,
-  a composite type, a second schema, a function that writes);
+  a composite type, a second schema, a function that writes, the database's own function
+  ``fiscal_year`` and ``payroll_key``, which ``reader`` may not execute);
 - ``claims``: the demo benchmark's database, copied by ``eval.server_copy`` (the ``claims_pg``
   fixture; built on first use).
 

@@ -1,15 +1,22 @@
 """The functions each target engine provides, and the names a query calls functions by.
 
-The engine itself is asked, on an empty in-memory database, so no list is kept by hand and the
-answer is the installed engine's (the one the sandbox runs): its function list (SQLite's
+A PostgreSQL database's functions are its server's: the names the role may call, read from the
+catalog where the schema is introspected (``SchemaView.functions``, ``pipelines/schema/postgres.py``)
+and passed in as ``known``; a name is known exactly when it is on that list. A file's engine
+(SQLite, DuckDB) is asked itself, on an empty in-memory database, so no list is kept by hand and
+the answer is the installed engine's (the one the sandbox runs): its function list (SQLite's
 ``pragma_function_list``, DuckDB's ``duckdb_functions()``), and for a name not on it — a form
 the engine's parser builds itself, like DuckDB's ``coalesce`` — a call with no arguments and
 one with ``*``, which the engine refuses either as an unknown function or for its arguments.
+A view without a list (one built by hand) is answered by the installed engine of its dialect,
+DuckDB for ``postgres``.
 
     >>> has_function("sqlite", "julianday"), has_function("duckdb", "julianday")
     (True, False)
     >>> has_function("duckdb", "COALESCE"), has_function("duckdb", "IFF")
     (True, False)
+    >>> has_function("postgres", "TO_CHAR", frozenset({"to_char"}))
+    True
     >>> sql = "SELECT IFF(n > 1, 1, 0), if(n > 1, 1, 0), count(*) FROM t"
     >>> [(c.name, c.text) for c in calls(sqlglot.parse_one(sql, read="duckdb"), sql, "duckdb")]
     [('IFF', 'IFF(n > 1, 1, 0)'), ('if', 'if(n > 1, 1, 0)'), ('count', 'count(*)')]
@@ -31,12 +38,22 @@ from sqlglot.tokens import Token, TokenType
 from pipelines.contracts import Dialect
 
 
-@functools.cache
-def engine_functions(dialect: Dialect) -> frozenset[str]:
-    """Lower-cased names of every function (scalar, aggregate, window, table) of the engine.
+def engine_functions(dialect: Dialect, known: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Lower-cased names of every function (scalar, aggregate, window, table) of the engine:
+    ``known`` (a server's list) when given, else the installed engine's."""
+    return known or _installed_functions(dialect)
 
-    For ``postgres`` these are DuckDB's (which follow PostgreSQL's names): no server is at hand.
-    """
+
+def has_function(dialect: Dialect, name: str, known: frozenset[str] = frozenset()) -> bool:
+    """Whether the engine of ``dialect`` has a function called ``name`` (any case): on ``known``
+    (a server's list) when given, else the installed engine's answer."""
+    if known:
+        return name.lower() in known
+    return _installed_has(dialect, name.lower())
+
+
+@functools.cache
+def _installed_functions(dialect: Dialect) -> frozenset[str]:
     if dialect == "sqlite":
         with closing(sqlite3.connect(":memory:")) as conn:
             rows = conn.execute("SELECT name FROM pragma_function_list").fetchall()
@@ -50,10 +67,8 @@ _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @functools.lru_cache(maxsize=4096)
-def has_function(dialect: Dialect, name: str) -> bool:
-    """Whether the engine of ``dialect`` has a function called ``name`` (any case)."""
-    name = name.lower()
-    if name in engine_functions(dialect):
+def _installed_has(dialect: Dialect, name: str) -> bool:
+    if name in _installed_functions(dialect):
         return True
     if not _WORD.match(name):
         return False

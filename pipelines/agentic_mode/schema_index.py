@@ -1,6 +1,6 @@
 """What the repairs and checks look up in a schema view: tables and columns by name whatever
-their case, nested sub-fields by dotted path, documented vocabularies, the view as sqlglot's
-schema, its join graph, and a repair's engine built on the view and graph once (``bound``).
+their case, nested sub-fields by dotted path, documented vocabularies, a server's function names,
+the view as sqlglot's schema, its join graph, and a repair's engine built on the view and graph once (``bound``).
 
     >>> from pipelines.contracts import ColumnInfo, SchemaView, TableInfo
     >>> links = ColumnInfo(name="links", type="STRUCT(type VARCHAR)[]",
@@ -66,6 +66,12 @@ class SchemaIndex(Frozen):
     @property
     def dialect(self) -> Dialect:
         return self.view.dialect
+
+    @cached_property
+    def functions(self) -> frozenset[str]:
+        """The server's function names (``SchemaView.functions``); empty: the installed engine's
+        are asked (``pipelines/agentic_mode/functions.py``)."""
+        return frozenset(self.view.functions)
 
     @cached_property
     def join_graph(self) -> JoinGraph:

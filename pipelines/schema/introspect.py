@@ -3,7 +3,7 @@
     DatabaseRef ──connect_readonly──► engine file (sqlite.py | duckdb.py | postgres.py)
         ──► tables, columns, keys, samples ──► + documentation (schema/documentation: YAML
             beside the file, DuckDB comments, tables.json descriptions, BIRD CSVs)
-        ──► + inferred join keys ──► SchemaView
+        ──► + inferred join keys (+ a server's function list: PostgreSQL) ──► SchemaView
 
     >>> view = introspect(db)  # db_id "concert_singer", path ".../concert_singer.sqlite"
     >>> [t.name for t in view.tables][:2]
@@ -68,12 +68,15 @@ def introspect(db: DatabaseRef, sample_values: int = 3, *, infer_joins: bool = T
     """The database's tables, columns (nested ones expanded), keys and ``sample_values`` samples.
 
     ``foreign_keys`` holds the declared keys, plus inferred join keys (``inferred=True``) for
-    table pairs without one when ``infer_joins``.
+    table pairs without one when ``infer_joins``. ``functions`` is a PostgreSQL server's list of
+    the functions the role may call; a file's engine is the one installed here, which the
+    function checks ask themselves.
     """
     engine = engine_for(db)
     try:
         with closing(connect_readonly(db)) as conn:
             tables, declared = engine.read_schema(conn, samples=sample_values)
+            functions = postgres_engine.read_functions(conn) if db.dialect == "postgres" else ()
     except DRIVER_ERRORS as exc:
         raise DatabaseUnavailable(db.path, f"cannot read schema: {exc}") from exc
     docs = load_documentation(db)
@@ -82,5 +85,9 @@ def introspect(db: DatabaseRef, sample_values: int = 3, *, infer_joins: bool = T
     if infer_joins:
         fks += infer_join_keys(tuple(tables), tuple(declared))
     return SchemaView(
-        db_id=db.db_id, dialect=db.dialect, tables=tuple(tables), foreign_keys=tuple(fks)
+        db_id=db.db_id,
+        dialect=db.dialect,
+        tables=tuple(tables),
+        foreign_keys=tuple(fks),
+        functions=functions,
     )

@@ -15,6 +15,11 @@ ColumnInfo whose ``children`` are its fields, named ``parent.field`` (``home.cit
 Cell values read at most ``SCAN_ROWS`` rows of a column and samples ``SAMPLE_SCAN_ROWS``: a
 warehouse table is never scanned whole for them. Row counts are the planner's (``reltuples``) once a table has
 been analyzed, else ``count(*)``.
+
+The functions a query may call (``read_functions``) are the server's: those in ``pg_proc``
+(aggregates and window functions included, an extension's and the user's too) that the role may
+execute in a schema it may use, and the keywords the grammar reads as calls of its own
+(``COALESCE``, ``CAST``, ``TRIM``), at most ``FUNCTION_ROWS`` names.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from pipelines.contracts import ColumnInfo, ForeignKey, TableInfo
 SAMPLE_CHARS = 60
 SCAN_ROWS = 1_000_000
 SAMPLE_SCAN_ROWS = 1_000
+FUNCTION_ROWS = 100_000  # a server has a few thousand function names; extensions add hundreds
 DEFAULT_SCHEMA = "public"
 TEXT_TYPES = re.compile(r"^(text|character varying|character|name|citext)\b")
 
@@ -88,6 +94,18 @@ SELECT {_DISPLAY_NAME},
   || E'\\n);'
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE {_USER_TABLE} ORDER BY {_CATALOG_ORDER}
+"""
+# Lower-cased names a query may call: functions (not procedures, which only CALL runs) the role
+# may execute, and the keywords of the column-name and reserved classes, which the grammar turns
+# into calls pg_proc does not hold (COALESCE, GREATEST, TRIM, CAST, CURRENT_TIMESTAMP(p)).
+FUNCTIONS_SQL = """
+SELECT name FROM (
+  SELECT lower(p.proname) AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+  WHERE p.prokind <> 'p' AND has_schema_privilege(n.oid, 'USAGE')
+    AND has_function_privilege(p.oid, 'EXECUTE')
+  UNION
+  SELECT word FROM pg_get_keywords() WHERE catcode IN ('C', 'R')
+) AS f ORDER BY name LIMIT %s
 """
 # Documentation rows in the shapes ``documentation/comments.py`` reads.
 TABLE_COMMENTS_SQL = f"""
@@ -248,6 +266,11 @@ def read_schema(conn: Any, *, samples: int) -> tuple[list[TableInfo], list[Forei
         sampled = tuple(_with_samples(conn, table, c, samples) for c in table.columns)
         tables.append(table.model_copy(update={"columns": sampled}))
     return tables, fks
+
+
+def read_functions(conn: Any) -> tuple[str, ...]:
+    """The names a query may call on the server, lower-cased, sorted (module docstring)."""
+    return tuple(name for (name,) in conn.execute(FUNCTIONS_SQL, (FUNCTION_ROWS,)).fetchall())
 
 
 def text_columns(table: TableInfo) -> list[str]:

@@ -1,5 +1,6 @@
 -- A small typed database: ENUM and CHECK vocabularies, comments, arrays, JSON, a composite
--- type, numeric and time types, keys across two schemas, and a function that writes.
+-- type, numeric and time types, keys across two schemas, a function that writes, the database's
+-- own function, and one the reader may not execute.
 CREATE TYPE claim_status AS ENUM ('submitted', 'approved', 'denied');
 CREATE TYPE address AS (street text, city text);
 CREATE SCHEMA billing;
@@ -44,3 +45,8 @@ INSERT INTO billing.invoices VALUES (100, 10, true);
 
 CREATE FUNCTION wipe_claims() RETURNS integer LANGUAGE sql VOLATILE
     AS 'DELETE FROM claims RETURNING 1';
+
+CREATE FUNCTION fiscal_year(day date) RETURNS integer LANGUAGE sql IMMUTABLE
+    AS 'SELECT CAST(extract(year FROM day + interval ''3 months'') AS integer)';
+CREATE FUNCTION payroll_key() RETURNS text LANGUAGE sql AS 'SELECT ''k''';
+REVOKE EXECUTE ON FUNCTION payroll_key() FROM PUBLIC;

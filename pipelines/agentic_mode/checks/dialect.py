@@ -2,10 +2,10 @@
 
 Models trained on many warehouses call functions the target engine lacks (``IFF``, ``NVL``,
 ``GETDATE`` on DuckDB; ``DATEDIFF``, ``NVL`` on SQLite). Each call whose written name the
-target engine lacks (the engine is asked: ``pipelines/agentic_mode/functions.py``) is read as written
-by each source dialect in turn and written back in the target dialect; the first translation
-that keeps every column written in the call, uses only functions the engine has, and parses in
-the target replaces the call:
+target engine lacks (the engine, or a PostgreSQL server's list, is asked:
+``pipelines/agentic_mode/functions.py``) is read as written by each source dialect in turn and
+written back in the target dialect; the first translation that keeps every column written in
+the call, uses only functions the engine has, and parses in the target replaces the call:
 
     IFF(t.n > 1, 'a', 'b')      (duckdb) ──► CASE WHEN t.n > 1 THEN 'a' ELSE 'b' END   (snowflake)
     DATEDIFF('day', a, b)       (sqlite) ──► CAST((JULIANDAY(b) - JULIANDAY(a)) AS INTEGER)
@@ -43,14 +43,15 @@ def _written_columns(call: Call, dialect: Dialect) -> set[str]:
     return {c.sql().lower() for c in sqlglot.parse_one(generic, read=dialect).find_all(exp.Column)}
 
 
-def _calls_only(sql: str, dialect: Dialect) -> exp.Expression | None:
-    """``sql`` parsed in ``dialect`` when every function it calls by name is the engine's."""
+def _calls_only(sql: str, dialect: Dialect, known: frozenset[str]) -> exp.Expression | None:
+    """``sql`` parsed in ``dialect`` when every function it calls by name is the engine's
+    (``known``: a server's list, as ``has_function`` takes it)."""
     try:
         node = sqlglot.parse_one(sql, read=dialect)
     except UNREADABLE:
         return None
-    known = all(has_function(dialect, call.name) for call in calls(node, sql, dialect))
-    return node if known else None
+    ok = all(has_function(dialect, call.name, known) for call in calls(node, sql, dialect))
+    return node if ok else None
 
 
 class DialectFunctions(Rewriter):
@@ -69,7 +70,7 @@ class DialectFunctions(Rewriter):
         return value
 
     def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
-        dialect = context.index.dialect
+        dialect, known = context.index.dialect, context.index.functions
         try:
             tree = sqlglot.parse_one(sql, read=dialect)
         except UNREADABLE:
@@ -77,11 +78,11 @@ class DialectFunctions(Rewriter):
         replaced: list[str] = []
         done: list[exp.Expression] = []  # calls replaced, whose insides went with them
         for call in calls(tree, sql, dialect):
-            if has_function(dialect, call.name):
+            if has_function(dialect, call.name, known):
                 continue
             if any(a is d for a in ancestors(call.func) for d in done):
                 continue
-            translation = self._translate(call, dialect)
+            translation = self._translate(call, dialect, known)
             if translation is not None:
                 node, source = translation
                 call.func.replace(node)
@@ -91,7 +92,9 @@ class DialectFunctions(Rewriter):
             return None
         return self.rewritten(tree, sql, "; ".join(replaced), dialect)
 
-    def _translate(self, call: Call, dialect: Dialect) -> tuple[exp.Expression, str] | None:
+    def _translate(
+        self, call: Call, dialect: Dialect, known: frozenset[str]
+    ) -> tuple[exp.Expression, str] | None:
         try:
             wanted = _written_columns(call, dialect)
         except UNREADABLE:
@@ -106,7 +109,7 @@ class DialectFunctions(Rewriter):
             # call (read "x" as a string, or the arguments as another signature)
             if isinstance(read, exp.Anonymous) or not wanted <= _names(read):
                 continue
-            node = _calls_only(written, dialect)
+            node = _calls_only(written, dialect, known)
             if node is not None:
                 return node, source
         return None

@@ -1,7 +1,7 @@
 """Blocker: functions the target engine does not have, by the name the query calls them
-(``DATEDIFF`` on SQLite, ``IFF`` on DuckDB), against the engine's own function list
-(``pipelines/agentic_mode/functions.py``). Runs after the dialect rewriter, so what it reports is
-what sqlglot could not translate.
+(``DATEDIFF`` on SQLite, ``IFF`` on DuckDB), against the engine's own function list (a
+PostgreSQL server's, read with the schema; ``pipelines/agentic_mode/functions.py``). Runs after
+the dialect rewriter, so what it reports is what sqlglot could not translate.
 
     SELECT YEAR(c) FROM t   (SQLite)   ──► function_not_in_dialect YEAR
 """
@@ -24,17 +24,17 @@ class UnknownFunctions(Blocker):
     emits: ClassVar[tuple[str, ...]] = ("function_not_in_dialect",)
 
     def check(self, parsed: ParsedSQL, context: RepairContext) -> tuple[Finding, ...]:
-        dialect = context.index.dialect
+        dialect, known = context.index.dialect, context.index.functions
         found: dict[str, Finding] = {}
         for call in calls(parsed.tree, parsed.sql, dialect):
             name = call.name
-            if name.lower() in found or has_function(dialect, name):
+            if name.lower() in found or has_function(dialect, name, known):
                 continue
             found[name.lower()] = self.finding(
                 context,
                 "function_not_in_dialect",
                 f"{dialect} has no function {name}",
                 identifier=name,
-                suggestion=close(name, sorted(engine_functions(dialect))),
+                suggestion=close(name, sorted(engine_functions(dialect, known))),
             )
         return tuple(found.values())

@@ -101,3 +101,13 @@ def test_the_schema_hash_follows_the_catalog(postgres, typed):
     finally:
         with postgres.admin("typed") as conn:
             conn.execute("ALTER TABLE members DROP COLUMN nickname")
+
+
+def test_the_functions_are_those_the_server_lets_the_role_call(typed):
+    functions = introspect(typed, 0).functions
+    assert list(functions) == sorted(set(functions))
+    # PostgreSQL's own, aggregates, the database's, and the grammar's forms
+    known = {"to_char", "generate_series", "string_agg", "fiscal_year", "coalesce", "cast"}
+    assert known <= set(functions)
+    # DuckDB's, and the database's own that the reader may not execute
+    assert not {"list_aggregate", "epoch_ms", "payroll_key"} & set(functions)

@@ -3,11 +3,15 @@ engine runs it."""
 
 from __future__ import annotations
 
+from contextlib import closing
+
 import pytest
 
 from pipelines.agentic_mode.checks import UnknownFunctions
 from pipelines.agentic_mode.functions import has_function
-from tests.pipelines.agentic_mode.conftest import findings_of, rows
+from pipelines.sandbox import connect_readonly
+from pipelines.schema import introspect
+from tests.pipelines.agentic_mode.conftest import context_for, findings_of, rows
 
 STAGE = UnknownFunctions()
 
@@ -56,3 +60,22 @@ def test_star_forms_are_known(work_context, work_duckdb):
 def test_syntax_forms_are_no_calls(work_context):
     sql = "SELECT CAST(reopen_count AS DOUBLE), EXTRACT(year FROM opened), CASE WHEN 1 = 1 THEN 2 END FROM tickets"
     assert findings_of(STAGE, sql, work_context) == []
+
+
+def test_on_postgres_the_servers_list_decides(postgres):
+    db = postgres.ref("typed")
+    context = context_for(introspect(db, 0))
+    runs = (
+        "SELECT to_char(joined, 'YYYY'), fiscal_year(joined), age(joined), "
+        "coalesce(plan, 'none'), CAST(member_id AS text), "
+        "(SELECT string_agg(full_name, ',') FROM members), "
+        "(SELECT count(*) FROM generate_series(1, 3)) FROM members"
+    )
+    assert findings_of(STAGE, runs, context) == []
+    with closing(connect_readonly(db)) as conn:
+        conn.execute(runs).fetchall()
+    sql = "SELECT epoch_ms(member_id), list_aggregate(tags, 'count'), to_char(joined, 'Y') FROM members"
+    assert findings_of(STAGE, sql, context) == [
+        ("function_not_in_dialect", "epoch_ms"),
+        ("function_not_in_dialect", "list_aggregate"),
+    ]
