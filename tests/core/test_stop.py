@@ -19,8 +19,8 @@ HANGS = textwrap.dedent(
     from core import stop
     stop.install("probe")
     child = subprocess.Popen(["sleep", "60"])
-    print(child.pid, flush=True)
-    try:
+    try:  # entered before the pid is printed: the test signals as soon as it reads it
+        print(child.pid, flush=True)
         time.sleep(60)
     except KeyboardInterrupt:
         time.sleep(60)  # a cleanup that never ends
