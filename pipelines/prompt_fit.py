@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+REDUCED = "prompt.reduced"  # the decision (a degradation) of each step down
 HELP = "examples_and_cells"
 ROWS = "sample_rows"
 TABLE = "table:"  # + the table given up
@@ -177,7 +178,7 @@ async def within_context(
             if cut.schema_text is not None:  # the schema every agent of the question shares
                 run.light = run.ddl = cut.schema_text
             run.recorder.decide(
-                "prompt.reduced",
+                REDUCED,
                 stage,
                 degradation=True,
                 given_up=list(lost),
