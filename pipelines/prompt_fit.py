@@ -22,7 +22,7 @@ leaving room for the reply's ``max_tokens`` (llama.cpp accepts a prompt shorter 
 and then cuts the reply at it). The rung reached is kept for the question: later calls (samples,
 widening, fixes, critiques, scoring) start from it, share its prefix, and are not refused again.
 
-    run.fit = PromptFit(PromptLadder.of(reference, focused))
+    run.fit = PromptFit(ladder=PromptLadder.of(reference, focused))
     response = await within_context(run, lambda cut: run.runtime.chat(request(cut), ...),
                                     stage="single_pass", helps=False)
 """
@@ -30,7 +30,6 @@ widening, fixes, critiques, scoring) start from it, share its prefix, and are no
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from core.types import Frozen
@@ -80,18 +79,22 @@ class PromptLadder(Frozen):
         """The ladder of a reference schema prompt as ``focused`` shows it; tables are given up
         only where the focus ranked them (a schema shown whole unranked keeps every table)."""
         shown = list(focused.tables)
+        whole = reference.sizes  # each table's estimate, as the focus counts it
         top = PromptCut(
-            schema_text=focused.text, tables=tuple(shown), tokens=token_size(focused.text)
+            schema_text=focused.text,
+            tables=tuple(shown),
+            tokens=sum(whole.get(t, 0) for t in shown),
         )
         rungs = [top, top.model_copy(update={"help": False, "given_up": HELP})]
+        # the same without the example rows (+1: the separator, as ReferenceSchema.sizes)
+        bare = {b.name: token_size(b.text) + 1 for b in reference.tables if b.name in shown}
 
         def narrowed(given_up: str) -> PromptCut:
-            text = reference.text(shown, rows=False)
             return PromptCut(
                 help=False,
-                schema_text=text,
+                schema_text=reference.text(shown, rows=False),
                 tables=tuple(shown),
-                tokens=token_size(text),
+                tokens=sum(bare.get(t, 0) for t in shown),
                 given_up=given_up,
             )
 
@@ -133,16 +136,16 @@ class PromptLadder(Frozen):
         return tuple(g for g in found if helps or g != HELP)
 
 
-@dataclass
-class PromptFit:
-    """Where one question stands on its ladder (every call of the question reads it)."""
+class PromptFit(Frozen):
+    """Where one question stands on its ladder (``TaskRun.fit``: every call of the question
+    reads it, a refusal replaces it one rung or more down)."""
 
     ladder: PromptLadder
     step: int = 0
 
     @classmethod
     def help_only(cls) -> PromptFit:
-        return cls(PromptLadder.help_only())
+        return cls(ladder=PromptLadder.help_only())
 
     @property
     def cut(self) -> PromptCut:
@@ -159,22 +162,21 @@ async def within_context(
     """``send(cut)`` with the question's current prompt; refused for length, sent again one
     rung down (recorded), until it fits or nothing is left to give up (``PromptTooLong``).
     ``helps``: whether the caller's prompt shows the examples and cell values."""
-    fit = run.fit
     while True:
-        step = fit.step
+        fit = run.fit
         try:
             return await send(fit.cut)
         except PromptTooLong:
             raise
         except ContextTooLong as exc:
-            if fit.step != step:  # another call of the question stepped down meanwhile
+            if run.fit.step != fit.step:  # another call of the question stepped down meanwhile
                 continue
-            lower = fit.ladder.below(step, exc, helps=helps)
+            lower = fit.ladder.below(fit.step, exc, helps=helps)
             if lower is None:
                 raise _too_long(exc, fit, helps=helps) from exc
-            lost = fit.ladder.given_up(step, lower, helps=helps)
-            fit.step = lower
-            cut = fit.cut
+            lost = fit.ladder.given_up(fit.step, lower, helps=helps)
+            run.fit = fit.model_copy(update={"step": lower})
+            cut = run.fit.cut
             if cut.schema_text is not None:  # the schema every agent of the question shares
                 run.light = run.ddl = cut.schema_text
             run.recorder.decide(
@@ -194,7 +196,7 @@ def _too_long(refused: ContextTooLong, fit: PromptFit, *, helps: bool) -> Prompt
     given_up = fit.ladder.given_up(0, fit.step, helps=helps)
     tables = sum(g.startswith(TABLE) for g in given_up)
     lost = [g for g in given_up if not g.startswith(TABLE)] + (
-        [f"{tables} tables"] if tables else []
+        [f"{tables} table{'s' * (tables != 1)}"] if tables else []
     )
     after = f" after giving up {', '.join(lost)}" if lost else ""
     if refused.prompt_tokens is not None and refused.context is not None:

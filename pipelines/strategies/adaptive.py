@@ -152,7 +152,7 @@ class AdaptivePipeline(Strategy[AdaptiveScaling]):
         if focused.focused:
             record_focus(run, focused)
         run.light = run.ddl = focused.text  # every agent's shared system message
-        run.fit = PromptFit(PromptLadder.of(schema.reference, focused))
+        run.fit = PromptFit(ladder=PromptLadder.of(schema.reference, focused))
         state.repairs = RepairRounds(
             self.repairs, RepairContext(index=schema.index, taxonomy=self.taxonomy), self.stage
         )

@@ -118,7 +118,7 @@ class SinglePassPipeline(Strategy[SinglePassScaling]):
 
     async def _generate(self, task: Task, run: TaskRun) -> list[CandidateSQL]:
         runtime = run.runtime
-        run.fit = PromptFit(await self.prompt_ladder(task, run))
+        run.fit = PromptFit(ladder=await self.prompt_ladder(task, run))
 
         async def send(cut: PromptCut) -> ChatResponse:
             request = sql_block_request(

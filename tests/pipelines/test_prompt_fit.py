@@ -97,7 +97,7 @@ def run_of() -> TaskRun:
 
 async def test_a_refused_call_goes_again_one_rung_down_and_later_calls_start_there():
     run = run_of()
-    run.fit = PromptFit(LADDER)
+    run.fit = PromptFit(ladder=LADDER)
     sent = []
 
     async def send(cut):
@@ -119,7 +119,7 @@ async def test_a_refused_call_goes_again_one_rung_down_and_later_calls_start_the
 
 async def test_nothing_left_to_give_up_is_the_typed_error_with_the_counts():
     run = run_of()
-    run.fit = PromptFit(LADDER)
+    run.fit = PromptFit(ladder=LADDER)
 
     async def send(cut):
         raise refused(9000, 8192)
