@@ -471,6 +471,8 @@ async def test_real_server_context_overflow(server_05b) -> None:
     backend = _backend(
         server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp"
     )
-    with pytest.raises(ContextTooLong, match="context"):
+    with pytest.raises(ContextTooLong, match="context") as refused:
         await backend.chat(_req("SELECT * FROM t; " * 3000, max_tokens=8))
+    # the server's own counts, which the pipelines' prompt_fit steps down by
+    assert refused.value.prompt_tokens > refused.value.context >= 4096
     await backend.aclose()
