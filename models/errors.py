@@ -40,7 +40,31 @@ class ModelRequestRejected(ModelError):
 
 
 class ContextTooLong(ModelError):
-    """The prompt (plus the requested completion) does not fit the model's context window."""
+    """The prompt (plus the requested completion) does not fit the model's context window.
+
+    Where the server said so, ``prompt_tokens`` is the prompt's length in its own tokenizer and
+    ``context`` the window it had to fit; ``max_tokens`` is the completion the request asked for.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_tokens: int | None = None,
+        context: int | None = None,
+        max_tokens: int = 0,
+    ) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.context = context
+        self.max_tokens = max_tokens
+
+    @property
+    def overshoot(self) -> int | None:
+        """Tokens the prompt must lose to leave its completion room, where the server counted."""
+        if self.prompt_tokens is None or self.context is None:
+            return None
+        return self.prompt_tokens + self.max_tokens - self.context
 
 
 class InvalidModelOutput(ModelError):

@@ -1,8 +1,9 @@
 """The mutable state of one question while a pipeline works on it.
 
 TaskRun(task, recorder, runtime, scaling) ── pool of executed candidates, critiques by bucket,
-                                             accumulated lessons, rendered schema views, the
-                                             steps taken (StepLog), why nothing was answered
+                                             accumulated lessons, rendered schema views, what
+                                             the prompt gave up to fit (PromptFit), the steps
+                                             taken (StepLog), why nothing was answered
 
     run = TaskRun.start(task, client=client, executor=executor, scaling=scaling, call_cap=12)
     chosen = await within_limits(run, "orchestrator", search(run))  # None: out of time or budget
@@ -25,6 +26,7 @@ from pipelines.agents.render import clip
 from pipelines.agents.runtime import AgentRuntime, ModelClientLike, SQLExecutor
 from pipelines.agents.types import Context, Critique, LessonsBlock
 from pipelines.contracts import CandidateSQL, Prediction, RetrievalSource, StepCost, Task
+from pipelines.prompt_fit import PromptFit
 from pipelines.strategies.scaling import StrategyScaling
 from pipelines.trace import ReasoningTrace, SafeSink, TraceRecorder, conclude
 
@@ -75,6 +77,9 @@ class TaskRun:
     scaling: StrategyScaling
     light: str = ""  # the light schema view as prompts see it
     ddl: str = ""  # the DDL view
+    # where the question's generation prompt stands on what it gives up to fit the model's
+    # context (pipelines/prompt_fit.py); a strategy showing the reference schema sets its ladder
+    fit: PromptFit = field(default_factory=PromptFit.help_only)
     context: Context = Context()
     pool: list[CandidateSQL] = field(default_factory=list)  # every executed candidate
     # executed candidates of a synthesis wave still running: the pool takes them, in job order,

@@ -32,6 +32,7 @@ from eval.reporting.costs import Costs, costs
 from eval.reporting.retrieval import RetrievalUse, retrieval_use
 from models.budget import Price
 from models.config import ModelSettings
+from pipelines.prompt_fit import REDUCED
 from pipelines.trace import ReasoningTrace
 
 
@@ -53,6 +54,8 @@ class RunResult(Frozen):
     costs: Costs = Costs()
     latency: Latency | None = None  # None: no question
     degraded_rate: float | None = None
+    # questions whose prompt gave something up to fit the model's context (pipelines/prompt_fit.py)
+    reduced_prompts: int = 0
     candidates_per_question: float | None = None
     retrieval: RetrievalUse = RetrievalUse()
     breakdown: Breakdown = Breakdown()
@@ -71,6 +74,7 @@ class RunResult(Frozen):
         """Every figure under its MLflow name."""
         figures: dict[str, float] = {
             "questions": float(self.questions),
+            "reduced_prompts": float(self.reduced_prompts),
             "questions_scored": float(self.accuracy.scored),
             "skipped": float(self.skipped),
             "gold_errors": float(self.gold_errors),
@@ -162,6 +166,7 @@ def run_result(
         if answered_any
         else None,
         degraded_rate=float(frame.get_column("degraded").mean()) if answered_any else None,
+        reduced_prompts=int(frame.get_column("degradation_reasons").list.contains(REDUCED).sum()),
         candidates_per_question=(
             float(frame.get_column("candidates").list.len().mean()) if answered_any else None
         ),

@@ -214,6 +214,7 @@ def print_run(outcome: RunOutcome, shown: _Shown, console: Console) -> None:
         f"{spent.tokens if spent else 0:.0f} tokens/question, "
         f"{spent.calls if spent else 0:.1f} calls/question, "
         f"degraded {r.degraded_rate or 0:.1%}"
+        + (f" ({r.reduced_prompts} with a reduced prompt)" if r.reduced_prompts else "")
         + (f", pass@{largest_k} {pass_at_k[largest_k]:.3f}" if largest_k else "")
         + (
             f", {r.questions_per_minute:.1f} questions/min in this invocation"

@@ -58,6 +58,18 @@ _CONTEXT_ERROR = re.compile(
     r"|context window|too many tokens",
     re.IGNORECASE,
 )
+# The counts in a refusal: llama.cpp's error carries them as fields (n_prompt_tokens, n_ctx) and
+# in its message; vLLM and OpenAI in their message only.
+_CONTEXT_COUNTS = (
+    re.compile(
+        r"request \((?P<prompt>\d+) tokens\) exceeds the available context size \((?P<context>\d+)"
+    ),
+    re.compile(
+        r"maximum context length is (?P<context>\d+) tokens.*?"
+        r"(?:(?P<prompt>\d+) in the messages|messages resulted in (?P<resulted>\d+) tokens)",
+        re.DOTALL,
+    ),
+)
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",
     "length": "length",
@@ -257,12 +269,29 @@ def _raise_for_status(resp: httpx.Response, request: ChatRequest, url: str) -> N
     message = _error_message(resp)
     what = f"{url} answered HTTP {resp.status_code} to {request.excerpt()!r}: {message}"
     if _CONTEXT_ERROR.search(resp.text):
-        raise ContextTooLong(what)
+        raise ContextTooLong(what, **_context_counts(resp), max_tokens=request.max_tokens)
     if resp.status_code == 429 or resp.status_code >= 500:
         raise ModelServerError(what)
     if resp.status_code in (401, 403):
         raise ModelRequestRejected(f"{what} (check the API key variable)")
     raise ModelRequestRejected(what)
+
+
+def _context_counts(resp: httpx.Response) -> dict[str, int]:
+    """The prompt's tokens and the context window a refusal names (empty where it names none)."""
+    try:
+        err = resp.json().get("error")
+    except (ValueError, AttributeError):
+        err = None
+    if isinstance(err, dict) and isinstance(err.get("n_prompt_tokens"), int):
+        if isinstance(err.get("n_ctx"), int):
+            return {"prompt_tokens": err["n_prompt_tokens"], "context": err["n_ctx"]}
+    for pattern in _CONTEXT_COUNTS:
+        if found := pattern.search(resp.text):
+            prompt = found.groupdict().get("prompt") or found.groupdict().get("resulted")
+            if prompt:
+                return {"prompt_tokens": int(prompt), "context": int(found["context"])}
+    return {}
 
 
 def _cached_prompt_tokens(body: dict[str, Any]) -> int:

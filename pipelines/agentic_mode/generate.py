@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.types import Frozen
-from models.errors import ContextTooLong
 from models.sql_extract import extract_sql
 from pipelines.agents.base import sql_block_request
 from pipelines.agents.render import DIALECT_NAME, cells_block, render_evidence, solved_examples
@@ -91,10 +90,10 @@ async def generate_sql(
     settings: AgentCall = DEFAULT_CALL,
     prompt: PromptTemplate | None = None,
 ) -> GeneratedSQL:
-    """One SQL for ``request`` (role ``generator``). A prompt over the model's context window is
-    sent once more without its solved examples and cell values (help; the schema and the history
-    are what the question needs). Raises ``InvalidModelOutput`` when the reply holds no SQL, and
-    the runtime's errors (budget, call cap, model) as they are."""
+    """One SQL for ``request`` (role ``generator``). Raises ``InvalidModelOutput`` when the reply
+    holds no SQL, and the runtime's errors (budget, call cap, model, a prompt over the model's
+    context: the caller's ``pipelines.prompt_fit.within_context`` gives up the examples and cell
+    values) as they are."""
     prompt = prompt or load_prompt("agentic_generator")
     messages = prompt.render(
         dialect=DIALECT_NAME[request.dialect],
@@ -112,12 +111,6 @@ async def generate_sql(
         max_tokens=settings.max_tokens,
         seed=request.seed,
     )
-    try:
-        response = await runtime.chat(chat, role="generator", agent=AGENT)
-    except ContextTooLong:
-        if not (request.examples or request.cells):
-            raise
-        lighter = request.model_copy(update={"examples": (), "cells": ()})
-        return await generate_sql(lighter, runtime, settings=settings, prompt=prompt)
+    response = await runtime.chat(chat, role="generator", agent=AGENT)
     text = response.texts[0]
     return GeneratedSQL(sql=extract_sql(text), reply=text)

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from core.types import Frozen, Usage
 from models.budget import TokenBudget
+from models.errors import ContextTooLong
 from models.types import ChatRequest, ChatResponse
 from pipelines.agents.errors import CallCapExceeded
 from pipelines.contracts import DatabaseRef, ExecutionResult
@@ -108,6 +109,10 @@ class AgentRuntime:
         try:
             response = await self.client.chat(request, role=role, budget=self.budget)
         except BaseException as exc:
+            if isinstance(exc, ContextTooLong):
+                # refused before any token was evaluated: no call spent, and the prompt-fit
+                # ladder (pipelines/prompt_fit.py) sends it again smaller, within the cap
+                self.calls -= 1
             paid = getattr(exc, "response", None)  # BudgetExceeded after the fact carries the reply
             if isinstance(paid, ChatResponse):
                 self.usage = self.usage + paid.usage

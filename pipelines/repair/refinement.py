@@ -32,6 +32,7 @@ from pipelines.agents.types import (
     family_of,
 )
 from pipelines.contracts import CandidateSQL
+from pipelines.prompt_fit import within_context
 from pipelines.settings import PipelineSettings
 from pipelines.task_run import TaskRun, gather_all, record_failure
 
@@ -40,7 +41,8 @@ UNFIXABLE_ERRORS = {"database_unavailable"}
 
 def _on_light_view(run: TaskRun) -> dict[str, str]:
     """The fields of ``SchemaQuestionInput`` every refinement agent is given: the question and
-    its evidence, shown with the light schema view."""
+    its evidence, shown with the light schema view (read at each call: a call refused for length
+    narrows it, pipelines/prompt_fit.py)."""
     return {"question": run.task.question, "evidence": run.task.evidence, "schema_text": run.light}
 
 
@@ -121,15 +123,22 @@ class Refiner:
         for pass_no in range(1, max_passes + 1):
             earlier = run.recorder.recent_fixes(candidate.producer)
             try:
-                sql, rationale = await self.fixer.fix(
-                    FixInput(
-                        **_on_light_view(run),
-                        dialect=run.task.db.dialect,
-                        sql=current.sql,
-                        error=current.exec_result.error or "",
-                        earlier=earlier,
+                sql, rationale = await within_context(
+                    run,
+                    lambda _, sql=current.sql, error=current.exec_result.error, earlier=earlier: (
+                        self.fixer.fix(
+                            FixInput(
+                                **_on_light_view(run),
+                                dialect=run.task.db.dialect,
+                                sql=sql,
+                                error=error or "",
+                                earlier=earlier,
+                            ),
+                            run.runtime,
+                        )
                     ),
-                    run.runtime,
+                    stage="l2.fix",
+                    helps=False,
                 )
             except Exception as exc:  # noqa: BLE001 - degradation 4: skip the pass, keep the candidate
                 if is_fatal(exc):
@@ -170,18 +179,23 @@ class Refiner:
 
         def ask(b: Bucket):
             rep = b.representative
-            return self.critic.critique(
-                CritiqueInput(
-                    **_on_light_view(run),
-                    bucket_hash=b.hash,
-                    sql=rep.sql,
-                    rationale=clip(rep.rationale, 800),
-                    preview=preview(rep.exec_result, rows),
-                    size=b.size,
-                    total=total,
-                    others=_others(buckets, exclude=b.hash, rows=rows),
+            return within_context(
+                run,
+                lambda _: self.critic.critique(
+                    CritiqueInput(
+                        **_on_light_view(run),
+                        bucket_hash=b.hash,
+                        sql=rep.sql,
+                        rationale=clip(rep.rationale, 800),
+                        preview=preview(rep.exec_result, rows),
+                        size=b.size,
+                        total=total,
+                        others=_others(buckets, exclude=b.hash, rows=rows),
+                    ),
+                    run.runtime,
                 ),
-                run.runtime,
+                stage="l2.critique",
+                helps=False,
             )
 
         replies = await asyncio.gather(*(ask(b) for b in fresh), return_exceptions=True)
@@ -207,16 +221,21 @@ class Refiner:
 
         def ask(b: Bucket, c: Critique):
             rep = b.representative
-            return self.revisor.revise(
-                RevisionInput(
-                    **_on_light_view(run),
-                    dialect=run.task.db.dialect,
-                    sql=rep.sql,
-                    preview=preview(rep.exec_result, rows),
-                    critique=c,
-                    others=_others(buckets, exclude=b.hash, rows=rows),
+            return within_context(
+                run,
+                lambda _: self.revisor.revise(
+                    RevisionInput(
+                        **_on_light_view(run),
+                        dialect=run.task.db.dialect,
+                        sql=rep.sql,
+                        preview=preview(rep.exec_result, rows),
+                        critique=c,
+                        others=_others(buckets, exclude=b.hash, rows=rows),
+                    ),
+                    run.runtime,
                 ),
-                run.runtime,
+                stage="l2.revise",
+                helps=False,
             )
 
         replies = await asyncio.gather(*(ask(b, c) for b, c in edits), return_exceptions=True)

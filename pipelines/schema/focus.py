@@ -48,6 +48,9 @@ class FocusedSchema(Frozen):
     tokens: int  # estimated tokens of ``text``
     whole_tokens: int  # of the whole reference prompt
     bridges: tuple[str, ...] = ()  # shown only to join shown tables
+    # ``tables`` from the most wanted to the least, where the linker ranked them (empty for a
+    # schema shown whole unranked): a prompt too long for the model gives up the last first
+    ranked: tuple[str, ...] = ()
 
 
 class _Database:
@@ -151,6 +154,7 @@ class SchemaFocuser:
             tokens=sum(reference.sizes.get(t, 0) for t in linked.tables),
             whole_tokens=reference.tokens,
             bridges=linked.bridges,
+            ranked=linked.ranked,
         )
 
 

@@ -67,6 +67,9 @@ class LinkedSchema(Frozen):
     scores: dict[str, float] = Field(default_factory=dict)  # every table's score
     bridges: tuple[str, ...] = ()  # kept only to join kept tables
     whole: bool = False  # nothing pointed anywhere: the whole schema is kept
+    # ``tables`` from the most wanted to the least: the cover's tables in the order kept, each
+    # after the tables that join it to those before, then the budget's (whole: by score)
+    ranked: tuple[str, ...] = ()
 
 
 def _content(text: str) -> set[str]:
@@ -212,7 +215,9 @@ def link_schema(
         for word, w in explained[name].items():
             covered[word] = max(covered.get(word, 0.0), w)
     if not ranked:
-        return LinkedSchema(tables=tuple(t.name for t in view.tables), scores=scores, whole=True)
+        catalog = tuple(t.name for t in view.tables)
+        by_score = tuple(sorted(catalog, key=lambda n: -scores[n]))
+        return LinkedSchema(tables=catalog, scores=scores, whole=True, ranked=by_score)
     paths = _Paths(graph or join_graph(view))
     kept: list[str] = []
     bridges: list[str] = []
@@ -238,4 +243,5 @@ def link_schema(
         tables=tuple(sorted(kept, key=order.__getitem__)),
         scores=scores,
         bridges=tuple(dict.fromkeys(bridges)),
+        ranked=tuple(kept),
     )

@@ -7,7 +7,7 @@ sandbox; kept per table so a focused prompt shows only the tables a question nee
                 ──► documentation (YAML, comments, ENUMs, tables.json, BIRD CSVs)
                       ──► /* Column notes: ... */, a nested column's sub-fields each on a line
                 ──► sandbox: SELECT * FROM t LIMIT 3 ──► /* 3 example rows ... */
-                ──► ReferenceSchema(tables=(TableBlock(name, text), ...))
+                ──► ReferenceSchema(tables=(TableBlock(name, text, rows), ...))
                 ──► .text() the whole prompt │ .text(["singer"]) the focused one
 
 This is the prompt format of the single-pass baseline (docs/benchmarks.md#single-pass-baseline).
@@ -51,10 +51,16 @@ class SchemaReadError(PipelineError):
 
 
 class TableBlock(Frozen):
-    """One table's part of the prompt: DDL, column notes, example rows."""
+    """One table's part of the prompt: DDL and column notes (``text``), example rows apart: a
+    prompt too long for the model's context gives them up before any table
+    (``pipelines.prompt_fit``)."""
 
     name: str
     text: str
+    rows: str = ""
+
+    def render(self, *, rows: bool = True) -> str:
+        return f"{self.text}\n{self.rows}" if rows and self.rows else self.text
 
 
 class ReferenceSchema(Frozen):
@@ -62,19 +68,19 @@ class ReferenceSchema(Frozen):
 
     tables: tuple[TableBlock, ...]
 
-    def text(self, tables: Iterable[str] | None = None) -> str:
+    def text(self, tables: Iterable[str] | None = None, *, rows: bool = True) -> str:
         """The prompt text: every table in catalog order, or only those named (case-insensitive)
-        in the order named."""
+        in the order named; without example rows where ``rows`` is False."""
         if tables is None:
-            return "\n\n".join(b.text for b in self.tables)
-        blocks = {b.name.lower(): b.text for b in self.tables}
+            return "\n\n".join(b.render(rows=rows) for b in self.tables)
+        blocks = {b.name.lower(): b for b in self.tables}
         named = dict.fromkeys(t.lower() for t in tables)
-        return "\n\n".join(blocks[t] for t in named if t in blocks)
+        return "\n\n".join(blocks[t].render(rows=rows) for t in named if t in blocks)
 
     @cached_property
     def sizes(self) -> dict[str, int]:
         """Estimated tokens of each table's block (``pipelines.schema.token_size``)."""
-        return {b.name: token_size(b.text) + 1 for b in self.tables}
+        return {b.name: token_size(b.render()) + 1 for b in self.tables}
 
     @cached_property
     def tokens(self) -> int:
@@ -166,7 +172,6 @@ async def reference_schema(
         columns = list(rows.columns) if rows.ok else []
         if notes := _notes(name, docs, columns, nested.get(name.lower(), {}), column_notes):
             parts.append(notes)
-        if sample_rows > 0 and rows.ok:
-            parts.append(_format_rows(name, rows, sample_rows))
-        blocks.append(TableBlock(name=name, text="\n".join(parts)))
+        shown = _format_rows(name, rows, sample_rows) if sample_rows > 0 and rows.ok else ""
+        blocks.append(TableBlock(name=name, text="\n".join(parts), rows=shown))
     return ReferenceSchema(tables=tuple(blocks))

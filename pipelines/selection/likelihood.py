@@ -15,21 +15,24 @@ tokens: 18.7 s in turn, 19.9 s at once, benchmarks/bench_teacher_forcing.py); a 
 scores them together.
 
     selector = LikelihoodSelector(max_sqls=4, parallel=1)
-    chosen = await selector.pick(run, buckets, messages)  # None: nothing could be scored
+    chosen = await selector.pick(run, buckets, prompt)  # prompt() -> the messages; None: nothing scored
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from models.scoring import TextScore, scored, teacher_forced
-from models.types import ChatMessage
+from models.types import ChatMessage, ChatResponse
 from pipelines.agents.base import SQL_BLOCK_CLOSING, SQL_BLOCK_OPENING, is_fatal
 from pipelines.agents.types import Bucket
 from pipelines.contracts import CandidateSQL
+from pipelines.prompt_fit import within_context
 from pipelines.task_run import TaskRun, record_failure
+
+Prompt = Callable[[], Sequence[ChatMessage]]  # the messages as the question's prompt stands now
 
 
 class LikelihoodSelector:
@@ -55,17 +58,21 @@ class LikelihoodSelector:
         return out[: self.max_sqls]
 
     async def pick(
-        self, run: TaskRun, buckets: Sequence[Bucket], messages: Sequence[ChatMessage]
+        self, run: TaskRun, buckets: Sequence[Bucket], prompt: Prompt, *, helps: bool = False
     ) -> CandidateSQL | None:
         """The candidate with the highest mean log-probability, ties to the larger bucket (its
         bucket heads the trace's ranking); None when fewer than two answers could be scored
-        (the vote decides)."""
+        (the vote decides). ``prompt()`` is read at each call: a call refused for length
+        narrows the question's prompt (pipelines/prompt_fit.py) for the others too; ``helps``:
+        whether it shows the retrieved examples and cell values."""
         candidates = self.candidates(buckets)
         owner = {id(m): b for b in buckets for m in b.members}
         if len({owner[id(c)].hash for c in candidates}) < 2:
             return None
         gate = asyncio.Semaphore(self.parallel)
-        scores = await asyncio.gather(*(self._score(run, messages, c, gate) for c in candidates))
+        scores = await asyncio.gather(
+            *(self._score(run, prompt, c, gate, helps) for c in candidates)
+        )
         ranked = [
             (score.mean, owner[id(c)].size, -i, c)
             for i, (c, score) in enumerate(zip(candidates, scores))
@@ -89,18 +96,20 @@ class LikelihoodSelector:
     async def _score(
         self,
         run: TaskRun,
-        messages: Sequence[ChatMessage],
+        prompt: Prompt,
         candidate: CandidateSQL,
         gate: asyncio.Semaphore,
+        helps: bool,
     ) -> TextScore | None:
-        request = teacher_forced(
-            messages,
-            SQL_BLOCK_OPENING + candidate.sql.strip() + SQL_BLOCK_CLOSING,
-            max_tokens=self.max_tokens,
-        )
+        forced = SQL_BLOCK_OPENING + candidate.sql.strip() + SQL_BLOCK_CLOSING
+
+        async def send(_) -> ChatResponse:
+            request = teacher_forced(prompt(), forced, max_tokens=self.max_tokens)
+            return await run.runtime.chat(request, role="generator", agent="likelihood")
+
         try:
             async with gate:
-                response = await run.runtime.chat(request, role="generator", agent="likelihood")
+                response = await within_context(run, send, stage="adaptive", helps=helps)
             return scored(response, skip=SQL_BLOCK_OPENING)
         except Exception as exc:  # noqa: BLE001 - one unscored SQL leaves the others to compare
             if is_fatal(exc):

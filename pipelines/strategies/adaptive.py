@@ -46,7 +46,7 @@ from typing import Any
 
 from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
-from models.types import ChatMessage
+from models.types import ChatMessage, ChatResponse
 from pipelines.agentic_mode.schema_index import SchemaIndex
 from pipelines.agentic_mode.taxonomy import load_taxonomy
 from pipelines.agents.base import is_fatal, sql_block_request
@@ -55,6 +55,7 @@ from pipelines.agents.render import cells_block, solved_examples
 from pipelines.agents.types import Bucket
 from pipelines.contracts import CandidateSQL, DatabaseRef
 from pipelines.indexing.examples.question_skeleton import SchemaWords
+from pipelines.prompt_fit import PromptCut, PromptFit, PromptLadder, PromptTooLong, within_context
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.repair.base import RepairContext
 from pipelines.repair.refinement import Refiner
@@ -151,6 +152,7 @@ class AdaptivePipeline(Strategy[AdaptiveScaling]):
         if focused.focused:
             record_focus(run, focused)
         run.light = run.ddl = focused.text  # every agent's shared system message
+        run.fit = PromptFit(ladder=PromptLadder.of(schema.reference, focused))
         state.repairs = RepairRounds(
             self.repairs, RepairContext(index=schema.index, taxonomy=self.taxonomy), self.stage
         )
@@ -204,7 +206,10 @@ class AdaptivePipeline(Strategy[AdaptiveScaling]):
             run.steps.open("likelihood")
             plain = a.select_prompt == "plain"
             chosen = await self.likelihood.pick(
-                run, buckets, self._messages(run, examples=not plain, cells=not plain)
+                run,
+                buckets,
+                lambda: self._messages(run, examples=not plain, cells=not plain),
+                helps=self._helps(run, examples=not plain, cells=not plain),
             )
             run.steps.close()
             if chosen is not None:
@@ -267,19 +272,25 @@ class AdaptivePipeline(Strategy[AdaptiveScaling]):
         examples: bool = True,
         cells: bool = True,
     ) -> None:
-        request = sql_block_request(
-            self._messages(run, examples=examples, cells=cells),
-            n=n,
-            temperature=temperature,
-            max_tokens=self.settings.single_pass.max_tokens,
-            seed=self.settings.single_pass.seed if temperature == 0.0 else None,
-        )
-        try:
-            response = await run.runtime.chat(
+
+        async def send(cut: PromptCut) -> ChatResponse:
+            request = sql_block_request(
+                self._messages(run, examples=examples, cells=cells),
+                n=n,
+                temperature=temperature,
+                max_tokens=self.settings.single_pass.max_tokens,
+                seed=self.settings.single_pass.seed if temperature == 0.0 else None,
+            )
+            return await run.runtime.chat(
                 request, role="generator", agent=producer.rsplit("/T=", 1)[0]
             )
+
+        try:
+            response = await within_context(
+                run, send, stage="adaptive", helps=self._helps(run, examples=examples, cells=cells)
+            )
         except Exception as exc:  # noqa: BLE001 - degradation: the other requests still answer
-            if is_fatal(exc):
+            if is_fatal(exc) or isinstance(exc, PromptTooLong):  # no request of it can answer
                 raise
             record_failure(run, "generator", "adaptive", exc, generator=producer)
             return
@@ -300,8 +311,10 @@ class AdaptivePipeline(Strategy[AdaptiveScaling]):
         run.add(repaired)
 
     def _messages(self, run: TaskRun, *, examples: bool, cells: bool) -> tuple[ChatMessage, ...]:
-        """The generation prompt: schema, retrieved cell values and examples where asked, question."""
+        """The generation prompt: schema, retrieved cell values and examples where asked and the
+        prompt has not given them up to fit the model's context, question."""
         task, limit = run.task, self.settings.understanding.examples_in_prompt
+        examples, cells = examples and run.fit.cut.help, cells and run.fit.cut.help
         return single_pass_messages(
             self.prompt,
             task,
@@ -310,6 +323,13 @@ class AdaptivePipeline(Strategy[AdaptiveScaling]):
             examples=solved_examples(run.context.example_hits, task.db.db_id, limit)
             if examples
             else "",
+        )
+
+    def _helps(self, run: TaskRun, *, examples: bool, cells: bool) -> bool:
+        """Whether the prompt shows retrieved examples or cell values, so giving them up to fit
+        the model's context makes it smaller."""
+        return self._messages(run, examples=examples, cells=cells) != self._messages(
+            run, examples=False, cells=False
         )
 
     async def _fix(self, run: TaskRun, state: State) -> None:

@@ -45,7 +45,12 @@ from pipelines.agentic_mode.chain import CheckerChain
 from pipelines.agentic_mode.classify import Classifier
 from pipelines.agentic_mode.context import DatabaseContext, hubs_first
 from pipelines.agentic_mode.entities import EntitySelector, SelectionInput, entities_for
-from pipelines.agentic_mode.generate import Attempt, GenerationRequest, generate_sql
+from pipelines.agentic_mode.generate import (
+    Attempt,
+    GeneratedSQL,
+    GenerationRequest,
+    generate_sql,
+)
 from pipelines.agentic_mode.llm_checks import LLMChecks
 from pipelines.agentic_mode.taxonomy import Finding, Taxonomy, load_taxonomy
 from pipelines.agents.base import is_fatal
@@ -53,6 +58,7 @@ from pipelines.agents.types import Context
 from pipelines.contracts import CandidateSQL, CellHit, DatabaseRef, ExampleHit, Task
 from pipelines.indexing.examples.own_examples import OwnExampleRetriever
 from pipelines.indexing.examples.question_skeleton import SchemaWords
+from pipelines.prompt_fit import PromptCut, within_context
 from pipelines.repair.registry import build_repairs
 from pipelines.schema import introspect
 from pipelines.schema.cache import SchemaCache
@@ -193,16 +199,14 @@ class AgenticPipeline(Strategy[AgenticScaling]):
         )
         run.steps.open(GENERATE_STEP)
         try:
-            generated = await generate_sql(request, run.runtime, settings=self.generator_settings)
+            generated = await self._generate(run, request, number)
             if normal(generated.sql) in {normal(t.sql) for t in session.tried}:
                 # A small model given its failed SQL often writes it again: draw another one.
                 run.recorder.decide("agentic.duplicate", f"attempt_{number}")
                 request = request.model_copy(
                     update={"temperature": a.duplicate_temperature, "seed": number}
                 )
-                generated = await generate_sql(
-                    request, run.runtime, settings=self.generator_settings
-                )
+                generated = await self._generate(run, request, number)
         except (InvalidModelOutput, ValueError) as exc:
             record_failure(run, "generate", f"attempt_{number}", exc)
             session.history.append(
@@ -234,6 +238,22 @@ class AgenticPipeline(Strategy[AgenticScaling]):
             if rejection is not None:
                 tried.findings, tried.rejected = (rejection,), True
         return tried
+
+    async def _generate(
+        self, run: TaskRun, request: GenerationRequest, number: int
+    ) -> GeneratedSQL:
+        """``generate_sql`` within the model's context: a prompt refused for length goes again
+        without its solved examples and cell values (help; the schema and the history are what
+        the question needs), and so does every later attempt of the question."""
+
+        async def send(cut: PromptCut) -> GeneratedSQL:
+            asked = (
+                request if cut.help else request.model_copy(update={"examples": (), "cells": ()})
+            )
+            return await generate_sql(asked, run.runtime, settings=self.generator_settings)
+
+        helps = bool(request.examples or request.cells)
+        return await within_context(run, send, stage=f"attempt_{number}", helps=helps)
 
     async def _route(
         self, run: TaskRun, session: Session, context: DatabaseContext, tried: Tried

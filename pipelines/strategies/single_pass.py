@@ -3,7 +3,8 @@ self-consistency — ``samples`` samples of the same prompt at ``temperature``, 
 execution result (``conf/scaling/self_consistency.yaml``).
 
     Task ──► prompt (system: CREATE TABLE + 3 example rows per table; user: question [+ evidence])
-         ──► model (one request, n = samples, stops at the SQL's closing fence)
+         ──► model (one request, n = samples, stops at the SQL's closing fence; refused for
+             length, again without example rows, then fewer tables: pipelines/prompt_fit.py)
          ──► extract SQL ──► sandbox ──► vote ──► Prediction
 
     pipeline = SinglePassPipeline(client=client, sandbox=sandbox)   # client: a model behind it
@@ -19,10 +20,11 @@ from pydantic import Field
 
 from models.errors import InvalidModelOutput
 from models.sql_extract import extract_sql
-from models.types import ChatMessage
+from models.types import ChatMessage, ChatResponse
 from pipelines.agents.base import sql_block_request
 from pipelines.agents.render import DIALECT_NAME, render_evidence
 from pipelines.contracts import CandidateSQL, DatabaseRef, Task
+from pipelines.prompt_fit import PromptCut, PromptFit, PromptLadder, within_context
 from pipelines.prompts import PromptTemplate, load_prompt
 from pipelines.schema.cache import SchemaCache
 from pipelines.schema.focus import record_focus
@@ -90,15 +92,14 @@ class SinglePassPipeline(Strategy[SinglePassScaling]):
             ),
         )
 
-    async def schema_text(self, task: Task, run: TaskRun | None = None) -> str:
-        """The schema ``task``'s prompt shows: whole, or focused on the question where the
-        focuser finds the schema large (recorded in ``run``'s trace)."""
-        focused = self.focuser.focus(
-            task.db, await self.reference(task.db), task.question, task.evidence
-        )
-        if focused.focused and run is not None:
+    async def prompt_ladder(self, task: Task, run: TaskRun) -> PromptLadder:
+        """What ``task``'s prompt shows (the schema whole, or focused on the question where the
+        focuser finds it large: recorded in ``run``'s trace) and what it gives up to fit."""
+        reference = await self.reference(task.db)
+        focused = self.focuser.focus(task.db, reference, task.question, task.evidence)
+        if focused.focused:
             record_focus(run, focused)
-        return focused.text
+        return PromptLadder.of(reference, focused)
 
     async def search(self, run: TaskRun, memo: None) -> CandidateSQL | None:
         candidates = await self._generate(run.task, run)
@@ -117,15 +118,19 @@ class SinglePassPipeline(Strategy[SinglePassScaling]):
 
     async def _generate(self, task: Task, run: TaskRun) -> list[CandidateSQL]:
         runtime = run.runtime
-        schema = await self.schema_text(task, run)
-        request = sql_block_request(
-            single_pass_messages(self.prompt, task, schema),
-            n=self.samples,
-            temperature=self.temperature,
-            max_tokens=self.settings.single_pass.max_tokens,
-            seed=self.settings.single_pass.seed if self.samples == 1 else None,
-        )
-        response = await runtime.chat(request, role="generator", agent="single_pass")
+        run.fit = PromptFit(ladder=await self.prompt_ladder(task, run))
+
+        async def send(cut: PromptCut) -> ChatResponse:
+            request = sql_block_request(
+                single_pass_messages(self.prompt, task, cut.schema_text or ""),
+                n=self.samples,
+                temperature=self.temperature,
+                max_tokens=self.settings.single_pass.max_tokens,
+                seed=self.settings.single_pass.seed if self.samples == 1 else None,
+            )
+            return await runtime.chat(request, role="generator", agent="single_pass")
+
+        response = await within_context(run, send, stage="single_pass", helps=False)
         sqls = []
         for text in response.texts:
             try:

@@ -23,10 +23,11 @@ import pytest
 
 from core.types import Usage
 from eval.enterprise.schema import TABLES as ENTERPRISE_TABLES
-from models.errors import BudgetExceeded
+from models.errors import BudgetExceeded, ContextTooLong
 from models.types import ChatRequest, ChatResponse, TokenLogprob
 from pipelines.contracts import DatabaseRef, ExecutionResult, SchemaView
 from pipelines.schema import introspect
+from pipelines.schema.view import token_size
 
 # First words of the line stating each agent's task -> agent name (kept in step with pipelines/prompts).
 _MARKERS = {
@@ -124,6 +125,28 @@ class ScriptedClient:
             finish_reasons=("stop",) * len(texts),
             logprobs=logprobs,
         )
+
+
+def over_context(
+    reply: Callable[[ChatRequest], object], *, too_long: Callable[[ChatRequest], bool]
+) -> Callable[[ChatRequest], object]:
+    """``reply`` behind a model server that refuses a request ``too_long`` says is over its
+    context, naming the prompt's tokens (as the pipeline estimates them) and a context just
+    below them with room for the reply, as llama.cpp's refusal does."""
+
+    def answer(request: ChatRequest) -> object:
+        if not too_long(request):
+            return reply(request)
+        tokens = sum(token_size(m.content) for m in request.messages)
+        context = tokens + request.max_tokens - 1
+        return ContextTooLong(
+            f"request ({tokens} tokens) exceeds the available context size ({context} tokens)",
+            prompt_tokens=tokens,
+            context=context,
+            max_tokens=request.max_tokens,
+        )
+
+    return answer
 
 
 class SQLiteSandbox:

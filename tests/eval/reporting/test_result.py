@@ -16,7 +16,7 @@ def test_run_metrics(frame):
     assert m["tokens_per_question"] == pytest.approx((110 * 3 + 310 + 110) / 5)
     assert m["tokens_per_correct"] == pytest.approx((110 * 3 + 310 + 110) / 2)
     assert m["latency_p50_s"] == 2.0 and m["latency_p95_s"] > 3.0
-    assert m["degraded_rate"] == pytest.approx(0.2)
+    assert m["degraded_rate"] == pytest.approx(0.2) and m["reduced_prompts"] == 0.0
     assert m["ex_bird/degraded"] == 0.0 and m["ex_bird/not_degraded"] == pytest.approx(2 / 3)
     assert m["r_ves"] == pytest.approx(50.0)
     assert m["pass_at_4"] == pytest.approx(0.75)
@@ -33,3 +33,22 @@ def test_constructs_run_and_pool_rates_are_figures(floor, frame):
     old = run_result(frame, label="old").metrics()  # no constructs, candidates without columns
     assert not any("construct" in name or "columns" in name for name in old)
     assert old["run_rate"] == 1.0 and old["pool_rate/ex_bird"] == 0.75
+
+
+def test_questions_answered_with_a_reduced_prompt_are_counted(record):
+    import polars as pl
+
+    from eval.sweep.records import records_to_table
+
+    reduced = ("prompt.reduced", "prompt.reduced")  # stepped down twice: one question
+    records = [
+        record(0, True, "simple", [True]).model_copy(
+            update={"degraded": True, "degradation_reasons": reduced}
+        ),
+        record(1, False, "simple", [False], degraded=True).model_copy(
+            update={"degradation_reasons": ("generator_failed",)}
+        ),
+        record(2, True, "simple", [True]),
+    ]
+    result = run_result(pl.from_arrow(records_to_table(records)), label="r")
+    assert result.reduced_prompts == 1 and result.metrics()["reduced_prompts"] == 1.0

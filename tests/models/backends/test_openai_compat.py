@@ -252,6 +252,56 @@ async def test_server_errors_become_typed_errors(scripted, status, body, error, 
         await _backend(server.url).chat(_req())
 
 
+@pytest.mark.parametrize(
+    ("body", "counts"),
+    [
+        (  # llama.cpp: the counts as fields of its error
+            {
+                "error": {
+                    "code": 400,
+                    "message": "request (8584 tokens) exceeds the available context size "
+                    "(8192 tokens), try increasing it",
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": 8584,
+                    "n_ctx": 8192,
+                }
+            },
+            (8584, 8192),
+        ),
+        (  # an older llama.cpp: the message only
+            {
+                "error": {
+                    "message": "request (9000 tokens) exceeds the available context size "
+                    "(8192 tokens)"
+                }
+            },
+            (9000, 8192),
+        ),
+        (  # vLLM
+            {
+                "error": {
+                    "message": "This model's maximum context length is 8192 tokens. However, "
+                    "you requested 8600 tokens (8088 in the messages, 512 in the completion)."
+                }
+            },
+            (8088, 8192),
+        ),
+        ({"error": {"message": "This model's maximum context length is 4096 tokens."}}, None),
+    ],
+)
+async def test_a_refusal_for_length_carries_the_servers_counts(scripted, body, counts) -> None:
+    server = scripted((400, body, 0))
+    with pytest.raises(ContextTooLong) as refused:
+        await _backend(server.url).chat(_req(max_tokens=256))
+    exc = refused.value
+    assert exc.max_tokens == 256
+    if counts is None:
+        assert (exc.prompt_tokens, exc.context, exc.overshoot) == (None, None, None)
+    else:
+        assert (exc.prompt_tokens, exc.context) == counts
+        assert exc.overshoot == counts[0] + 256 - counts[1]
+
+
 async def test_unreachable_server_is_model_unavailable(scripted) -> None:
     server = scripted()
     url = server.url
@@ -421,6 +471,8 @@ async def test_real_server_context_overflow(server_05b) -> None:
     backend = _backend(
         server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp"
     )
-    with pytest.raises(ContextTooLong, match="context"):
+    with pytest.raises(ContextTooLong, match="context") as refused:
         await backend.chat(_req("SELECT * FROM t; " * 3000, max_tokens=8))
+    # the server's own counts, which the pipelines' prompt_fit steps down by
+    assert refused.value.prompt_tokens > refused.value.context >= 4096
     await backend.aclose()

@@ -50,27 +50,10 @@ async def test_a_reply_without_sql_is_invalid_output(scripted):
         await generate_sql(REQUEST.model_copy(update={"history": ()}), runtime(client))
 
 
-async def test_a_prompt_over_the_context_window_goes_again_without_examples_and_values(scripted):
-    from models.errors import ContextTooLong
-
-    def reply(request):
-        if "Solved examples" in request.messages[0].content:
-            return ContextTooLong("request (8206 tokens) exceeds the available context (8192)")
-        return "```sql\nSELECT count(*) FROM tickets\n```"
-
-    client = scripted({"single_pass": reply})
-    generated = await generate_sql(REQUEST, runtime(client))
-
-    assert generated.sql == "SELECT count(*) FROM tickets" and len(client.requests) == 2
-    retry = client.requests[1][1]
-    assert "## tickets" in retry.messages[0].content  # the schema and the history stay
-    assert "[table_not_found]" in retry.messages[-1].content
-
-
-async def test_without_examples_or_values_to_drop_the_overflow_is_raised(scripted):
+async def test_a_prompt_over_the_context_window_is_raised_for_the_caller_to_narrow(scripted):
     from models.errors import ContextTooLong
 
     client = scripted({"single_pass": lambda r: ContextTooLong("8206 > 8192 tokens")})
-    with pytest.raises(ContextTooLong):
-        await generate_sql(REQUEST.model_copy(update={"examples": ()}), runtime(client))
+    with pytest.raises(ContextTooLong):  # pipelines/prompt_fit.py gives up what it can
+        await generate_sql(REQUEST, runtime(client))
     assert len(client.requests) == 1

@@ -48,6 +48,15 @@ def test_a_budget_buys_the_next_best_tables(shop_db):
     # product and its bridge do not fit in 200; order_line (it names "order") does
     tight = link_schema(view, question, min_gain=2.5, sizes=sizes, budget=200)
     assert tight.tables == ("orders", "order_line")
+    # most wanted first: the cover's table, then the budget's with the table joining it
+    assert wide.ranked == ("orders", "order_line", "product")
+
+
+def test_the_whole_schema_is_ranked_by_score(shop_db):
+    view = introspect(shop_db, 0)
+    focus = link_schema(view, "How are you?", similarity={"orders": 0.25, "product": 0.28})
+    assert focus.whole and sorted(focus.ranked) == sorted(focus.tables)
+    assert focus.ranked == tuple(sorted(focus.tables, key=lambda t: -focus.scores[t]))
 
 
 def test_similarity_above_the_floor_explains_a_table(shop_db):

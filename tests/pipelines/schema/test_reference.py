@@ -41,6 +41,10 @@ async def test_column_notes_follow_their_table_and_skip_what_the_name_says(
     assert singer.index("Column notes") < singer.index("2 example rows")
     assert "Column notes" not in concert and "2 example rows" in concert
     assert reference.text(["CONCERT"]) == concert
+    # the example rows apart, given up first by a prompt too long for the model
+    bare = reference.text(["singer"], rows=False)
+    assert bare == singer.split("\n/*\n2 example rows")[0] and "Column notes" in bare
+    assert reference.tables[0].render() == singer
     assert set(reference.sizes) == {"singer", "concert"}
     assert reference.tokens == sum(reference.sizes.values())
 

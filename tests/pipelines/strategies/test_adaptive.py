@@ -811,3 +811,59 @@ async def test_the_greedy_profile_is_the_first_call_alone_byte_for_byte(tiny_db,
     assert greedy.sql == misspelt and not greedy.exec_result.ok  # no schema repair
     assert [c.producer for c in greedy.candidates] == ["first_wave/greedy"]
     assert adaptive.exec_result.rows == ((2,),) and len(adaptive_requests) == 2
+
+
+async def test_a_prompt_over_the_context_gives_up_values_rows_and_a_table_once_for_every_call(
+    work_duckdb, scripted
+):
+    from pipelines.sandbox import Sandbox
+    from pipelines.schema.focus import SchemaFocuser
+    from pipelines.settings import FocusSettings
+    from tests.pipelines.conftest import over_context
+
+    queued = "SELECT count(*) FROM tickets WHERE stage = 'queued'"
+    cells = type(
+        "Cells",
+        (),
+        {
+            "search_many": lambda self, db_id, queries, k=5, mode="hybrid", threshold=None: [
+                CellHit(table="tickets", column="stage", value="queued", score=0.9, source="bm25")
+            ]
+        },
+    )()
+    client = scripted(
+        {
+            "single_pass": over_context(
+                first_wave(queued, [queued] * 4),
+                too_long=lambda r: "CREATE TABLE users" in r.messages[0].content,
+            )
+        }
+    )
+    focuser = SchemaFocuser(
+        FocusSettings(above_tokens=20, similarity=False, budget_ratio=1.0), embed=None
+    )
+    with Sandbox(timeout_s=10, row_cap=100) as box:
+        p = pipeline(client, box, scaling(), cell_retriever=cells, focuser=focuser)
+        prediction, trace = await p.answer_with_trace(
+            Task(task_id="t1", question="Which user owns the most queued tickets?", db=work_duckdb)
+        )
+        reference = (await p._schema(work_duckdb)).reference
+
+    assert prediction.exec_result.rows == ((1,),) and prediction.answered_by == "first_wave"
+    reduced = [d for d in trace.decisions if d.label == "prompt.reduced"]
+    assert [d.features["given_up"] for d in reduced] == [
+        ["examples_and_cells"],
+        ["sample_rows"],
+        ["table:users"],
+    ]
+    assert "prompt.reduced" in prediction.degradation_reasons
+    # the greedy call was refused three times; the samples started from where it ended
+    refused = [e for e in trace.events if e.attributes.get("error.type") == "ContextTooLong"]
+    assert [e.name for e in refused] == ["first_wave/greedy"] * 3
+    assert len(client.requests) == 5 and prediction.usage.calls == 2
+    (tickets,) = [b for b in reference.tables if b.name == "tickets"]
+    greedy, samples = (r for _, r in client.requests[-2:])
+    for request in (greedy, samples):
+        system, user = request.messages[0].content, request.messages[-1].content
+        assert tickets.text in system and "CREATE TABLE users" not in system  # notes whole
+        assert "Database values" not in user and "example rows" not in system

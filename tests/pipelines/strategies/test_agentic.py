@@ -476,8 +476,35 @@ async def test_when_the_first_prompt_is_refused_the_answer_is_the_typed_error(
         task(work_duckdb, "How many tickets are open?")
     )
 
-    assert prediction.sql == "" and prediction.error.startswith("ContextTooLong")
+    # nothing to give up (no examples or cell values): the typed error, said as such
+    assert prediction.sql == "" and prediction.error.startswith("PromptTooLong")
+    assert "smallest prompt does not fit" in prediction.error
     assert trace.decisions and len(client.requests) == 1
+
+
+async def test_a_prompt_over_the_context_goes_again_without_cell_values_for_every_attempt(
+    work_duckdb, real_sandbox, scripted
+):
+    from models.errors import ContextTooLong
+
+    def reply(request):
+        if "Database values" in user_message(request):
+            return ContextTooLong("request (8206 tokens) exceeds the available context (8192)")
+        return sql(OFF_VOCABULARY if len(client.requests) < 3 else OPEN_COUNT)
+
+    client = scripted({"single_pass": reply})
+    prediction, trace = await pipeline(
+        client, real_sandbox, scaling(), cell_retriever=QueuedCells()
+    ).answer_with_trace(task(work_duckdb, "How many tickets are queued?"))
+
+    # refused once; the retry and the later attempt go without the values, schema and history kept
+    refused, retry, later = (request for _, request in client.requests)
+    assert "Database values" in user_message(refused)
+    assert "Database values" not in user_message(retry) + user_message(later)
+    assert "## tickets" in later.messages[0].content and "earlier answers" in user_message(later)
+    (reduced,) = [d for d in trace.decisions if d.label == "prompt.reduced"]
+    assert reduced.features["given_up"] == ["examples_and_cells"] and reduced.degradation
+    assert prediction.sql == OPEN_COUNT and "prompt.reduced" in prediction.degradation_reasons
 
 
 async def test_the_failed_sql_is_shown_only_when_asked(work_duckdb, real_sandbox, scripted):

@@ -130,3 +130,71 @@ async def test_a_cancelled_task_does_not_cancel_the_schema_read_others_wait_for(
 
     assert "CREATE TABLE singer" in (await second).text()
     assert first.cancelled()
+
+
+QUEUED = "SELECT count(*) FROM tickets WHERE stage = 'queued'"
+
+
+def two_table_focus():
+    """A focus that ranks the documented work-item tables (tickets first) and shows both."""
+    from pipelines.schema.focus import SchemaFocuser
+    from pipelines.settings import FocusSettings
+
+    return SchemaFocuser(
+        FocusSettings(above_tokens=20, similarity=False, budget_ratio=1.0), embed=None
+    )
+
+
+def shows_users(request) -> bool:
+    return "CREATE TABLE users" in request.messages[0].content
+
+
+async def test_a_prompt_over_the_context_is_answered_with_a_smaller_one_notes_whole(
+    work_duckdb, scripted
+):
+    from pipelines.sandbox import Sandbox
+    from tests.pipelines.conftest import over_context
+
+    client = scripted(
+        {"single_pass": over_context(lambda r: f"```sql\n{QUEUED}\n```", too_long=shows_users)}
+    )
+    with Sandbox(timeout_s=10, row_cap=100) as box:
+        pipeline = SinglePassPipeline(client=client, sandbox=box, focuser=two_table_focus())
+        prediction, trace = await pipeline.answer_with_trace(
+            Task(task_id="t1", question="Which user owns the most queued tickets?", db=work_duckdb)
+        )
+        reference = await pipeline.reference(work_duckdb)
+
+    assert prediction.error is None and prediction.exec_result.rows == ((1,),)
+    (focused,) = [d for d in trace.decisions if d.label == "schema.focused"]
+    assert set(focused.features["tables"].split(",")) == {"tickets", "users"}
+    # refused twice: the example rows went first, then the lower-ranked table
+    reduced = [d for d in trace.decisions if d.label == "prompt.reduced"]
+    assert [d.features["given_up"] for d in reduced] == [["sample_rows"], ["table:users"]]
+    assert prediction.degraded and "prompt.reduced" in prediction.degradation_reasons
+    assert prediction.usage.calls == 1  # the refusals spent nothing
+    system = client.requests[-1][1].messages[0].content
+    (tickets,) = [b for b in reference.tables if b.name == "tickets"]
+    assert tickets.text in system and "example rows" not in system  # DDL and every note whole
+    assert (
+        "'queued' = open, waiting" in system and "'is_blocked_by' = the target blocks it" in system
+    )
+
+
+async def test_a_prompt_still_over_the_context_at_its_smallest_is_the_typed_error(
+    work_duckdb, scripted
+):
+    from pipelines.sandbox import Sandbox
+    from tests.pipelines.conftest import over_context
+
+    client = scripted({"single_pass": over_context(lambda r: "SELECT 1", too_long=lambda r: True)})
+    with Sandbox(timeout_s=10, row_cap=100) as box:
+        pipeline = SinglePassPipeline(client=client, sandbox=box, focuser=two_table_focus())
+        prediction = await pipeline.answer(
+            Task(task_id="t1", question="Which user owns the most queued tickets?", db=work_duckdb)
+        )
+
+    assert prediction.sql == "" and prediction.candidates == ()
+    assert prediction.error.startswith("PromptTooLong: the smallest prompt (1 table shown)")
+    assert "prompt tokens + 512 for the reply exceed the model's context of" in prediction.error
+    assert len(client.requests) == 3  # whole, without rows, without users
