@@ -170,11 +170,18 @@ def config_identity(cfg: DictConfig) -> str:
 
 
 def run_dir_for(cfg: DictConfig, label: str, identity: str) -> Path:
+    """Where a run's results live, absolute: the workers read it from their own working
+    directories, and the storage check takes a path without a scheme only when absolute.
+
+    >>> cfg = OmegaConf.create({"sweep": {"run_dir": "runs/mine"}})
+    >>> run_dir_for(cfg, "adaptive", "abc") == Path.cwd() / "runs" / "mine"
+    True
+    """
     explicit = OmegaConf.select(cfg, "sweep.run_dir")
     if explicit:
-        return Path(explicit)
+        return Path(explicit).absolute()
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_")[:80] or "run"
-    return Path(cfg.paths.runs) / str(cfg.experiment.name) / f"{slug}-{identity}"
+    return (Path(cfg.paths.runs) / str(cfg.experiment.name) / f"{slug}-{identity}").absolute()
 
 
 class OverrideError(EvalError):

@@ -124,3 +124,15 @@ def test_experiment_only_refuses_a_name_that_is_no_variant():
 def test_flatten_nests_with_dots():
     flat = flatten({"a": {"b": 1, "c": {"d": [1, 2]}}, "e": None})
     assert flat == {"a.b": "1", "a.c.d": "[1, 2]", "e": "None"}
+
+
+def test_a_relative_run_dir_is_made_absolute_against_the_working_directory(tmp_path, monkeypatch):
+    from eval.experiments import run_dir_for
+
+    monkeypatch.chdir(tmp_path)
+    explicit = load_config(["sweep.run_dir=runs/mine"])
+    assert run_dir_for(explicit, "adaptive", "abc") == tmp_path / "runs" / "mine"
+    derived = load_config(["paths.runs=rel_runs"])
+    assert run_dir_for(derived, "single pass", "abc") == (
+        tmp_path / "rel_runs" / str(derived.experiment.name) / "single_pass-abc"
+    )
