@@ -69,7 +69,8 @@ class RunOutcome(Frozen):
 
 def shared_storage(cfg: DictConfig, retrieval: RetrievalStatus, trace_dir: Path) -> SharedStorage:
     """What the run's workers must reach: the indexes live for this run, and the trace and
-    cheatsheet directories, made here first (a worker never makes one: it would be its own)."""
+    cheatsheet directories, made here first (a worker never makes one: it would be its own).
+    With a URI storage these are paths of the working copy, published there by this driver."""
     directories = [trace_dir]
     scaling = scaling_settings(cfg)
     cheatsheet = section(cfg, "pipeline.cheatsheet", CheatsheetSettings)
@@ -77,12 +78,22 @@ def shared_storage(cfg: DictConfig, retrieval: RetrievalStatus, trace_dir: Path)
         directories.append(Path(cheatsheet.root))
     for directory in directories:
         directory.mkdir(parents=True, exist_ok=True)
-    index_root = str(cfg.pipeline.index.root)
     return SharedStorage(
         storage=str(cfg.paths.storage),
+        working=str(cfg.paths.working),
         traces=str(trace_dir),
-        required=(*retrieval.live_pointers(index_root), *map(str, directories)),
+        indexes=retrieval.live_pointers(str(cfg.pipeline.index.root)),
+        directories=tuple(map(str, directories)),
     )
+
+
+def _sqlite_store(tracking_uri: str, storage: SharedStorage) -> Path | None:
+    """MLflow's SQLite file when it lies in a URI storage's working copy (published with the
+    run); None for a server's store, or one kept elsewhere."""
+    if not (storage.remote and tracking_uri.startswith("sqlite:///")):
+        return None
+    path = Path(tracking_uri.removeprefix("sqlite:///"))
+    return path if storage.holds(path) else None
 
 
 def _say_unreachable(frame: pl.DataFrame) -> None:
@@ -111,12 +122,15 @@ def run_configuration(
     """
     cfg, label, run_dir = configuration.cfg, configuration.label, Path(configuration.run_dir)
     retrieval = ensure(cfg, [task.db for task in benchmark.tasks])
+    trace_dir = run_dir / "traces"
+    storage = shared_storage(cfg, retrieval, trace_dir)
+    if not (run_dir / "run.json").exists():
+        storage.fetch(run_dir)  # a run this driver lacks resumes from the storage's copy
     store = RunStore.open(
         run_dir, {"config_hash": configuration.identity}, OmegaConf.to_yaml(cfg, resolve=True)
     )
     store.write_skipped(benchmark.skipped)
-    trace_dir = run_dir / "traces"
-    storage = shared_storage(cfg, retrieval, trace_dir)
+    storage.publish_indexes()
     judge = (
         ConfiguredJudge(configuration.config["model"], configuration.evaluation)
         if configuration.evaluation.judge is not None
@@ -135,6 +149,7 @@ def run_configuration(
     in_scope = [task.task_id for task in benchmark.tasks]
     frame = store.compact().filter(pl.col("task_id").is_in(in_scope))
     _say_unreachable(frame)
+    storage.fetch(trace_dir)  # what workers on other nodes published
     traces = latest_traces(trace_dir.glob("**/traces.jsonl"), set(frame["task_id"].to_list()))
     result = run_result(
         frame,
@@ -149,6 +164,9 @@ def run_configuration(
     )
     exports = export_predictions(frame, benchmark, run_dir / "exports")
     report_files = write_run_report(result, run_dir / "report")
+    mlflow_db = _sqlite_store(configuration.tracking_uri, storage)
+    if mlflow_db is not None and not mlflow_db.exists():
+        storage.fetch(mlflow_db)  # the runs logged before, by a driver elsewhere
     tracked = log_run(
         RunLog(
             tracking_uri=configuration.tracking_uri,
@@ -182,6 +200,12 @@ def run_configuration(
             log.warning("MLflow took no traces (%s); sweep.mlflow_traces=false skips them", exc)
         else:
             log.info("%d question traces written to MLflow run %s", written, tracked.run_id)
+    storage.publish(run_dir)
+    if mlflow_db is not None:
+        storage.publish(mlflow_db)
+        artifacts = Path(tracked.artifact_uri.removeprefix("file://"))
+        if storage.holds(artifacts):
+            storage.publish(artifacts)
     return RunOutcome(
         run_dir=str(run_dir),
         sweep=sweep,

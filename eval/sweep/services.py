@@ -7,11 +7,13 @@
                                            build_client(model): starts each local model
                                              server once, as a named Ray actor (one per slot)
     worker:  ConfiguredPipeline()      ──► SharedStorage.check(): the run's storage is reachable
+                                           (from a URI storage: the live indexes fetched here)
                                        ├─► build_client(cfg.model) attaches to those servers
                                        └─► build_pipeline(cfg, client, sandbox, retrievers)
 
 Each worker writes traces to its own folder under ``<run_dir>/traces`` so workers on
-different processes never interleave lines of one file.
+different processes never interleave lines of one file (a URI storage: each question's trace
+published as it is written, ``SharedStorage.trace_sinks``).
 """
 
 from __future__ import annotations
@@ -44,14 +46,11 @@ class ConfiguredPipeline:
         from pipelines.factory import build_pipeline, build_retrievers
 
         cfg = OmegaConf.create(self._cfg)
+        sinks = None  # the pipeline.trace config's
         if self._storage is not None:
             self._storage.check()
             if self._storage.traces is not None:
-                OmegaConf.update(
-                    cfg,
-                    "pipeline.trace.directory",
-                    f"{self._storage.traces}/{uuid.uuid4().hex[:8]}",
-                )
+                sinks = self._storage.trace_sinks(f"{self._storage.traces}/{uuid.uuid4().hex[:8]}")
         cells, examples = build_retrievers(cfg)
         return build_pipeline(
             cfg,
@@ -59,6 +58,7 @@ class ConfiguredPipeline:
             sandbox=self._sandbox,
             cell_retriever=cells,
             example_retriever=examples,
+            sinks=sinks,
         )
 
 
