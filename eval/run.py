@@ -3,7 +3,10 @@
     Configuration ──► run dir (runs/<experiment>/<label>-<config hash>)   resumes whatever is there
         ──► ensure_indexes (L0 indexes of the databases this invocation runs, built when missing)
         ──► SharedStorage: the live indexes, trace and cheatsheet directories every worker must
-            reach on the run's storage (paths.storage); a worker that cannot fails its questions
+            reach on the run's storage (paths.storage); a worker that cannot fails its questions.
+            A URI storage: the run directory fetched when this driver lacks it, the live indexes
+            published; after the sweep the workers' traces fetched, then the run directory and
+            MLflow's store published (eval/sweep/storage.py)
         ──► run_sweep (Ray Data over the benchmark's tasks; with eval.judge, each answer judged)
                                                                ──► predictions.parquet
         ──► run_result: every figure of the run, once ──► RunResult

@@ -47,6 +47,7 @@ import re
 import shutil
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyarrow import fs
@@ -111,7 +112,8 @@ class SharedStorage(Frozen):
             if not version.is_dir():
                 staged = store.base / f".fetch-{uuid.uuid4().hex[:8]}"
                 try:
-                    self._download(version, staged)
+                    with self._reaching(version):
+                        self._download(version, staged)
                     os.rename(staged, version)
                 finally:
                     shutil.rmtree(staged, ignore_errors=True)
@@ -119,16 +121,23 @@ class SharedStorage(Frozen):
 
     def _read(self, local: Path) -> bytes:
         """``local``'s published bytes; StorageUnreachable naming it when they cannot be read."""
-        try:
+        with self._reaching(local):
             filesystem, key = self._remote(local)
             data = _read_or_none(filesystem, key)
-        except OSError as exc:  # no route, refused credentials, no such bucket
-            cause = str(exc)
-        else:
-            if data is not None:
-                return data
-            cause = "not published there"
-        raise StorageUnreachable(self.shown(local), self.storage, _node_id(), cause)
+        if data is None:
+            raise StorageUnreachable(
+                self.shown(local), self.storage, _node_id(), "not published there"
+            )
+        return data
+
+    @contextmanager
+    def _reaching(self, local: Path) -> Iterator[None]:
+        """What fails on the way to the storage (no route, refused credentials, no such bucket)
+        raised as StorageUnreachable, naming ``local``'s place there."""
+        try:
+            yield
+        except OSError as exc:
+            raise StorageUnreachable(self.shown(local), self.storage, _node_id(), str(exc)) from exc
 
     # --- the driver ------------------------------------------------------------------------
 
@@ -139,31 +148,43 @@ class SharedStorage(Frozen):
         if not self.remote:
             return
         for name in self.indexes:
-            pointer = Path(name)
-            filesystem, key = self._remote(pointer)
-            manifest_bytes = pointer.read_bytes()
-            previous = _read_or_none(filesystem, key)
-            if previous == manifest_bytes:
-                continue
-            manifest = Manifest.model_validate_json(manifest_bytes)
-            self.publish(pointer.parent / manifest.version)
-            _write(filesystem, key, manifest_bytes)
-            keep = {manifest.version}
-            if previous is not None:
-                keep.add(Manifest.model_validate_json(previous).version)
-            base = key.rsplit("/", 1)[0]
-            for info in filesystem.get_file_info(fs.FileSelector(base)):
-                if info.type == fs.FileType.Directory and info.base_name.startswith("v-"):
-                    if info.base_name not in keep:
-                        filesystem.delete_dir(info.path)
+            with self._reaching(Path(name)):
+                self._publish_index(Path(name))
+
+    def _publish_index(self, pointer: Path) -> None:
+        filesystem, key = self._remote(pointer)
+        manifest_bytes = pointer.read_bytes()
+        previous = _read_or_none(filesystem, key)
+        if previous == manifest_bytes:
+            return
+        manifest = Manifest.model_validate_json(manifest_bytes)
+        self._publish(pointer.parent / manifest.version)
+        _write(filesystem, key, manifest_bytes)
+        keep = {manifest.version}
+        if previous is not None:
+            keep.add(Manifest.model_validate_json(previous).version)
+        for info in filesystem.get_file_info(fs.FileSelector(key.rsplit("/", 1)[0])):
+            is_version = info.type == fs.FileType.Directory and info.base_name.startswith("v-")
+            if is_version and info.base_name not in keep:
+                filesystem.delete_dir(info.path)
 
     def publish(self, local: str | Path) -> None:
         """Make the storage's copy of ``local`` (a file, or a directory's files but those whose
         name starts with a dot: locks, temp files) what it is here, removing files it no longer
         has. Nothing to do for a directory storage."""
-        if not self.remote:
-            return
-        local = Path(local)
+        if self.remote:
+            with self._reaching(Path(local)):
+                self._publish(Path(local))
+
+    def fetch(self, local: str | Path) -> None:
+        """Bring what the storage holds under ``local``'s name that this node lacks (or holds at
+        another size) into ``local``; each file arrives whole. Nothing to do for a directory
+        storage, or when the storage holds nothing there."""
+        if self.remote:
+            with self._reaching(Path(local)):
+                self._download(Path(local), Path(local))
+
+    def _publish(self, local: Path) -> None:
         filesystem, key = self._remote(local)
         if local.is_file():
             _put(local, filesystem, key)
@@ -174,13 +195,6 @@ class SharedStorage(Frozen):
         for info in _listing(filesystem, key):
             if info.type == fs.FileType.File and info.path[len(key) + 1 :] not in files:
                 filesystem.delete_file(info.path)
-
-    def fetch(self, local: str | Path) -> None:
-        """Bring what the storage holds under ``local``'s name that this node lacks (or holds at
-        another size) into ``local``; each file arrives whole. Nothing to do for a directory
-        storage, or when the storage holds nothing there."""
-        if self.remote:
-            self._download(Path(local), Path(local))
 
     def _download(self, local: Path, into: Path) -> None:
         filesystem, key = self._remote(local)
@@ -247,7 +261,7 @@ class PublishedTraces:
     def write(self, trace: ReasoningTrace) -> None:
         folder = self._folder(trace.task_id)
         JsonlTraceSink(folder).write(trace)
-        self._storage.publish(folder)
+        self._storage.publish(folder)  # its failure is the sink's: warned of, the answer kept
 
     def close(self) -> None:
         pass
