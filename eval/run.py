@@ -28,7 +28,6 @@ import polars as pl
 from mlflow.exceptions import MlflowException
 from omegaconf import DictConfig, OmegaConf
 
-from core.config import section
 from core.types import Frozen
 from eval.experiments import Configuration
 from eval.grading.exports import export_predictions
@@ -39,6 +38,7 @@ from eval.reporting.report import write_run_report
 from eval.reporting.result import RunResult, run_result
 from eval.reporting.retrieval import RetrievalUse
 from eval.reporting.tracking import RunLog, TrackedRun, log_run, log_traces
+from eval.sweep.cheatsheets import learned_root
 from eval.sweep.config import STORAGE_UNREACHABLE, SweepSettings
 from eval.sweep.driver import SweepResult, run_sweep
 from eval.sweep.grading import Executor
@@ -48,9 +48,6 @@ from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory
 from pipelines.contracts import DatabaseRef
 from pipelines.indexing.builder.ensure import RetrievalStatus, ensure_indexes
-from pipelines.settings import CheatsheetSettings
-from pipelines.strategies.agentic_settings import AgenticScaling
-from pipelines.strategies.registry import scaling_settings
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +72,8 @@ def shared_storage(cfg: DictConfig, retrieval: RetrievalStatus, trace_dir: Path)
     cheatsheet directories, made here first (a worker never makes one: it would be its own).
     With a URI storage these are paths of the working copy, published there by this driver."""
     directories = [trace_dir]
-    scaling = scaling_settings(cfg)
-    cheatsheet = section(cfg, "pipeline.cheatsheet", CheatsheetSettings)
-    if isinstance(scaling, AgenticScaling) and scaling.cheatsheet and cheatsheet.root is not None:
-        directories.append(Path(cheatsheet.root))
+    if (sheets := learned_root(cfg)) is not None:
+        directories.append(Path(sheets))
     for directory in directories:
         directory.mkdir(parents=True, exist_ok=True)
     return SharedStorage(

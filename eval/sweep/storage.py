@@ -57,8 +57,8 @@ from eval.sweep.errors import OutsideStorage, StorageUnreachable
 from pipelines.indexing.store import Manifest, VersionedStore
 from pipelines.trace import JsonlTraceSink, ReasoningTrace, TraceSink
 
-_LOCAL = fs.LocalFileSystem()
 _INDEX_LOCK_S = 600.0  # a worker waits this long for another worker of its node to fetch an index
+_MTIME_STEP_S = 1.0  # S3 keeps whole seconds: a copy made within one may be older than it looks
 
 
 class SharedStorage(Frozen):
@@ -206,8 +206,8 @@ class SharedStorage(Frozen):
         for item, target in entries:
             if item.type != fs.FileType.File:
                 continue
-            if target.is_file() and target.stat().st_size == item.size:
-                continue  # objects are written once (a trace file grows): the size tells
+            if target.is_file() and _holds(target, item):
+                continue
             target.parent.mkdir(parents=True, exist_ok=True)
             staged = target.with_name(f".fetch-{uuid.uuid4().hex[:8]}-{target.name}")
             fs.copy_files(item.path, str(staged), source_filesystem=filesystem)
@@ -292,6 +292,14 @@ def _put(local: Path, filesystem: fs.FileSystem, key: str) -> None:
     except FileNotFoundError:  # a filesystem with real directories (file://): make its parents
         filesystem.create_dir(key.rsplit("/", 1)[0], recursive=True)
         fs.copy_files(str(local), key, destination_filesystem=filesystem)
+
+
+def _holds(target: Path, item: fs.FileInfo) -> bool:
+    """``target`` has what ``item`` has: the same size, and written no earlier (a cheatsheet is
+    rewritten at its size, a trace file grows)."""
+    stat = target.stat()
+    newer = item.mtime is not None and item.mtime.timestamp() + _MTIME_STEP_S > stat.st_mtime
+    return stat.st_size == item.size and not newer
 
 
 def _read_or_none(filesystem: fs.FileSystem, key: str) -> bytes | None:
