@@ -18,6 +18,8 @@ rely on. Every object is written whole, so a reader sees an old or a new one, ne
                                      copy. Raises StorageUnreachable naming the first path missed
             trace_sinks(directory)   each question's trace written here and published at once
 
+An agentic run's cheatsheets are kept by one actor that publishes them (eval/sweep/cheatsheets.py).
+
 The driver is the only builder of indexes and the only writer of the run directory; a worker
 publishes only its own traces, each question's under a name of its own. Any URI
 ``pyarrow.fs.FileSystem.from_uri`` resolves works alike (``file://`` here, ``s3://`` on a moto
@@ -190,10 +192,18 @@ class SharedStorage(Frozen):
             _put(local, filesystem, key)
             return
         files = {path.relative_to(local).as_posix(): path for path in _files(local)}
+        there = {
+            info.path[len(key) + 1 :]: info
+            for info in _listing(filesystem, key)
+            if info.type == fs.FileType.File
+        }
         for relative, path in files.items():
-            _put(path, filesystem, f"{key}/{relative}")
-        for info in _listing(filesystem, key):
-            if info.type == fs.FileType.File and info.path[len(key) + 1 :] not in files:
+            published = there.get(relative)
+            stat = path.stat()
+            if published is None or published.size != stat.st_size or _older(published, stat):
+                _put(path, filesystem, f"{key}/{relative}")
+        for relative, info in there.items():
+            if relative not in files:
                 filesystem.delete_file(info.path)
 
     def _download(self, local: Path, into: Path) -> None:
@@ -300,6 +310,12 @@ def _holds(target: Path, item: fs.FileInfo) -> bool:
     stat = target.stat()
     newer = item.mtime is not None and item.mtime.timestamp() + _MTIME_STEP_S > stat.st_mtime
     return stat.st_size == item.size and not newer
+
+
+def _older(item: fs.FileInfo, stat: os.stat_result) -> bool:
+    """The published ``item`` may predate the local file whose ``stat`` this is (then it is
+    written again)."""
+    return item.mtime is None or item.mtime.timestamp() < stat.st_mtime
 
 
 def _read_or_none(filesystem: fs.FileSystem, key: str) -> bytes | None:
