@@ -1,7 +1,8 @@
 """One configuration, end to end: sweep, then predictions, report and MLflow run.
 
     Configuration ──► run dir (runs/<experiment>/<label>-<config hash>)   resumes whatever is there
-        ──► ensure_indexes (L0 indexes of the databases this invocation runs, built when missing)
+        ──► ensure_indexes (L0 indexes of the databases this invocation runs, built when missing;
+            a URI storage: those published there that this driver has no copy of, fetched first)
         ──► SharedStorage: the live indexes, trace and cheatsheet directories every worker must
             reach on the run's storage (paths.storage); a worker that cannot fails its questions.
             A URI storage: the run directory fetched when this driver lacks it, the live indexes
@@ -47,7 +48,7 @@ from eval.sweep.storage import SharedStorage
 from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing.builder.ensure import RetrievalStatus, ensure_indexes
+from pipelines.indexing.builder.ensure import RetrievalStatus, ensure_indexes, retrieval_needs
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,16 @@ def shared_storage(cfg: DictConfig, retrieval: RetrievalStatus, trace_dir: Path)
     )
 
 
+def _wanted_indexes(cfg: DictConfig, dbs: list[DatabaseRef]) -> tuple[str, ...]:
+    """The manifests of the indexes the configured pipeline queries for ``dbs``, live or not."""
+    needs = retrieval_needs(cfg)
+    if not (needs.cells or needs.examples):
+        return ()
+    cells = tuple({db.db_id: db for db in dbs}) if needs.cells else ()
+    wanted = RetrievalStatus(cells=cells, examples=needs.examples)
+    return wanted.live_pointers(str(cfg.pipeline.index.root))
+
+
 def _sqlite_store(tracking_uri: str, storage: SharedStorage) -> Path | None:
     """MLflow's SQLite file when it lies in a URI storage's working copy (published with the
     run); None for a server's store, or one kept elsewhere."""
@@ -119,7 +130,10 @@ def run_configuration(
     built first when missing or stale (``ensure``); what is off is said in the report and MLflow.
     """
     cfg, label, run_dir = configuration.cfg, configuration.label, Path(configuration.run_dir)
-    retrieval = ensure(cfg, [task.db for task in benchmark.tasks])
+    dbs = [task.db for task in benchmark.tasks]
+    published = SharedStorage(storage=str(cfg.paths.storage), working=str(cfg.paths.working))
+    published.adopt_indexes(_wanted_indexes(cfg, dbs))
+    retrieval = ensure(cfg, dbs)
     trace_dir = run_dir / "traces"
     storage = shared_storage(cfg, retrieval, trace_dir)
     if not (run_dir / "run.json").exists():

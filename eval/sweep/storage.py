@@ -7,6 +7,8 @@ have no rename and no file lock, which the index store, the run directory and th
 rely on. Every object is written whole, so a reader sees an old or a new one, never half of one.
 
     driver: SharedStorage(storage, working, traces, indexes, directories)
+            adopt_indexes(pointers)  before the indexes are ensured: the published ones this node
+                                     has no version of, fetched (a new driver rebuilds nothing)
             publish_indexes()        each live index: its version's files, then its manifest
                                      (CURRENT.json) last, so a manifest names only what is there
             fetch(run_dir)           a run directory this driver lacks, to resume it
@@ -48,7 +50,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -100,10 +102,11 @@ class SharedStorage(Frozen):
             return (JsonlTraceSink(directory),)
         return (PublishedTraces(self, directory),)
 
-    def _fetch_index(self, pointer: Path) -> None:
-        """The index whose manifest is ``pointer`` in this node's copy, as published: its
-        version fetched beside the local store's, then made live as a build would be."""
-        published = self._read(pointer)
+    def _fetch_index(self, pointer: Path, published: bytes | None = None) -> None:
+        """The index whose manifest is ``pointer`` in this node's copy, as published (its
+        manifest's bytes, when read already): its version fetched beside the local store's,
+        then made live as a build would be."""
+        published = published if published is not None else self._read(pointer)
         index = pointer.parent
         store = VersionedStore(index.parent.parent, index.parent.name, index.name)
         with store.lock(_INDEX_LOCK_S):  # the workers of one node fetch it once
@@ -123,14 +126,18 @@ class SharedStorage(Frozen):
 
     def _read(self, local: Path) -> bytes:
         """``local``'s published bytes; StorageUnreachable naming it when they cannot be read."""
-        with self._reaching(local):
-            filesystem, key = self._remote(local)
-            data = _read_or_none(filesystem, key)
+        data = self._read_published(local)
         if data is None:
             raise StorageUnreachable(
                 self.shown(local), self.storage, _node_id(), "not published there"
             )
         return data
+
+    def _read_published(self, local: Path) -> bytes | None:
+        """``local``'s published bytes; None when the storage has none."""
+        with self._reaching(local):
+            filesystem, key = self._remote(local)
+            return _read_or_none(filesystem, key)
 
     @contextmanager
     def _reaching(self, local: Path) -> Iterator[None]:
@@ -142,6 +149,17 @@ class SharedStorage(Frozen):
             raise StorageUnreachable(self.shown(local), self.storage, _node_id(), str(exc)) from exc
 
     # --- the driver ------------------------------------------------------------------------
+
+    def adopt_indexes(self, pointers: Iterable[str]) -> None:
+        """Fetch the published indexes among ``pointers`` (manifests in this node's copy) that
+        this node has no version of, before it builds what is missing or stale: a driver on
+        another machine than the last one rebuilds only what changed."""
+        if not self.remote:
+            return
+        for name in pointers:
+            pointer = Path(name)
+            if not pointer.exists() and (published := self._read_published(pointer)):
+                self._fetch_index(pointer, published)
 
     def publish_indexes(self) -> None:
         """Publish each live index whose manifest the storage does not hold yet: its version's

@@ -189,3 +189,21 @@ def test_a_directory_storage_is_used_in_place(tmp_path):
     missing = SharedStorage(storage=str(tmp_path), directories=(str(tmp_path / "traces"),))
     with pytest.raises(StorageUnreachable, match="mount that storage at the same path"):
         missing.check()
+
+
+def test_a_new_driver_adopts_the_published_indexes_it_has_no_version_of(s3_root, tmp_path):
+    driver, _ = nodes(s3_root, tmp_path)
+    build(tmp_path / "driver", "a" * 16, {"schema.json": "{}"})
+    driver.publish_indexes()
+    examples = tmp_path / "fresh" / ".cache" / "indexes" / "examples" / "spider_train"
+    fresh = driver.model_copy(update={"working": str(tmp_path / "fresh")})
+    fresh.adopt_indexes(
+        [str(tmp_path / "fresh" / INDEX / "CURRENT.json"), str(examples / "CURRENT.json")]
+    )
+    adopted = VersionedStore(tmp_path / "fresh" / ".cache" / "indexes", "databases", "music")
+    assert adopted.current() is not None and adopted.current().fingerprint == "a" * 16
+    assert not examples.exists()  # not published: left to the build
+
+    own = build(tmp_path / "fresh", "b" * 16, {"schema.json": "{}"})  # its own, newer build
+    fresh.adopt_indexes([str(own)])
+    assert adopted.current().fingerprint == "b" * 16  # a copy it has is never replaced
