@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 import mlflow
@@ -33,6 +34,7 @@ import polars as pl
 import pytest
 import ray
 from omegaconf import OmegaConf
+from pyarrow import fs
 
 from core.config import load_config
 from eval.experiments import Configuration
@@ -366,11 +368,21 @@ def test_on_object_storage_a_worker_fetches_the_indexes_publishes_its_traces_as_
     assert (worker_copy / pointer).read_bytes() == (driver_copy / pointer).read_bytes()
     relative = run_dir.relative_to(driver_copy)
     assert len(list((worker_copy / relative / "traces").glob("*/*/traces.jsonl"))) == len(QUESTIONS)
-    # ...and the run reached the storage: a driver that lost its copy resumes from it.
-    shutil.rmtree(driver_copy / "runs")
+    # ...and the run reached the storage: a driver that lost its copy of it resumes from there,
+    published = pl.read_parquet(run_dir / "predictions.parquet")
+    shutil.rmtree(run_dir)
     outcome = run_configuration(config, load_benchmark(config.benchmark))
     assert (outcome.sweep.resumed, outcome.sweep.answered) == (len(QUESTIONS), 0)
-    assert pl.read_parquet(run_dir / "predictions.parquet").height == len(QUESTIONS)
+    assert pl.read_parquet(run_dir / "predictions.parquet").equals(published)
+    # and so did MLflow's store, with the run in it.
+    filesystem, key = fs.FileSystem.from_uri(f"s3://{bucket}/sa/runs/mlflow.db")
+    stored = cluster.base / "stored-mlflow.db"
+    fs.copy_files(key, str(stored), source_filesystem=filesystem)
+    with closing(sqlite3.connect(stored)) as db:
+        runs = db.execute(
+            "SELECT count(*) FROM runs WHERE run_uuid = ?", (outcome.tracked.run_id,)
+        ).fetchone()
+    assert runs == (1,)
 
 
 def test_a_worker_whose_node_cannot_reach_the_storage_fails_its_questions_naming_the_path(
