@@ -45,6 +45,9 @@ if not OmegaConf.has_resolver("repo_root"):
 if not OmegaConf.has_resolver("mul"):
     # A slot's hourly price from the price list: ${mul:${prices.gpu_hour},${..tensor_parallel_size}}
     OmegaConf.register_new_resolver("mul", lambda *factors: math.prod(factors))
+if not OmegaConf.has_resolver("working_copy"):
+    # paths.working: ${working_copy:${.storage},${.cache}}
+    OmegaConf.register_new_resolver("working_copy", lambda s, c: working_copy(s, c))
 
 # ConfigStore node ("group/name") -> the model ("module:Class") whose defaults it holds. Composing
 # the config needs every layer's models; like core.cli's handlers they are named by path and
@@ -79,18 +82,45 @@ def load_config(overrides: Sequence[str] = (), config_name: str = "config") -> D
 
 
 class UnsupportedStorage(ProjectError):
-    """``paths.storage`` names object storage, which the run's files cannot live on."""
+    """``paths.storage`` is a URI whose scheme no ``pyarrow.fs`` filesystem resolves."""
+
+
+def working_copy(storage: str, cache: str) -> str:
+    """Where a node keeps what lies under ``paths.storage``: a directory is used in place; a URI
+    (object storage) gets a copy on the node's own disk under ``cache``, laid out as the URI's
+    keys are (``eval/sweep/storage.py`` keeps the two in step).
+
+    >>> working_copy("/mnt/shared/sa", "/home/me/.cache")
+    '/mnt/shared/sa'
+    >>> working_copy("s3://bucket/sa?endpoint_override=127.0.0.1:9000", "/home/me/.cache")
+    '/home/me/.cache/storage/s3/bucket/sa'
+    """
+    if "://" not in storage:
+        return storage
+    scheme, rest = storage.split("://", 1)
+    location = rest.split("?", 1)[0].rsplit("@", 1)[-1].strip("/")  # no query, no credentials
+    return f"{cache}/storage/{scheme}/{location}"
 
 
 def _check_storage(cfg: DictConfig) -> None:
-    # Run directories, the index store and trace files rely on renames, file locks and appends,
-    # which object storage lacks; taken as a path, "s3://b" would quietly be a local folder.
+    # Taken as a path, "s3x://b" would quietly be a local folder: a URI's scheme must resolve.
     storage = str(OmegaConf.select(cfg, "paths.storage", default="") or "")
-    if "://" in storage:
-        raise UnsupportedStorage(
-            f"paths.storage={storage}: object storage is not supported; use a directory mounted "
-            "at the same path on every node (docs/sweeps.md, Storage)"
-        )
+    if "://" not in storage:
+        return
+    import pyarrow
+    from pyarrow import fs
+
+    scheme = storage.split("://", 1)[0]
+    try:
+        fs.FileSystem.from_uri(f"{scheme}://")
+    except pyarrow.ArrowInvalid as exc:
+        if "Unrecognized filesystem type" in str(exc):
+            raise UnsupportedStorage(
+                f"paths.storage={storage}: pyarrow.fs has no filesystem for {scheme}://; use a "
+                "directory or a URI it resolves, such as s3://bucket/prefix (docs/sweeps.md, Storage)"
+            ) from None
+    except OSError:
+        pass  # known, but not usable here (hdfs:// without Java): said when the run reaches it
 
 
 def section(cfg: Mapping[str, Any] | None, path: str, model: type[M]) -> M:

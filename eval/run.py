@@ -1,9 +1,13 @@
 """One configuration, end to end: sweep, then predictions, report and MLflow run.
 
     Configuration ──► run dir (runs/<experiment>/<label>-<config hash>)   resumes whatever is there
-        ──► ensure_indexes (L0 indexes of the databases this invocation runs, built when missing)
+        ──► ensure_indexes (L0 indexes of the databases this invocation runs, built when missing;
+            a URI storage: those published there that this driver has no copy of, fetched first)
         ──► SharedStorage: the live indexes, trace and cheatsheet directories every worker must
-            reach on the run's storage (paths.storage); a worker that cannot fails its questions
+            reach on the run's storage (paths.storage); a worker that cannot fails its questions.
+            A URI storage: the run directory fetched when this driver lacks it, the live indexes
+            published; after the sweep the workers' traces fetched, then the run directory and
+            MLflow's store published (eval/sweep/storage.py)
         ──► run_sweep (Ray Data over the benchmark's tasks; with eval.judge, each answer judged)
                                                                ──► predictions.parquet
         ──► run_result: every figure of the run, once ──► RunResult
@@ -25,7 +29,6 @@ import polars as pl
 from mlflow.exceptions import MlflowException
 from omegaconf import DictConfig, OmegaConf
 
-from core.config import section
 from core.types import Frozen
 from eval.experiments import Configuration
 from eval.grading.exports import export_predictions
@@ -36,6 +39,7 @@ from eval.reporting.report import write_run_report
 from eval.reporting.result import RunResult, run_result
 from eval.reporting.retrieval import RetrievalUse
 from eval.reporting.tracking import RunLog, TrackedRun, log_run, log_traces
+from eval.sweep.cheatsheets import learned_root
 from eval.sweep.config import STORAGE_UNREACHABLE, SweepSettings
 from eval.sweep.driver import SweepResult, run_sweep
 from eval.sweep.grading import Executor
@@ -44,10 +48,7 @@ from eval.sweep.storage import SharedStorage
 from eval.sweep.store import RunStore
 from eval.sweep.worker import PipelineFactory
 from pipelines.contracts import DatabaseRef
-from pipelines.indexing.builder.ensure import RetrievalStatus, ensure_indexes
-from pipelines.settings import CheatsheetSettings
-from pipelines.strategies.agentic_settings import AgenticScaling
-from pipelines.strategies.registry import scaling_settings
+from pipelines.indexing.builder.ensure import RetrievalStatus, ensure_indexes, retrieval_needs
 
 log = logging.getLogger(__name__)
 
@@ -69,20 +70,39 @@ class RunOutcome(Frozen):
 
 def shared_storage(cfg: DictConfig, retrieval: RetrievalStatus, trace_dir: Path) -> SharedStorage:
     """What the run's workers must reach: the indexes live for this run, and the trace and
-    cheatsheet directories, made here first (a worker never makes one: it would be its own)."""
+    cheatsheet directories, made here first (a worker never makes one: it would be its own).
+    With a URI storage these are paths of the working copy, published there by this driver."""
     directories = [trace_dir]
-    scaling = scaling_settings(cfg)
-    cheatsheet = section(cfg, "pipeline.cheatsheet", CheatsheetSettings)
-    if isinstance(scaling, AgenticScaling) and scaling.cheatsheet and cheatsheet.root is not None:
-        directories.append(Path(cheatsheet.root))
+    if (sheets := learned_root(cfg)) is not None:
+        directories.append(Path(sheets))
     for directory in directories:
         directory.mkdir(parents=True, exist_ok=True)
-    index_root = str(cfg.pipeline.index.root)
     return SharedStorage(
         storage=str(cfg.paths.storage),
+        working=str(cfg.paths.working),
         traces=str(trace_dir),
-        required=(*retrieval.live_pointers(index_root), *map(str, directories)),
+        indexes=retrieval.live_pointers(str(cfg.pipeline.index.root)),
+        directories=tuple(map(str, directories)),
     )
+
+
+def _wanted_indexes(cfg: DictConfig, dbs: list[DatabaseRef]) -> tuple[str, ...]:
+    """The manifests of the indexes the configured pipeline queries for ``dbs``, live or not."""
+    needs = retrieval_needs(cfg)
+    if not (needs.cells or needs.examples):
+        return ()
+    cells = tuple({db.db_id: db for db in dbs}) if needs.cells else ()
+    wanted = RetrievalStatus(cells=cells, examples=needs.examples)
+    return wanted.live_pointers(str(cfg.pipeline.index.root))
+
+
+def _sqlite_store(tracking_uri: str, storage: SharedStorage) -> Path | None:
+    """MLflow's SQLite file when it lies in a URI storage's working copy (published with the
+    run); None for a server's store, or one kept elsewhere."""
+    if not (storage.remote and tracking_uri.startswith("sqlite:///")):
+        return None
+    path = Path(tracking_uri.removeprefix("sqlite:///"))
+    return path if storage.holds(path) else None
 
 
 def _say_unreachable(frame: pl.DataFrame) -> None:
@@ -110,13 +130,19 @@ def run_configuration(
     built first when missing or stale (``ensure``); what is off is said in the report and MLflow.
     """
     cfg, label, run_dir = configuration.cfg, configuration.label, Path(configuration.run_dir)
-    retrieval = ensure(cfg, [task.db for task in benchmark.tasks])
+    dbs = [task.db for task in benchmark.tasks]
+    published = SharedStorage(storage=str(cfg.paths.storage), working=str(cfg.paths.working))
+    published.adopt_indexes(_wanted_indexes(cfg, dbs))
+    retrieval = ensure(cfg, dbs)
+    trace_dir = run_dir / "traces"
+    storage = shared_storage(cfg, retrieval, trace_dir)
+    if not (run_dir / "run.json").exists():
+        storage.fetch(run_dir)  # a run this driver lacks resumes from the storage's copy
     store = RunStore.open(
         run_dir, {"config_hash": configuration.identity}, OmegaConf.to_yaml(cfg, resolve=True)
     )
     store.write_skipped(benchmark.skipped)
-    trace_dir = run_dir / "traces"
-    storage = shared_storage(cfg, retrieval, trace_dir)
+    storage.publish_indexes()
     judge = (
         ConfiguredJudge(configuration.config["model"], configuration.evaluation)
         if configuration.evaluation.judge is not None
@@ -135,6 +161,7 @@ def run_configuration(
     in_scope = [task.task_id for task in benchmark.tasks]
     frame = store.compact().filter(pl.col("task_id").is_in(in_scope))
     _say_unreachable(frame)
+    storage.fetch(trace_dir)  # what workers on other nodes published
     traces = latest_traces(trace_dir.glob("**/traces.jsonl"), set(frame["task_id"].to_list()))
     result = run_result(
         frame,
@@ -149,6 +176,9 @@ def run_configuration(
     )
     exports = export_predictions(frame, benchmark, run_dir / "exports")
     report_files = write_run_report(result, run_dir / "report")
+    mlflow_db = _sqlite_store(configuration.tracking_uri, storage)
+    if mlflow_db is not None and not mlflow_db.exists():
+        storage.fetch(mlflow_db)  # the runs logged before, by a driver elsewhere
     tracked = log_run(
         RunLog(
             tracking_uri=configuration.tracking_uri,
@@ -182,6 +212,12 @@ def run_configuration(
             log.warning("MLflow took no traces (%s); sweep.mlflow_traces=false skips them", exc)
         else:
             log.info("%d question traces written to MLflow run %s", written, tracked.run_id)
+    storage.publish(run_dir)
+    if mlflow_db is not None:
+        storage.publish(mlflow_db)
+        artifacts = Path(tracked.artifact_uri.removeprefix("file://"))
+        if storage.holds(artifacts):
+            storage.publish(artifacts)
     return RunOutcome(
         run_dir=str(run_dir),
         sweep=sweep,

@@ -111,6 +111,7 @@ def build_pipeline(
     example_retriever: Any | None = None,
     sinks: tuple[TraceSink, ...] | None = None,
     own_examples: Any | None = None,
+    cheatsheets: Any | None = None,
 ) -> DatabasePipeline:
     """The configured strategy (``scaling.strategy`` in the registry) behind the per-database
     rules.
@@ -119,7 +120,9 @@ def build_pipeline(
     (``CellRetriever`` / ``ExampleRetriever``) are optional — without them L1 retrieval is
     skipped (not a degradation). ``sinks`` default to the ``pipeline.trace`` config.
     ``own_examples`` (an ``OwnExampleRetriever``) defaults to the example files beside each
-    database; the endpoint passes one that adds its accepted answers.
+    database; the endpoint passes one that adds its accepted answers. ``cheatsheets`` (the
+    agentic strategy's only): each database's sheet, where it is not the files under
+    ``pipeline.cheatsheet.root`` (a sweep on object storage: ``eval/sweep/cheatsheets.py``).
     """
     from pipelines.indexing.examples.own_examples import OwnExampleRetriever
 
@@ -130,6 +133,8 @@ def build_pipeline(
     own_examples = own_examples or OwnExampleRetriever()
 
     served = {"client": client, "sandbox": sandbox, "sinks": sinks, "model_name": model_name}
+    if cheatsheets is not None:
+        served["cheatsheets"] = cheatsheets
     retrieval = {"cell_retriever": cell_retriever, "example_retriever": example_retriever}
 
     def build(settings: PipelineSettings, scaling: StrategyScaling) -> Pipeline:

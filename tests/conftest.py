@@ -10,14 +10,22 @@ the end). It holds two databases, each readable by the SELECT-only role ``reader
 
 Tests that need it skip, saying why, only where the server binaries are missing and cannot be
 installed.
+
+An S3-compatible server for the tests that name ``s3`` (moto's server mode, a dev dependency:
+a process of its own on a free localhost port, started once per session); ``s3_root`` is a
+storage URI in a bucket of its own.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import time
+import uuid
 from pathlib import Path
 
 import psycopg
@@ -122,3 +130,69 @@ def claims_pg(postgres: PostgresServer, demo):
     return source, postgres.ref("claims").model_copy(
         update={"description_dir": source.description_dir}
     )
+
+
+class S3Server:
+    """The moto server: its endpoint, and the environment that points ``pyarrow.fs`` (and any
+    AWS client) at it, as a cluster's nodes would be pointed at their object store."""
+
+    def __init__(self, port: int) -> None:
+        self.endpoint = f"http://127.0.0.1:{port}"
+        self.env = {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+
+    def bucket(self) -> str:
+        """A new, empty bucket's name."""
+        from pyarrow import fs
+
+        name = f"sa-{uuid.uuid4().hex[:12]}"
+        host = self.endpoint.removeprefix("http://")
+        fs.S3FileSystem(
+            endpoint_override=host, scheme="http", allow_bucket_creation=True
+        ).create_dir(name)
+        return name
+
+
+@pytest.fixture(scope="session")
+def s3():
+    port = _free_port()
+    log = tempfile.TemporaryFile()  # one line per request: a pipe nobody reads would fill up
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            log.seek(0)
+            assert server.poll() is None, log.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "the moto server did not listen within 30 s"
+            time.sleep(0.2)
+    s3 = S3Server(port)
+    saved = {name: os.environ.get(name) for name in s3.env}
+    os.environ.update(s3.env)
+    try:
+        yield s3
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        server.terminate()
+        server.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture
+def s3_root(s3: S3Server) -> str:
+    """``s3://<a new bucket>/sa``: a run's storage on the moto server."""
+    return f"s3://{s3.bucket()}/sa"

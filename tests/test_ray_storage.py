@@ -7,6 +7,10 @@ another, empty directory, as a second machine's disk would be; what both machine
 benchmark's data, the code, the shared storage ``shared/``) is visible to both, as a cluster's
 synced files and shared filesystem are. The driver builds the L0 indexes, the worker node
 answers, and the driver reads the traces back into the run's MLflow run.
+
+The same with the storage on an S3-compatible server (moto's, the ``s3`` fixture) instead of a
+shared directory: each node keeps its copy under its own ``paths.cache`` (on its own disk), the
+worker fetches the indexes the driver published and publishes each question's trace.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 import mlflow
@@ -29,6 +34,7 @@ import polars as pl
 import pytest
 import ray
 from omegaconf import OmegaConf
+from pyarrow import fs
 
 from core.config import load_config
 from eval.experiments import Configuration
@@ -170,7 +176,7 @@ class Cluster:
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(s3):  # started first: both nodes get its endpoint and credentials, as a cluster's would
     unshare = _private_mounts()
     if unshare is None:
         pytest.skip("no mount namespace here (unshare --mount, as root or in a user namespace)")
@@ -263,8 +269,9 @@ def configuration(cluster: Cluster, label: str, *storage: str) -> Configuration:
 
 
 def one_process(config: Configuration, traces: Path) -> pl.DataFrame:
-    """The same questions answered in this process (one machine), by the same pipeline."""
-    storage = SharedStorage(storage=str(config.cfg.paths.storage), traces=str(traces))
+    """The same questions answered in this process (one machine), by the same pipeline, from the
+    driver's copy of the storage."""
+    storage = SharedStorage(storage=str(config.cfg.paths.working), traces=str(traces))
     factory = ConfiguredPipeline(
         OmegaConf.to_container(config.cfg, resolve=True), LazySandbox(), storage
     )
@@ -293,8 +300,10 @@ def hits(traces) -> dict[str, tuple]:
 COMPARED = ["task_id", "sql", "degraded", "degradation_reasons", "error", "retrieval", "ex_bird"]
 
 
-def test_a_worker_on_another_node_retrieves_traces_and_answers_as_one_machine(cluster, capsys):
-    config = configuration(cluster, "shared", f"paths.storage={cluster.shared}")
+def answers_as_one_machine(cluster: Cluster, config: Configuration, capsys) -> Path:
+    """Run ``config`` on the cluster: every question answered on the worker node, with
+    retrieval, its trace in the driver's MLflow run, as one process answers it. Returns the
+    run directory."""
     outcome = run_configuration(config, load_benchmark(config.benchmark))
     frame = pl.read_parquet(Path(outcome.run_dir) / "predictions.parquet").sort("position")
     answered = set(frame["task_id"])
@@ -312,7 +321,8 @@ def test_a_worker_on_another_node_retrieves_traces_and_answers_as_one_machine(cl
         pl.len().alias("tasks"), (pl.col("retrieval").list.len() > 0).sum().alias("retrieved")
     )
     with capsys.disabled():
-        print(f"\n{outcome.result.retrieval.status}")
+        print(f"\n[{config.label}] paths.storage={config.cfg.paths.storage}")
+        print(outcome.result.retrieval.status)
         for row in by_node.iter_rows(named=True):
             where = "worker node" if row["node_id"] == cluster.worker_node else "head"
             print(f"{where}: {row['tasks']} tasks, retrieval used on {row['retrieved']}")
@@ -323,10 +333,56 @@ def test_a_worker_on_another_node_retrieves_traces_and_answers_as_one_machine(cl
     assert frame["retrieval"].to_list() == [["cells", "examples"]] * len(QUESTIONS)
     assert len(driver_traces) == len(QUESTIONS) and len(logged) == len(QUESTIONS)
 
-    single = one_process(config, cluster.base / "one-process" / "traces")
+    single = one_process(config, cluster.base / config.label / "one-process" / "traces")
     assert frame.select(COMPARED).equals(single.sort("position").select(COMPARED))
-    alone = latest_traces((cluster.base / "one-process").glob("**/traces.jsonl"), answered)
+    alone = latest_traces(
+        (cluster.base / config.label / "one-process").glob("**/traces.jsonl"), answered
+    )
     assert hits(driver_traces) == hits(alone)
+    return Path(outcome.run_dir)
+
+
+def test_a_worker_on_another_node_retrieves_traces_and_answers_as_one_machine(cluster, capsys):
+    answers_as_one_machine(
+        cluster, configuration(cluster, "shared", f"paths.storage={cluster.shared}"), capsys
+    )
+
+
+def test_on_object_storage_a_worker_fetches_the_indexes_publishes_its_traces_as_one_machine(
+    cluster, s3, capsys
+):
+    bucket = s3.bucket()
+    config = configuration(
+        cluster,
+        "s3",
+        f"paths.storage=s3://{bucket}/sa",
+        f"paths.cache={cluster.driver_disk / 'cache'}",  # on the worker node: its own disk's
+    )
+    run_dir = answers_as_one_machine(cluster, config, capsys)
+
+    # What the worker node read and wrote lies in its own copy, which the driver never sees...
+    copy = Path("storage", "s3", bucket, "sa")
+    worker_copy = cluster.base / "worker-disk" / "cache" / copy
+    driver_copy = cluster.driver_disk / "cache" / copy
+    pointer = Path(".cache", "indexes", "databases", "music", "CURRENT.json")
+    assert (worker_copy / pointer).read_bytes() == (driver_copy / pointer).read_bytes()
+    relative = run_dir.relative_to(driver_copy)
+    assert len(list((worker_copy / relative / "traces").glob("*/*/traces.jsonl"))) == len(QUESTIONS)
+    # ...and the run reached the storage: a driver that lost its copy of it resumes from there,
+    published = pl.read_parquet(run_dir / "predictions.parquet")
+    shutil.rmtree(run_dir)
+    outcome = run_configuration(config, load_benchmark(config.benchmark))
+    assert (outcome.sweep.resumed, outcome.sweep.answered) == (len(QUESTIONS), 0)
+    assert pl.read_parquet(run_dir / "predictions.parquet").equals(published)
+    # and so did MLflow's store, with the run in it.
+    filesystem, key = fs.FileSystem.from_uri(f"s3://{bucket}/sa/runs/mlflow.db")
+    stored = cluster.base / "stored-mlflow.db"
+    fs.copy_files(key, str(stored), source_filesystem=filesystem)
+    with closing(sqlite3.connect(stored)) as db:
+        runs = db.execute(
+            "SELECT count(*) FROM runs WHERE run_uuid = ?", (outcome.tracked.run_id,)
+        ).fetchone()
+    assert runs == (1,)
 
 
 def test_a_worker_whose_node_cannot_reach_the_storage_fails_its_questions_naming_the_path(

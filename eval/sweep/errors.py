@@ -6,7 +6,8 @@ EvalError
     ├── RunDirLocked     another process is writing the run directory
     ├── SweepInterrupted Ctrl-C: finished questions are saved, rerun to resume
     ├── SweepFailed      Ray gave up (a worker crashed past its retries): rerun to resume
-    └── StorageUnreachable  a worker's node cannot reach what the run keeps on its storage
+    ├── StorageUnreachable  a worker's node cannot reach what the run keeps on its storage
+    └── OutsideStorage   a path that must lie in the storage's working copy does not
 """
 
 from __future__ import annotations
@@ -49,14 +50,28 @@ class SweepFailed(SweepError):
 
 
 class StorageUnreachable(SweepError):
-    """A worker cannot see a path the driver left on the run's storage (``paths.storage``): its
+    """A worker cannot see what the driver left on the run's storage (``paths.storage``): its
     node does not share that storage, so it would answer without the indexes and keep its traces
-    and cheatsheet rules on its own disk."""
+    and cheatsheet rules on its own disk. ``cause``: why a URI storage could not be read."""
 
-    def __init__(self, path: str, storage: str, node_id: str) -> None:
+    def __init__(self, path: str, storage: str, node_id: str, cause: str = "") -> None:
         self.path, self.storage, self.node_id = path, storage, node_id
+        if "://" in storage:
+            fix = (
+                f"{cause}; give every node the storage's endpoint and credentials (for s3://: "
+                "AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION)"
+            )
+        else:
+            fix = (
+                "mount that storage at the same path on every node, or set paths.storage to "
+                "storage every node reaches"
+            )
         super().__init__(
             f"node {node_id or 'local'} cannot reach {path} on the run's storage "
-            f"(paths.storage={storage}): mount that storage at the same path on every node, or "
-            "set paths.storage to storage every node reaches"
+            f"(paths.storage={storage}): {fix}"
         )
+
+
+class OutsideStorage(SweepError):
+    """With a URI ``paths.storage``, a path the run shares (an index root, a run directory)
+    lies outside the node's working copy (``paths.working``), so it has no place there."""

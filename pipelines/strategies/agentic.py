@@ -36,7 +36,7 @@ longer meets them; its top rules open every generation.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from models.errors import InvalidModelOutput, ModelError
@@ -86,10 +86,19 @@ class AgenticPipeline(Strategy[AgenticScaling]):
 
     Settings = AgenticScaling
 
-    def __init__(self, *, taxonomy: Taxonomy | None = None, **parts: Any) -> None:
+    def __init__(
+        self,
+        *,
+        taxonomy: Taxonomy | None = None,
+        cheatsheets: Callable[[DatabaseRef], Any] | None = None,
+        **parts: Any,
+    ) -> None:
         super().__init__(**parts)
         self.own_examples = self.own_examples or OwnExampleRetriever()
         self.taxonomy = taxonomy if taxonomy is not None else load_taxonomy()
+        # A database's sheet (render, record) kept elsewhere than the files under the cheatsheet
+        # root: a run on object storage keeps them in one Ray actor (eval/sweep/cheatsheets.py).
+        self.cheatsheets = cheatsheets
         self.classifier = Classifier(self.taxonomy)
         self.selector = EntitySelector(settings=AgentCall(temperature=0.0, max_tokens=96))
         self.generator_settings = AgentCall(max_tokens=self.settings.single_pass.max_tokens)
@@ -405,6 +414,8 @@ class AgenticPipeline(Strategy[AgenticScaling]):
     def _cheatsheet(self, db: DatabaseRef):  # noqa: ANN202 - Cheatsheet | None
         if not self.scaling.cheatsheet or self.settings.cheatsheet.root is None:
             return None
+        if self.cheatsheets is not None:
+            return self.cheatsheets(db)
         from pipelines.agentic_mode.cheatsheet import Cheatsheet
 
         return Cheatsheet.open(self.settings.cheatsheet, db, self.taxonomy)

@@ -194,12 +194,19 @@ def test_the_claims_halves_answer_every_question_the_demo_a_budgeted_share():
         assert (claims.benchmark.stride, claims.benchmark.offset) == (2, offset)
 
 
-def test_object_storage_as_the_storage_root_is_refused_with_one_line():
+def test_a_storage_uri_gets_a_working_copy_under_the_cache_and_an_unknown_scheme_one_line():
     from core.config import UnsupportedStorage
 
-    with pytest.raises(UnsupportedStorage, match=r"paths.storage=s3://bucket/sa: object storage"):
-        load_config(["paths.storage=s3://bucket/sa"])
-    assert (
-        load_config(["paths.storage=/mnt/shared/sa"]).paths.indexes
-        == "/mnt/shared/sa/.cache/indexes"
+    cfg = load_config(["paths.storage=s3://bucket/sa", "paths.cache=/data/cache"])
+    assert cfg.paths.working == "/data/cache/storage/s3/bucket/sa"
+    assert cfg.paths.indexes == "/data/cache/storage/s3/bucket/sa/.cache/indexes"
+    assert cfg.paths.runs == "/data/cache/storage/s3/bucket/sa/runs"
+    with pytest.raises(UnsupportedStorage) as caught:
+        load_config(["paths.storage=s4://bucket/sa"])
+    assert str(caught.value) == (
+        "paths.storage=s4://bucket/sa: pyarrow.fs has no filesystem for s4://; use a directory "
+        "or a URI it resolves, such as s3://bucket/prefix (docs/sweeps.md, Storage)"
     )
+    mounted = load_config(["paths.storage=/mnt/shared/sa"]).paths
+    assert mounted.working == "/mnt/shared/sa"
+    assert mounted.indexes == "/mnt/shared/sa/.cache/indexes"

@@ -137,7 +137,7 @@ async def test_a_worker_that_cannot_reach_the_runs_storage_fails_each_question_n
     (tmp_path / "traces").mkdir()
     missing = tmp_path / "indexes" / "databases" / "clinic" / "CURRENT.json"
     storage = SharedStorage(
-        storage=str(tmp_path), required=(str(tmp_path / "traces"), str(missing))
+        storage=str(tmp_path), indexes=(str(missing),), directories=(str(tmp_path / "traces"),)
     )
     tasks = fakes.make_tasks(clinic_db, 3)
     settings = WorkerSettings(question_timeout_s=5, ves_iterations=1)
