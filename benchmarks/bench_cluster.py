@@ -1,0 +1,160 @@
+"""A sweep on a local two-node Ray cluster beside the same sweep on one node: same answers?
+how long?
+
+    python benchmarks/bench_cluster.py [--limit 16] [key=value ...]
+
+Two nodes started with ``ray start`` as processes of their own (a head and a worker node, one
+CPU each, each with its own temp dir, HOME and cache; the storage is this clone, which both
+see), then ``scale-analytics eval`` with ``sweep.ray.address`` set to the head; then the same
+command with no address, on the Ray ``eval`` starts for itself with two CPUs. Both runs answer
+live (no response cache), with greedy single pass so that the model's answers do not depend on
+sampling, and with worker actors of 0.75 CPU, so that the cluster's two workers land one on each
+node. Prints the wall time of each run, the tasks each node answered, and the per-question
+comparison of the two runs' answers (SQL, result hash, producer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+from eval.sweep.store import read_predictions
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+COMMON = [
+    "benchmark=spider_dev_sub9",
+    "model=qwen2.5-coder-0.5b",
+    "scaling=single_pass",
+    "model.response_cache=null",
+    "sweep.workers=2",
+    "sweep.worker_num_cpus=0.75",
+    "sweep.sandbox_actors=2",
+    "sweep.sandbox_num_cpus=0.25",
+    "sweep.progress=false",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ray_node(base: Path, name: str, *args: str) -> subprocess.Popen:
+    """``ray start --block`` in a session of its own, under ``base/name``: its temp dir, HOME and
+    cache are its own, so the two nodes share nothing but the clone."""
+    home = base / name
+    (home / ".cache").mkdir(parents=True)
+    env = {**os.environ, "HOME": str(home), "SCALE_ANALYTICS_CACHE": str(home / ".cache")}
+    env["PYTHONPATH"] = str(REPO)
+    command = [
+        str(BIN / "ray"),
+        "start",
+        *args,
+        f"--temp-dir={home / 'ray'}",
+        "--node-ip-address=127.0.0.1",
+        "--object-store-memory=200000000",
+        f"--dashboard-agent-listen-port={free_port()}",
+        f"--metrics-export-port={free_port()}",
+        "--disable-usage-stats",
+        "--block",
+    ]
+    return subprocess.Popen(
+        command, env=env, cwd=home, stdout=subprocess.DEVNULL, start_new_session=True
+    )
+
+
+def stop(node: subprocess.Popen, base: Path) -> None:
+    """The node's process group, then any process left running under ``base`` (its workers);
+    never a Ray of another cluster on the machine."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(node.pid, signum)
+            node.wait(timeout=20)
+            break
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            continue
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if str(base).encode() in (entry / "cmdline").read_bytes():
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            continue
+
+
+def wait_for_nodes(address: str, count: int, timeout_s: float = 120) -> None:
+    probe = (
+        "import ray, sys; ray.init(address=sys.argv[1], log_to_driver=False); "
+        "print(sum(n['Alive'] for n in ray.nodes()))"
+    )
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        out = subprocess.run(
+            [sys.executable, "-c", probe, address], capture_output=True, text=True, timeout=60
+        )
+        if out.returncode == 0 and out.stdout.strip().splitlines()[-1:] == [str(count)]:
+            return
+        time.sleep(3)
+    raise SystemExit(f"the cluster at {address} did not reach {count} nodes")
+
+
+def timed_eval(overrides: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([str(BIN / "scale-analytics"), "eval", *overrides], check=True, cwd=REPO)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=16)
+    parser.add_argument("overrides", nargs="*")
+    args = parser.parse_args()
+    common = [*COMMON, f"benchmark.limit={args.limit}", *args.overrides]
+    with tempfile.TemporaryDirectory(prefix="sa-bench-cluster-") as tmp:
+        base = Path(tmp)
+        port = free_port()
+        head = ray_node(base, "head", "--head", f"--port={port}", "--num-cpus=1")
+        worker = None
+        try:
+            wait_for_nodes(f"127.0.0.1:{port}", 1)
+            worker = ray_node(base, "worker", f"--address=127.0.0.1:{port}", "--num-cpus=1")
+            wait_for_nodes(f"127.0.0.1:{port}", 2)
+            cluster_s = timed_eval(
+                [*common, f"sweep.ray.address=127.0.0.1:{port}", f"sweep.run_dir={base}/cluster"]
+            )
+        finally:
+            for node in (worker, head):
+                if node is not None:
+                    stop(node, base)
+        one_s = timed_eval([*common, f"sweep.run_dir={base}/one"])  # its own Ray, 2 CPUs
+        cluster = read_predictions(base / "cluster")
+        one = read_predictions(base / "one")
+    keys = ["sql", "exec_hash", "producer"]
+    joined = cluster.join(one, on="task_id", suffix="_one")
+    same = joined.filter(pl.all_horizontal(pl.col(k).eq_missing(pl.col(f"{k}_one")) for k in keys))
+    print(f"\n{args.limit} questions, {' '.join(args.overrides) or 'no extra overrides'}")
+    print(f"two nodes: {cluster_s:.1f} s wall, tasks per node:")
+    for row in cluster.group_by("node_id").len().sort("node_id").iter_rows():
+        print(f"  {row[0][:12]}…: {row[1]}")
+    print(f"one node:  {one_s:.1f} s wall; two nodes / one node: {cluster_s / one_s:.2f}")
+    print(f"identical answers: {same.height}/{joined.height} (sql, result hash, producer)")
+    ex = {name: f"{f['ex_bird'].sum()}/{f.height}" for name, f in (("two", cluster), ("one", one))}
+    print(f"EX: two nodes {ex['two']}, one node {ex['one']}")
+    for row in joined.filter(~pl.col("task_id").is_in(same["task_id"].implode())).iter_rows(
+        named=True
+    ):
+        print(f"  differs: {row['task_id']}: {row['sql']!r} vs {row['sql_one']!r}")
+
+
+if __name__ == "__main__":
+    main()
