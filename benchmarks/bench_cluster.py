@@ -6,11 +6,12 @@ how long?
 Two nodes started with ``ray start`` as processes of their own (a head and a worker node, one
 CPU each, each with its own temp dir, HOME and cache; the storage is this clone, which both
 see), then ``scale-analytics eval`` with ``sweep.ray.address`` set to the head; then the same
-command with no address, on the Ray ``eval`` starts for itself with two CPUs. Both runs answer
-live (no response cache), with greedy single pass so that the model's answers do not depend on
-sampling, and with worker actors of 0.75 CPU, so that the cluster's two workers land one on each
-node. Prints the wall time of each run, the tasks each node answered, and the per-question
-comparison of the two runs' answers (SQL, result hash, producer).
+command with no address, on the Ray ``eval`` starts for itself with two CPUs, twice. Every run
+answers live (no response cache) with greedy single pass, with worker actors of 0.55 CPU so
+that the cluster's two workers land one on each node; the second one-node run measures how far
+two runs of one configuration on one machine agree (a model server decoding several requests
+together need not give the same greedy tokens as in another batch). Prints each run's wall
+time, the tasks each node answered, and how many answers (SQL, result hash, producer) agree.
 """
 
 from __future__ import annotations
@@ -36,10 +37,13 @@ COMMON = [
     "model=qwen2.5-coder-0.5b",
     "scaling=single_pass",
     "model.response_cache=null",
+    # Resources that place one worker on each node, wherever the model server's actor and the
+    # sandbox actors (started first) land: 0.25 + 2 x 0.1 + 0.55 fit one node's CPU, 2 x 0.55 do not.
+    "+model.slots.default.ray_num_cpus=0.25",
     "sweep.workers=2",
-    "sweep.worker_num_cpus=0.75",
+    "sweep.worker_num_cpus=0.55",
     "sweep.sandbox_actors=2",
-    "sweep.sandbox_num_cpus=0.25",
+    "sweep.sandbox_num_cpus=0.1",
     "sweep.progress=false",
 ]
 
@@ -114,6 +118,14 @@ def timed_eval(overrides: list[str]) -> float:
     return time.perf_counter() - start
 
 
+def compare(a: pl.DataFrame, b: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``a`` joined with ``b`` by question, and the rows whose answers are the same in both."""
+    joined = a.join(b, on="task_id", suffix="_one")
+    keys = ["sql", "exec_hash", "producer"]
+    same = joined.filter(pl.all_horizontal(pl.col(k).eq_missing(pl.col(f"{k}_one")) for k in keys))
+    return joined, same
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=16)
@@ -137,17 +149,20 @@ def main() -> None:
                 if node is not None:
                     stop(node, base)
         one_s = timed_eval([*common, f"sweep.run_dir={base}/one"])  # its own Ray, 2 CPUs
-        cluster = read_predictions(base / "cluster")
-        one = read_predictions(base / "one")
-    keys = ["sql", "exec_hash", "producer"]
-    joined = cluster.join(one, on="task_id", suffix="_one")
-    same = joined.filter(pl.all_horizontal(pl.col(k).eq_missing(pl.col(f"{k}_one")) for k in keys))
+        again_s = timed_eval([*common, f"sweep.run_dir={base}/again"])
+        cluster, one, again = (read_predictions(base / n) for n in ("cluster", "one", "again"))
+    joined, same = compare(cluster, one)
+    _, same_again = compare(one, again)
     print(f"\n{args.limit} questions, {' '.join(args.overrides) or 'no extra overrides'}")
     print(f"two nodes: {cluster_s:.1f} s wall, tasks per node:")
     for row in cluster.group_by("node_id").len().sort("node_id").iter_rows():
         print(f"  {row[0][:12]}…: {row[1]}")
     print(f"one node:  {one_s:.1f} s wall; two nodes / one node: {cluster_s / one_s:.2f}")
-    print(f"identical answers: {same.height}/{joined.height} (sql, result hash, producer)")
+    print(f"one node again: {again_s:.1f} s wall")
+    print(
+        f"identical answers (sql, result hash, producer): two nodes vs one {same.height}/"
+        f"{joined.height}; one node vs one node again {same_again.height}/{one.height}"
+    )
     ex = {name: f"{f['ex_bird'].sum()}/{f.height}" for name, f in (("two", cluster), ("one", one))}
     print(f"EX: two nodes {ex['two']}, one node {ex['one']}")
     for row in joined.filter(~pl.col("task_id").is_in(same["task_id"].implode())).iter_rows(
