@@ -11,7 +11,8 @@ answers live (no response cache) with greedy single pass, with worker actors of 
 that the cluster's two workers land one on each node; the second one-node run measures how far
 two runs of one configuration on one machine agree (a model server decoding several requests
 together need not give the same greedy tokens as in another batch). Prints each run's wall
-time, the tasks each node answered, and how many answers (SQL, result hash, producer) agree.
+time, the tasks each node answered, and how many answers agree (as compare_predictions.py: SQL,
+result hash, producer, answering step).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import time
 from pathlib import Path
 
 import polars as pl
+from compare_predictions import COMPARED, differences  # benchmarks/compare_predictions.py
 
 from eval.sweep.store import read_predictions
 
@@ -118,12 +120,10 @@ def timed_eval(overrides: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def compare(a: pl.DataFrame, b: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """``a`` joined with ``b`` by question, and the rows whose answers are the same in both."""
-    joined = a.join(b, on="task_id", suffix="_one")
-    keys = ["sql", "exec_hash", "producer"]
-    same = joined.filter(pl.all_horizontal(pl.col(k).eq_missing(pl.col(f"{k}_one")) for k in keys))
-    return joined, same
+def agreeing(a: pl.DataFrame, b: pl.DataFrame) -> tuple[int, int]:
+    """How many questions the two runs answered identically, of those both answered."""
+    both = set(a["task_id"]) & set(b["task_id"])
+    return len(both) - len({task for task, *_ in differences(a, b)}), len(both)
 
 
 def main() -> None:
@@ -151,8 +151,8 @@ def main() -> None:
         one_s = timed_eval([*common, f"sweep.run_dir={base}/one"])  # its own Ray, 2 CPUs
         again_s = timed_eval([*common, f"sweep.run_dir={base}/again"])
         cluster, one, again = (read_predictions(base / n) for n in ("cluster", "one", "again"))
-    joined, same = compare(cluster, one)
-    _, same_again = compare(one, again)
+    same, both = agreeing(cluster, one)
+    same_again, both_again = agreeing(one, again)
     print(f"\n{args.limit} questions, {' '.join(args.overrides) or 'no extra overrides'}")
     print(f"two nodes: {cluster_s:.1f} s wall, tasks per node:")
     for row in cluster.group_by("node_id").len().sort("node_id").iter_rows():
@@ -160,15 +160,13 @@ def main() -> None:
     print(f"one node:  {one_s:.1f} s wall; two nodes / one node: {cluster_s / one_s:.2f}")
     print(f"one node again: {again_s:.1f} s wall")
     print(
-        f"identical answers (sql, result hash, producer): two nodes vs one {same.height}/"
-        f"{joined.height}; one node vs one node again {same_again.height}/{one.height}"
+        f"identical answers ({', '.join(COMPARED)}): two nodes vs one {same}/{both}; "
+        f"one node vs one node again {same_again}/{both_again}"
     )
     ex = {name: f"{f['ex_bird'].sum()}/{f.height}" for name, f in (("two", cluster), ("one", one))}
     print(f"EX: two nodes {ex['two']}, one node {ex['one']}")
-    for row in joined.filter(~pl.col("task_id").is_in(same["task_id"].implode())).iter_rows(
-        named=True
-    ):
-        print(f"  differs: {row['task_id']}: {row['sql']!r} vs {row['sql_one']!r}")
+    for task, column, left, right in differences(cluster, one):
+        print(f"  differs: {task} {column}: {left!r} vs {right!r}")
 
 
 if __name__ == "__main__":
