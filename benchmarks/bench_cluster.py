@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ import polars as pl
 from compare_predictions import COMPARED, differences  # benchmarks/compare_predictions.py
 
 from eval.sweep.store import read_predictions
+from models.local.server import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -48,12 +48,6 @@ COMMON = [
     "sweep.sandbox_num_cpus=0.1",
     "sweep.progress=false",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def ray_node(base: Path, name: str, *args: str) -> subprocess.Popen:
