@@ -74,9 +74,6 @@ def _local_backend(slot: LocalSlot, config: ModelSettings, closers: list[Closer]
             flavor="llama.cpp",
             max_connections=4 * slot.n_parallel,
             max_n=slot.n_parallel,
-            slot_affinity=slot.n_parallel
-            if slot.slot_affinity and server_config.runtime in ("llama-server", "xllamacpp")
-            else None,
         )
     )
 

@@ -38,8 +38,6 @@ class LocalSlot(_SlotBase, LocalServerSettings):
     backend: Literal["local"]
     # auto: the shared LocalModelServer Ray actor when Ray is initialised, else a child process.
     placement: Literal["auto", "ray", "process"] = "auto"
-    # Pin requests sharing a schema prompt to one server slot (xllamacpp); see slot_router.
-    slot_affinity: bool = True
     ray_num_cpus: float = Field(default=0.5, ge=0)
 
 

@@ -14,8 +14,9 @@ are requested one by one, concurrently, with distinct seeds.
 
 llama.cpp specifics: its server honours ``n`` (child slots copy the prompt's KV cache) but
 reports the completion tokens of the first choice only, so the other choices are counted with
-its ``/tokenize`` endpoint; with ``slot_affinity`` requests sharing a long prompt prefix are
-pinned to one server slot (see ``slot_router``) instead of recomputing it on another.
+its ``/tokenize`` endpoint. The server picks each request's slot itself: a request pinned to a
+busy slot (``id_slot``) is queued there, and concurrent requests queued that way came back
+mixed between prompts (docs/models.md).
 
 >>> backend = OpenAICompatBackend(OpenAICompatSettings(base_url="http://127.0.0.1:8080/v1", model="qwen"))
 """
@@ -33,7 +34,6 @@ import httpx
 from pydantic import Field, SecretStr
 
 from core.types import Frozen, Usage
-from models.backends.slot_router import SlotRouter
 from models.errors import (
     ContextTooLong,
     ModelRequestRejected,
@@ -87,8 +87,6 @@ class OpenAICompatSettings(Frozen):
     flavor: Flavor = "openai"
     max_connections: int = Field(default=64, ge=1)
     max_n: int | None = Field(default=None, ge=1)  # most samples one request may ask for
-    # llama.cpp only: pin requests sharing a long prompt prefix to one of this many slots.
-    slot_affinity: int | None = Field(default=None, ge=1)
     connect_timeout_s: float = Field(default=5.0, gt=0)
 
 
@@ -107,7 +105,6 @@ class OpenAICompatBackend:
                     f"the API key variable {config.api_key_env} is not set for {config.base_url}"
                 )
             self._headers["Authorization"] = f"Bearer {key}"
-        self._router = SlotRouter(config.slot_affinity) if config.slot_affinity else None
         # An httpx client is bound to the event loop that opened its connections.
         self._http: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -163,15 +160,6 @@ class OpenAICompatBackend:
         return body
 
     async def _post(self, body: dict[str, Any], request: ChatRequest) -> dict[str, Any]:
-        if self._router is None:
-            return await self._send(body, request)
-        slot = self._router.acquire("\x1e".join(m.content for m in request.messages))
-        try:
-            return await self._send(body if slot is None else {**body, "id_slot": slot}, request)
-        finally:
-            self._router.release(slot)
-
-    async def _send(self, body: dict[str, Any], request: ChatRequest) -> dict[str, Any]:
         try:
             resp = await self._client().post(self._url, json=body, headers=self._headers)
         except (

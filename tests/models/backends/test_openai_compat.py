@@ -177,25 +177,17 @@ async def test_requests_above_max_n_are_split(scripted) -> None:
     assert [(r["n"], r["seed"]) for r in server.received] == [(3, 100), (2, 103)]
 
 
-async def test_slot_affinity_pins_only_requests_sent_while_others_are_in_flight(scripted) -> None:
-    server = scripted(*[(200, _completion("SELECT 1"), 0.2)] * 5)
-    backend = _backend(server.url, flavor="llama.cpp", slot_affinity=4)
+async def test_concurrent_requests_leave_the_slot_to_the_server(scripted) -> None:
+    # A request pinned to a busy llama.cpp slot (id_slot) queues there, and queued requests
+    # came back mixed between prompts: the server picks every slot.
+    server = scripted(*[(200, _completion("SELECT 1"), 0.2)] * 4)
+    backend = _backend(server.url, flavor="llama.cpp")
     schema = "CREATE TABLE singer (id INTEGER, name TEXT, age INTEGER);\n" * 30
-    other = "CREATE TABLE flight (id INTEGER);\n" * 60
-    # alone: the server picks the slot (its own prefix match and host-memory prompt cache)
-    await backend.chat(_req(schema + "Alone?"))
-    # at once: the first goes unpinned, the rest queue by shared prefix
-    questions = ("First?", "How many singers?", "Oldest singer?")
     await asyncio.gather(
-        *(backend.chat(_req(schema + q)) for q in questions),
-        backend.chat(_req(other + "How many flights?")),
+        *(backend.chat(_req(schema + q)) for q in ("How many?", "Oldest?", "Youngest?", "Names?"))
     )
-    slot = {
-        r["messages"][0]["content"].rsplit("\n", 1)[-1]: r.get("id_slot") for r in server.received
-    }
-    assert slot["Alone?"] is None and slot["First?"] is None
-    assert slot["How many singers?"] == slot["Oldest singer?"] is not None
-    assert slot["How many flights?"] not in (None, slot["How many singers?"])
+    assert len(server.received) == 4
+    assert not any("id_slot" in r for r in server.received)
 
 
 async def test_llama_cpp_multi_choice_usage_is_recounted(scripted) -> None:
@@ -405,6 +397,36 @@ async def test_real_server_samples_n_completions(server_05b) -> None:
 
 
 @pytest.mark.real_model
+async def test_real_server_keeps_each_concurrent_reply_to_its_own_prompt(server_05b) -> None:
+    # Twice as many requests as slots, sharing a long system prompt as a schema does: each reply
+    # copies its own list; a word of another request's list is a reply mixed between requests
+    # (benchmarks/check_slot_pinning.py: pinned requests, which this client never sends, mixed).
+    backend = _backend(
+        server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp"
+    )
+    system = ChatMessage(role="system", content="You copy lists of words exactly. " * 40)
+    words = "apple river stone cloud tiger violin pepper candle silver meadow rocket harbor".split()
+    lists = {i: [f"{w}{i}" for w in (words[i:] + words[:i])[:6]] for i in range(8)}
+
+    async def copy(i: int) -> str:
+        task = "Copy this list, comma separated, nothing else: " + ", ".join(lists[i])
+        request = ChatRequest(
+            messages=(system, ChatMessage(role="user", content=task)), max_tokens=64
+        )
+        return (await backend.chat(request)).texts[0]
+
+    replies = dict(zip(lists, await asyncio.gather(*(copy(i) for i in lists)), strict=True))
+    await backend.aclose()
+    foreign = {
+        i: [w for w in reply.replace(",", " ").split() if w[-1:].isdigit() and w[-1] != str(i)]
+        for i, reply in replies.items()
+    }
+    assert not any(foreign.values()), foreign
+    # and the test saw tagged replies (the small model sometimes drops the tags)
+    assert sum(lists[i][0] in reply for i, reply in replies.items()) >= 4, replies
+
+
+@pytest.mark.real_model
 async def test_real_server_json_schema_and_grammar(server_05b) -> None:
     backend = _backend(
         server_05b.base_url, api_key=SecretStr(server_05b.api_key), flavor="llama.cpp"
@@ -432,7 +454,6 @@ async def test_real_server_reuses_a_shared_system_prefix(server_05b) -> None:
         server_05b.base_url,
         api_key=SecretStr(server_05b.api_key),
         flavor="llama.cpp",
-        slot_affinity=4,
     )
     system = ChatMessage(
         role="system", content="CREATE TABLE singer (id INTEGER, name TEXT);\n" * 40
