@@ -9,7 +9,7 @@ Every phase starts a fresh server (no cache carried between phases) and prints, 
 (model, runtime):
   (a) 16 questions on 16 different databases, one after another vs all at once:
       requests/s, generated tok/s and their ratio; plus 16 questions on one database at once
-      (a shared schema prompt), with and without prefix-affinity slot routing
+      (a shared schema prompt)
   (b) 8 samples of one prompt (one request, n=8: the prompt is evaluated once) vs 8 different
       prompts (n=1 each), all at once, T=0.8
   (c) the runtimes side by side: single-request prompt tok/s and decode tok/s
@@ -73,7 +73,7 @@ class Bench:
     def __init__(self, model: str, runtime: str, args: argparse.Namespace) -> None:
         self.model, self.runtime, self.args = model, runtime, args
 
-    def client(self, **slot_overrides: object) -> ModelClient:
+    def client(self) -> ModelClient:
         overrides = {
             "runtime": self.runtime,
             "n_parallel": self.args.parallel,
@@ -81,18 +81,15 @@ class Bench:
             "placement": "process",
             "ctx_per_slot": 4096,
             "timeout_s": 3600,
-            **slot_overrides,
         }
         cfg = load_config(
             [f"model={self.model}"] + [f"model.slots.default.{k}={v}" for k, v in overrides.items()]
         )
         return build_client(cfg.model)
 
-    async def phase(
-        self, requests: list[ChatRequest], *, concurrent: bool, **slot_overrides: object
-    ) -> Run:
+    async def phase(self, requests: list[ChatRequest], *, concurrent: bool) -> Run:
         """Fresh server, warm-up, then the requests; the server is stopped afterwards."""
-        client = self.client(**slot_overrides)
+        client = self.client()
         try:
             await client.chat(request("SELECT 1", max_tokens=2), role="generator")
             start = time.perf_counter()
@@ -113,7 +110,7 @@ class Bench:
         )
         mode = "at once" if concurrent else "one by one"
         print(
-            f"   {len(requests)} requests {mode} {slot_overrides or ''}: {wall:.1f} s, "
+            f"   {len(requests)} requests {mode}: {wall:.1f} s, "
             f"{run.prompt_tokens} prompt + {run.completion_tokens} generated tokens",
             flush=True,
         )
@@ -141,10 +138,6 @@ class Bench:
         out["conc"] = await self.phase(greedy(prompts.many_dbs_other), concurrent=True)
         out["same_seq"] = await self.phase(greedy(prompts.one_db), concurrent=False)
         out["same_conc"] = await self.phase(greedy(prompts.one_db), concurrent=True)
-        if self.runtime in ("llama-server", "xllamacpp"):
-            out["same_conc_no_aff"] = await self.phase(
-                greedy(prompts.one_db), concurrent=True, slot_affinity=False
-            )
         sampled = {"temperature": 0.8, "max_tokens": a.max_tokens}
         out["shared"] = await self.phase(
             [request(prompts.many_dbs[0], n=a.samples, **sampled)], concurrent=True
@@ -173,13 +166,10 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
             f"{r['seq'].gen_tps:>12.1f}{r['conc'].gen_tps:>13.1f}{r['conc'].rps / r['seq'].rps:>7.2f}"
         )
     print(f"\n(a') {args.requests} questions on one database (shared schema prompt): requests/s")
-    print(
-        f"{'model':<20}{'runtime':<18}{'sequential':>11}{'at once':>9}{'at once, no affinity':>22}"
-    )
+    print(f"{'model':<20}{'runtime':<18}{'sequential':>11}{'at once':>9}")
     for r in rows:
-        no_aff = f"{r['same_conc_no_aff'].rps:>22.3f}" if "same_conc_no_aff" in r else f"{'-':>22}"
         print(
-            f"{r['model']:<20}{r['runtime']:<18}{r['same_seq'].rps:>11.3f}{r['same_conc'].rps:>9.3f}{no_aff}"
+            f"{r['model']:<20}{r['runtime']:<18}{r['same_seq'].rps:>11.3f}{r['same_conc'].rps:>9.3f}"
         )
     print(
         f"\n(b) {args.samples} samples of one prompt (n={args.samples}) "
