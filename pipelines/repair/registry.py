@@ -26,6 +26,7 @@ REPAIRS: dict[str, str] = {
     "columns": "pipelines.repair.columns:Columns",
     "quotes": "pipelines.repair.quotes:Quotes",
     "values": "pipelines.repair.values:Values",
+    "sqlite_dates": "pipelines.repair.dates:SqliteDates",
     # the agentic checker chain's (pipelines/agentic_mode/checks/)
     "stray_apostrophes": "pipelines.agentic_mode.checks.quotes:StrayApostrophes",
     "identifier_casing": "pipelines.agentic_mode.checks.casing:IdentifierCasing",

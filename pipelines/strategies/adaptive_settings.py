@@ -67,8 +67,10 @@ class AdaptiveScaling(StrategyScaling):
     # and ``quotes`` on its error (an unbound column rewritten from the schema, ``rounds``: 3
     # rewrites at most; an apostrophe inside a string, ``'O'Brien'``, doubled), ``values`` on a
     # result with nothing in it (a ``column = 'literal'`` filter that names no stored value,
-    # the literal looked up in the scope's text columns). [] runs none.
-    repairs: RepairList = ("joins", "columns", "quotes", "values")
+    # the literal looked up in the scope's text columns), ``sqlite_dates`` on a PostgreSQL
+    # server's refusal of SQLite's date calls (``julianday``, ``strftime``, ``EXTRACT`` on ISO
+    # text, rewritten for the server; nothing on another engine). [] runs none.
+    repairs: RepairList = ("joins", "columns", "quotes", "values", "sqlite_dates")
     fix_max: int = Field(default=1, ge=0)  # distinct errored SQLs repaired, most frequent first
     # One request each, in order, while the pool is split; () disables widening. The default draws
     # from the plain prompt (no examples, no cell values): its samples are less correlated with the

@@ -1,0 +1,103 @@
+"""SqliteDates: SQLite's date calls a PostgreSQL server refuses, rewritten for the server; on the
+claims copy, the rewrite gives what the SQLite file gives for the SQLite SQL."""
+
+from __future__ import annotations
+
+import sqlite3
+from decimal import Decimal
+
+import psycopg
+import pytest
+
+from pipelines.agentic_mode.schema_index import SchemaIndex
+from pipelines.agentic_mode.taxonomy import load_taxonomy
+from pipelines.contracts import Dialect, SchemaView
+from pipelines.repair.base import RepairContext
+from pipelines.repair.dates import SqliteDates
+
+
+def context(error: str, dialect: Dialect = "postgres") -> RepairContext:
+    index = SchemaIndex.from_view(SchemaView(db_id="claims", dialect=dialect, tables=()))
+    return RepairContext(index=index, taxonomy=load_taxonomy(), error=error)
+
+
+REFUSED = "function julianday(text) does not exist"
+
+
+@pytest.mark.parametrize(
+    ("sql", "rewritten"),
+    [
+        (
+            "SELECT julianday(b) - julianday(a) FROM t",
+            "SELECT (CAST(EXTRACT(EPOCH FROM CAST(b AS TIMESTAMP)) AS DOUBLE PRECISION) / 86400.0"
+            " + 2440587.5) - (CAST(EXTRACT(EPOCH FROM CAST(a AS TIMESTAMP)) AS DOUBLE PRECISION)"
+            " / 86400.0 + 2440587.5) FROM t",
+        ),
+        (
+            "SELECT strftime('%Y-%m-%d %H:%M', d) FROM t",
+            "SELECT TO_CHAR(CAST(d AS TIMESTAMP), 'YYYY-MM-DD HH24:MI') FROM t",
+        ),
+        (
+            "SELECT COUNT(*) FROM t GROUP BY strftime('%w', d)",
+            "SELECT COUNT(*) FROM t GROUP BY CAST(CAST(EXTRACT(DOW FROM CAST(d AS TIMESTAMP)) AS INT) AS TEXT)",
+        ),
+        (
+            "SELECT 1 FROM t WHERE EXTRACT(YEAR FROM t.d) = 2024",
+            "SELECT 1 FROM t WHERE EXTRACT(YEAR FROM CAST(t.d AS TIMESTAMP)) = 2024",
+        ),
+    ],
+)
+def test_sqlite_date_calls_are_written_for_the_server(sql: str, rewritten: str) -> None:
+    rewrite = SqliteDates().rewrite(sql, context(REFUSED))
+    assert rewrite is not None and rewrite.after == rewritten
+
+
+@pytest.mark.parametrize(
+    ("sql", "ctx"),
+    [
+        ("SELECT julianday(d) FROM t", context(REFUSED, dialect="sqlite")),  # SQLite has it
+        ("SELECT julianday(d) FROM t", context('column "d" does not exist')),  # another error
+        # no exact TO_CHAR pattern: week of year, a letter, a modifier
+        ("SELECT strftime('%W', d) FROM t", context("function strftime(unknown, text)")),
+        ("SELECT strftime('%Y T', d) FROM t", context("function strftime(unknown, text)")),
+        ("SELECT strftime('%Y', d, '+1 day') FROM t", context("function strftime(unknown, text)")),
+        # EXTRACT of an expression that is not a column or a string
+        (
+            "SELECT EXTRACT(DAY FROM b - a) FROM t",
+            context("function pg_catalog.extract(unknown, text)"),
+        ),
+    ],
+)
+def test_anything_else_is_left_as_written(sql: str, ctx: RepairContext) -> None:
+    assert SqliteDates().rewrite(sql, ctx) is None
+
+
+# Answers the 1.5B wrote for the claims benchmark, right on the SQLite file, refused by the server.
+WRITTEN_FOR_SQLITE = [
+    "SELECT claim_type, AVG(julianday(received_date) - julianday(service_end_date)) AS lag "
+    "FROM claims GROUP BY claim_type",
+    "SELECT strftime('%w', paid_date) AS day_of_week, COUNT(*) AS num_claims FROM claims "
+    "WHERE paid_date IS NOT NULL GROUP BY strftime('%w', paid_date) ORDER BY day_of_week",
+    "SELECT strftime('%Y-%m', service_start_date) AS month, COUNT(*) FROM claims "
+    "GROUP BY strftime('%Y-%m', service_start_date)",
+]
+
+
+def rounded(rows: list[tuple]) -> list[tuple]:
+    return sorted(
+        tuple(round(float(v), 6) if isinstance(v, float | Decimal) else v for v in row)
+        for row in rows
+    )
+
+
+@pytest.mark.parametrize("sql", WRITTEN_FOR_SQLITE)
+def test_on_the_claims_copy_the_rewrite_answers_as_the_file_does(claims_pg, sql: str) -> None:
+    source, server = claims_pg
+    with sqlite3.connect(f"file:{source.path}?mode=ro", uri=True) as file:
+        expected = rounded(file.execute(sql).fetchall())
+    with psycopg.connect(server.path, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.UndefinedFunction) as refused:
+            conn.execute(sql)
+        rewrite = SqliteDates().rewrite(sql, context(str(refused.value)))
+        assert rewrite is not None
+        assert rounded(conn.execute(rewrite.after).fetchall()) == expected
