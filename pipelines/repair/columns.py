@@ -51,10 +51,13 @@ _MISSING = (
     re.compile(r"no such column: (?:(?P<q>[^.\s]+)\.)?(?P<c>\S+)", re.I),  # SQLite
     re.compile(r'Table "(?P<q>[^"]+)" does not have a column named "(?P<c>[^"]+)"', re.I),  # DuckDB
     re.compile(r'Referenced column "(?P<c>[^"]+)" not found', re.I),  # DuckDB
+    # PostgreSQL: column t2.category / column "drug_name" does not exist
+    re.compile(r'\bcolumn (?:"?(?P<q>[^".\s]+)"?\.)?"?(?P<c>[^".\s]+)"? does not exist', re.I),
 )
 _AMBIGUOUS = (
     re.compile(r"ambiguous column name: (?:(?P<q>[^.\s]+)\.)?(?P<c>\S+)", re.I),  # SQLite
     re.compile(r'Ambiguous reference to column name "(?P<c>[^"]+)"', re.I),  # DuckDB
+    re.compile(r'column reference "(?P<c>[^"]+)" is ambiguous', re.I),  # PostgreSQL
 )
 
 

@@ -295,3 +295,33 @@ def test_a_subquerys_column_that_binds_there_is_left_alone(tmp_path):
     fixed = repaired(ColumnRepair(introspect(db, 0)), db, sql)
     assert fixed is not None and "SELECT visitor_id FROM visit" in fixed
     assert run(db, fixed) == [(2,)]  # Ann and Cy; Bo visited the museum opened in 2012
+
+
+# PostgreSQL names the column it could not bind in its own words; the claims copy on the test
+# server, with answers the model wrote for it.
+@pytest.mark.parametrize(
+    ("sql", "rewritten"),
+    [
+        (
+            "SELECT SUM(plan_paid) FROM pharmacy_fills WHERE drug_name = 'Eliquis'",
+            "SELECT SUM(plan_paid) FROM pharmacy_fills JOIN drugs AS j1 "
+            "ON pharmacy_fills.ndc = j1.ndc WHERE j1.drug_name = 'Eliquis'",
+        ),
+        (
+            "SELECT COUNT(DISTINCT m.member_id) FROM members m JOIN claims c "
+            "ON m.member_id = c.member_id WHERE c.pcp_provider_id IS NOT NULL",
+            "SELECT COUNT(DISTINCT m.member_id) FROM members AS m JOIN claims AS c "
+            "ON m.member_id = c.member_id WHERE m.pcp_provider_id IS NOT NULL",
+        ),
+    ],
+)
+def test_postgres_messages_are_read(claims_pg, sql: str, rewritten: str) -> None:
+    import psycopg
+
+    _, server = claims_pg
+    with psycopg.connect(server.path, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.UndefinedColumn) as refused:
+            conn.execute(sql)
+        fix = ColumnRepair(introspect(server, sample_values=0)).propose(sql, str(refused.value))
+        assert fix == rewritten
+        assert conn.execute(fix).fetchall()  # runs on the server
