@@ -14,9 +14,9 @@ are requested one by one, concurrently, with distinct seeds.
 
 llama.cpp specifics: its server honours ``n`` (child slots copy the prompt's KV cache) but
 reports the completion tokens of the first choice only, so the other choices are counted with
-its ``/tokenize`` endpoint. The server picks each request's slot itself: a request pinned to a
-busy slot (``id_slot``) is queued there, and concurrent requests queued that way came back
-mixed between prompts (docs/models.md).
+its ``/tokenize`` endpoint. The server picks each request's slot itself: concurrent requests
+pinned to slots (``id_slot``) beside unpinned ones came back mixed between prompts or stalled
+the server (docs/models.md).
 
 >>> backend = OpenAICompatBackend(OpenAICompatSettings(base_url="http://127.0.0.1:8080/v1", model="qwen"))
 """
