@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import re
 import time
 
 import httpx
@@ -32,6 +33,7 @@ WORDS = (
     "copper lantern orchid glacier saddle walnut thunder marble cobalt ember prairie quartz"
 ).split()
 SYSTEM = "You are a careful copying assistant. " * 40
+TAGGED = re.compile(r"([a-z]+)(\d+)")  # a word and the number of the request it belongs to
 # Where each mode sends request i: None leaves the slot to the server.
 MODES = {
     "server's choice": lambda i: None,
@@ -40,10 +42,10 @@ MODES = {
 }
 
 
-def request_body(i: int, *, pin: int | None) -> tuple[dict, list[str]]:
+def request_body(i: int, *, pin: int | None) -> dict:
     words = [f"{random.Random(i).choice(WORDS)}{i}" for _ in range(25)]
     context = f"Context {i % 3}: " + " ".join(f"item_{i % 3}_{k}" for k in range(150))
-    body = {
+    return {
         "model": "local",
         "messages": [
             {"role": "system", "content": SYSTEM},
@@ -57,19 +59,12 @@ def request_body(i: int, *, pin: int | None) -> tuple[dict, list[str]]:
         "max_tokens": 160,
         **({"id_slot": pin} if pin is not None else {}),
     }
-    return body, words
 
 
 def foreign_words(reply: str, i: int) -> list[str]:
     """Words tagged with another request's number."""
-    tagged = (w.strip(" .,") for w in reply.replace(",", " ").split())
-    return [
-        w
-        for w in tagged
-        if w[-1:].isdigit()
-        and w.rstrip("0123456789") in WORDS
-        and w[len(w.rstrip("0123456789")) :] != str(i)
-    ]
+    tagged = (TAGGED.fullmatch(w.strip(" .,")) for w in reply.replace(",", " ").split())
+    return [m[0] for m in tagged if m and m[1] in WORDS and m[2] != str(i)]
 
 
 async def run(
@@ -79,7 +74,7 @@ async def run(
     headers = {"Authorization": f"Bearer {server.api_key}"}
 
     async def one(client: httpx.AsyncClient, i: int) -> tuple[int, str]:
-        body, _ = request_body(i, pin=MODES[mode](i))
+        body = request_body(i, pin=MODES[mode](i))
         async with gate:
             resp = await client.post(
                 server.base_url + "/chat/completions", json=body, headers=headers
@@ -94,7 +89,7 @@ async def run(
         for task in pending:
             task.cancel()
     replies = [task.result() for task in done]
-    mixed = {i: foreign_words(reply, i) for i, reply in replies if foreign_words(reply, i)}
+    mixed = {i: foreign for i, reply in replies if (foreign := foreign_words(reply, i))}
     return {"wall_s": time.perf_counter() - start, "mixed": mixed, "answered": len(replies)}
 
 
