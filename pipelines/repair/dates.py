@@ -122,7 +122,8 @@ class SqliteDates(Rewriter):
         except UNREADABLE:
             return None
         changed: list[str] = []
-        for node in list(tree.find_all(exp.Anonymous, exp.Extract)):
+        # inner calls first, so an outer call's rewrite takes its arguments translated
+        for node in reversed(list(tree.find_all(exp.Anonymous, exp.Extract, bfs=False))):
             replacement = _translated(node)
             if replacement is not None:
                 changed.append(node.sql(dialect=dialect))

@@ -42,6 +42,11 @@ REFUSED = "function julianday(text) does not exist"
             "SELECT COUNT(*) FROM t GROUP BY CAST(CAST(EXTRACT(DOW FROM CAST(d AS TIMESTAMP)) AS INT) AS TEXT)",
         ),
         (
+            "SELECT julianday(strftime('%Y-%m-%d', d)) FROM t",
+            "SELECT (CAST(EXTRACT(EPOCH FROM CAST(TO_CHAR(CAST(d AS TIMESTAMP), 'YYYY-MM-DD') AS"
+            " TIMESTAMP)) AS DOUBLE PRECISION) / 86400.0 + 2440587.5) FROM t",
+        ),
+        (
             "SELECT 1 FROM t WHERE EXTRACT(YEAR FROM t.d) = 2024",
             "SELECT 1 FROM t WHERE EXTRACT(YEAR FROM CAST(t.d AS TIMESTAMP)) = 2024",
         ),
