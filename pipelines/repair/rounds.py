@@ -73,17 +73,28 @@ class RepairRounds:
         self, run: TaskRun, executed: Sequence[CandidateSQL], out_of_time: Callable[[], bool]
     ) -> list[CandidateSQL]:
         """Rewrites of the errored candidates, up to ``rounds`` each (each round the first failed
-        repair with a rewrite), none once ``out_of_time()``; a rewrite keeps its candidate's
-        producer (and vote)."""
+        repair with a rewrite); once ``out_of_time()``, only while the question has no answer
+        (no candidate of the run's pool, of ``executed`` or rewritten ran without error). A
+        rewrite keeps its candidate's producer (and vote)."""
         if self.rounds == 0:
             return []
         out: list[CandidateSQL] = []
         done: dict[str, CandidateSQL | None] = {}  # errored SQL -> its last rewrite, executed
+
+        def stop() -> bool:
+            # Past the budget a question with an answer takes no more rewrites; one without any
+            # is still repaired, since an error is no answer: no model call, and each rewrite
+            # is held to the sandbox's deadline.
+            return out_of_time() and any(
+                c.exec_result is not None and c.exec_result.ok
+                for c in (*run.pool, *executed, *out)
+            )
+
         for candidate in executed:
             if candidate.exec_result.ok:
                 continue
             if candidate.sql not in done:
-                last = await self._rewrite_rounds(run, candidate, out_of_time)
+                last = await self._rewrite_rounds(run, candidate, stop)
                 done[candidate.sql] = last
                 if last is not None:
                     self.rewritten.add(candidate.sql)
@@ -104,7 +115,7 @@ class RepairRounds:
         current, last = candidate, None
         for _ in range(self.rounds):
             # A rewrite runs its SQL, and one that joins its way into the sandbox's limits takes
-            # as long as the limit (20 s on claims): none starts past the budget.
+            # as long as the limit (20 s on claims).
             if out_of_time():
                 break
             context = self.context.model_copy(update={"error": current.exec_result.error or ""})

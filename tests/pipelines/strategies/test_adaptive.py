@@ -154,16 +154,37 @@ async def test_with_quotes_not_listed_the_broken_string_stays_an_error(tiny_db, 
     assert all(not c.exec_result.ok for c in prediction.candidates if c.sql == broken)
 
 
-async def test_past_the_budget_no_column_is_rewritten(tiny_db, sandbox, scripted):
+async def test_past_the_budget_an_answered_question_gets_no_rewrite(tiny_db, sandbox, scripted):
     misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"
-    client = scripted({"single_pass": first_wave(misspelt, [misspelt, misspelt, RIGHT, WRONG])})
+    client = scripted({"single_pass": first_wave(RIGHT, [misspelt, misspelt, RIGHT, WRONG])})
     cfg = scaling(escalate_within_s=1e-6)
     prediction, trace = await pipeline(client, sandbox, cfg).answer_with_trace(task(tiny_db))
 
     assert not any("repair" in c.lineage for c in prediction.candidates)
-    # the three misspelt votes stay errors: the vote is between RIGHT and WRONG, undegraded
-    assert prediction.sql in (RIGHT, WRONG) and not prediction.degraded
-    assert sum(c.sql == misspelt and not c.exec_result.ok for c in prediction.candidates) == 3
+    # the two misspelt votes stay errors: the vote is between RIGHT and WRONG, undegraded
+    assert prediction.sql == RIGHT and not prediction.degraded
+    assert sum(c.sql == misspelt and not c.exec_result.ok for c in prediction.candidates) == 2
+    (decision,) = [d for d in trace.decisions if d.label == "adaptive.out_of_time"]
+    assert decision.stage == "column_repair"
+
+
+async def test_past_the_budget_a_question_with_no_answer_is_repaired_till_its_first(
+    tiny_db, sandbox, scripted
+):
+    misspelt = "SELECT count(*) FROM singer WHERE Country_ = 'France'"
+    other_misspelt = "SELECT count(*) FROM singer WHERE Countryy = 'France'"
+    client = scripted(
+        {"single_pass": first_wave(misspelt, [misspelt, other_misspelt]), "fixer": lambda r: ""}
+    )
+    cfg = scaling(escalate_within_s=1e-6)
+    prediction, trace = await pipeline(client, sandbox, cfg).answer_with_trace(task(tiny_db))
+
+    # the greedy's error, the only candidate, is rewritten; the samples' errors come after an
+    # answer and are not
+    (rewrite,) = [c for c in prediction.candidates if "repair" in c.lineage]
+    assert rewrite.producer == "first_wave/greedy" and rewrite.exec_result.rows == ((2,),)
+    assert prediction.exec_result.rows == ((2,),) and client.calls == {"single_pass": 2}
+    assert not any(c.sql == other_misspelt and c.exec_result.ok for c in prediction.candidates)
     (decision,) = [d for d in trace.decisions if d.label == "adaptive.out_of_time"]
     assert decision.stage == "column_repair"
 
