@@ -62,6 +62,7 @@ _NOT_IDENTITY = ("paths", "sweep", "experiment", "log_level", "serve", "prices")
 _MUTABLE_PARAMS = (
     *(f"benchmark.{key}" for key in SUBSET_FIELDS),
     "model.response_cache",
+    "model.replay_latency",
 )
 _PARAM_VALUE_LIMIT = 6000  # MLflow's longest param value
 _SLOT_PRICE = re.compile(r"model\.slots\.[^.]+\.price\.")
@@ -163,6 +164,7 @@ def config_identity(cfg: DictConfig) -> str:
     for key in SUBSET_FIELDS:
         content.get("benchmark", {}).pop(key, None)
     content.get("model", {}).pop("response_cache", None)  # same requests, same distribution
+    content.get("model", {}).pop("replay_latency", None)  # a cached reply's pace, as computed
     for slot in content.get("model", {}).get("slots", {}).values():
         slot.pop("price", None)  # what a call costs, not what it computes
     canonical = json.dumps(content, sort_keys=True, default=str)

@@ -113,8 +113,10 @@ def _backend(slot: Any, config: ModelSettings, closers: list[Closer]) -> ChatBac
     raise TypeError(f"unsupported slot type {type(slot).__name__}")
 
 
-def _cached(backend: ChatBackend, cache: ResponseCache | None) -> ChatBackend:
-    return CachedBackend(backend, cache) if cache is not None else backend
+def _cached(backend: ChatBackend, cache: ResponseCache | None, replay_latency: bool) -> ChatBackend:
+    if cache is None:
+        return backend
+    return CachedBackend(backend, cache, replay_latency=replay_latency)
 
 
 def build_client(cfg: DictConfig | Mapping[str, Any] | ModelSettings) -> ModelClient:
@@ -126,7 +128,9 @@ def build_client(cfg: DictConfig | Mapping[str, Any] | ModelSettings) -> ModelCl
         slots = {
             name: Slot(
                 name=name,
-                backend=_cached(_backend(slot, config, closers), cache),
+                backend=_cached(
+                    _backend(slot, config, closers), cache, config.replay_latency
+                ),
                 price=slot.price,
                 timeout_s=slot.timeout_s,
             )

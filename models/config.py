@@ -88,6 +88,10 @@ class ModelSettings(Frozen):
     # JSONL file shared by an experiment's runs: identical requests are computed once
     # (models/backends/response_cache.py). null: every request goes to the model.
     response_cache: str | None = None
+    # A cached reply comes back after the seconds it took when it was computed, so a pipeline
+    # with a time budget (scaling.escalate_within_s) decides in a rerun as it did live; false:
+    # at once (an ablation's cached calls cost no time).
+    replay_latency: bool = False
     # How long eval and serve wait for the Ray Serve LLM app of the vllm_serve slots to be ready
     # (models/backends/vllm_deploy.py); a first deploy downloads the weights (~65 GB for a 32B).
     deploy_timeout_s: float = Field(default=1800.0, gt=0)

@@ -12,7 +12,9 @@ stage's effect and its cost is only the calls it adds.
 ``k`` counts identical requests within one process: the second identical request of a run
 gets the second recorded sample, not the first again, so sampling stays as diverse as
 without the cache. Responses keep their recorded usage and latency, so token and call counts
-are what the configuration costs; wall-clock seconds of a cached run are not.
+are what the configuration costs; wall-clock seconds of a cached run are not, unless
+``replay_latency`` holds each reply back for its recorded seconds (a time-budgeted pipeline
+then decides as it did when the replies were computed).
 
     backend = CachedBackend(inner, ResponseCache("runs/ablation/responses.jsonl"))  # inner: a model
 """
@@ -58,9 +60,12 @@ class ResponseCache(Cassette):
 class CachedBackend:
     """``inner`` behind a :class:`ResponseCache`; failures are not cached."""
 
-    def __init__(self, inner: ChatBackend, cache: ResponseCache) -> None:
+    def __init__(
+        self, inner: ChatBackend, cache: ResponseCache, *, replay_latency: bool = False
+    ) -> None:
         self._inner = inner
         self.cache = cache
+        self.replay_latency = replay_latency
         self.hits = 0
         self.misses = 0
 
@@ -74,6 +79,8 @@ class CachedBackend:
         cached = self.cache.get(key)
         if cached is not None:
             self.hits += 1
+            if self.replay_latency:
+                await asyncio.sleep(cached.latency_s)
             return cached
         response = await self._inner.chat(request)
         self.misses += 1

@@ -214,6 +214,8 @@ def test_indexes_are_ensured_for_the_databases_of_the_subset_run(local_ray, tiny
 def test_the_run_directory_follows_what_is_computed_not_the_resources(tiny_spider, tmp_path):
     base = configure(tiny_spider, tmp_path).identity
     assert configure(tiny_spider, tmp_path, "++sweep.workers=8").identity == base
+    # replies replayed at their recorded pace decide as the run that computed them did
+    assert configure(tiny_spider, tmp_path, "model.replay_latency=true").identity == base
     assert configure(tiny_spider, tmp_path, "scaling=single_pass").identity != base
     # the cheatsheet's folder lies under paths.runs: whether there is one counts, not where
     moved = configure(tiny_spider, tmp_path, f"pipeline.cheatsheet.root={tmp_path / 'sheets'}")

@@ -82,21 +82,44 @@ def test_a_corrupt_entry_before_the_end_is_a_clear_error(tmp_path):
         ResponseCache(path)
 
 
+async def test_a_replayed_reply_comes_back_after_its_recorded_seconds_when_asked(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "responses.jsonl"
+    await CachedBackend(Counting(), ResponseCache(path)).chat(ask("q"))  # took 2.5 s
+    slept: list[float] = []
+
+    async def sleep(seconds):
+        slept.append(seconds)
+
+    monkeypatch.setattr("models.backends.response_cache.asyncio.sleep", sleep)
+    await CachedBackend(Counting(), ResponseCache(path)).chat(ask("q"))
+    assert slept == []  # at once by default
+    paced = CachedBackend(Counting(), ResponseCache(path), replay_latency=True)
+    assert (await paced.chat(ask("q"))).texts == ("sample 1",) and slept == [2.5]
+    await paced.chat(ask("q"))  # a new request is computed, not held back
+    assert slept == [2.5] and paced.misses == 1
+
+
 def test_the_model_config_puts_every_slot_behind_one_cache(tmp_path):
-    cfg = load_config(
-        [
-            "model=replay",
-            f"model.slots.default.cassette={tmp_path / 'c.jsonl'}",
-            f"model.response_cache={tmp_path / 'responses.jsonl'}",
-        ]
-    )
-    client = build_client(cfg.model)
+    overrides = [
+        "model=replay",
+        f"model.slots.default.cassette={tmp_path / 'c.jsonl'}",
+        f"model.response_cache={tmp_path / 'responses.jsonl'}",
+    ]
+    client = build_client(load_config(overrides).model)
     try:
         backend = client.slots["default"].backend
         assert isinstance(backend, CachedBackend)
         assert backend.cache.path == tmp_path / "responses.jsonl"
+        assert not backend.replay_latency
     finally:
         client.close()
+    paced = build_client(load_config([*overrides, "model.replay_latency=true"]).model)
+    try:
+        assert paced.slots["default"].backend.replay_latency
+    finally:
+        paced.close()
 
 
 async def test_slots_sharing_a_cache_number_identical_requests_together(tmp_path):
