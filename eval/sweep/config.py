@@ -76,6 +76,9 @@ class SweepSettings(Frozen):
     budget_s: float | None = Field(default=None, gt=0)
     min_questions: int = Field(default=1, ge=1)
     retry: Retry = "none"
+    # Task ids a resumed sweep answers again whatever their row holds: the questions a change
+    # to the code decides differently (with model.replay_latency, at the pace they ran live).
+    rerun: tuple[str, ...] = ()
     mlflow_traces: bool = Field(
         default=True,
         description="Write each answered question's trace into the MLflow run as an MLflow trace "

@@ -10,7 +10,8 @@ directory as they finish, not when a batch does. Ray Data spreads the worker act
 cluster's nodes (its default ``SPREAD`` strategy).
 
 With ``sweep.retry`` (``errors`` / ``degraded``), finished questions whose row that policy names
-are answered again; the new row replaces the old one (the run directory keeps the last row).
+are answered again, and with ``sweep.rerun`` the questions it names; the new row replaces the
+old one (the run directory keeps the last row).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ray.data.exceptions import UserCodeException
 
 from core.types import Frozen
 from eval.sweep.config import DATABASE_UNAVAILABLE, STORAGE_UNREACHABLE, Retry, SweepSettings
-from eval.sweep.errors import SweepFailed, SweepInterrupted
+from eval.sweep.errors import SweepFailed, SweepInterrupted, UnknownRerun
 from eval.sweep.grading import Executor
 from eval.sweep.progress import SweepProgress
 from eval.sweep.records import QuestionRecord
@@ -81,7 +82,13 @@ def run_sweep(
     """
     started = time.perf_counter()
     done = store.read()
-    redo = to_retry(done, config.retry)
+    unknown = sorted(set(config.rerun) - {task.task_id for task in tasks})
+    if unknown:
+        raise UnknownRerun(
+            f"sweep.rerun names {len(unknown)} question(s) this run does not cover: "
+            f"{', '.join(unknown[:5])}"
+        )
+    redo = to_retry(done, config.retry) | (set(config.rerun) & set(done["task_id"].to_list()))
     finished = set(done.get_column("task_id").to_list()) - redo
     pending = [
         (position, task) for position, task in enumerate(tasks) if task.task_id not in finished

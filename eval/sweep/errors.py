@@ -4,6 +4,7 @@ EvalError
 └── SweepError
     ├── RunDirConflict   the run directory holds a different configuration's results
     ├── RunDirLocked     another process is writing the run directory
+    ├── UnknownRerun     ``sweep.rerun`` names a question the run does not cover
     ├── SweepInterrupted Ctrl-C: finished questions are saved, rerun to resume
     ├── SweepFailed      Ray gave up (a worker crashed past its retries): rerun to resume
     ├── StorageUnreachable  a worker's node cannot reach what the run keeps on its storage
@@ -25,6 +26,11 @@ class RunDirConflict(SweepError):
 
 class RunDirLocked(SweepError):
     """Another process holds the run directory's lock (two runs of one configuration at once)."""
+
+
+class UnknownRerun(SweepError):
+    """``sweep.rerun`` names task ids that are not among the run's questions (a typo, or
+    another slice): nothing would be answered again for them."""
 
 
 class SweepInterrupted(SweepError):

@@ -10,7 +10,7 @@ import ray
 
 from eval.sweep.config import SweepSettings
 from eval.sweep.driver import run_sweep
-from eval.sweep.errors import SweepFailed, SweepInterrupted
+from eval.sweep.errors import SweepFailed, SweepInterrupted, UnknownRerun
 from eval.sweep.records import QuestionRecord, records_to_table
 from eval.sweep.session import ray_session
 from eval.sweep.store import RunStore
@@ -87,6 +87,18 @@ def test_sweep_answers_every_question_once_in_order_and_times_out_hung_ones(
     frame = store.compact()
     assert frame.height == 12 and not frame.get_column("degraded").any()  # the new row replaced it
     assert frame.filter(pl.col("task_id") == "fake:5").get_column("sql").to_list() == [fakes.WRONG]
+    # sweep.rerun answers the questions it names again, whatever their rows hold
+    rerun = CONFIG.model_copy(update={"rerun": ("fake:2", "fake:7")})
+    changed, store = sweep(
+        tmp_path, "run", tasks, fakes.ScriptedPipeline(fail="fake:2"), fakes, config=rerun
+    )
+    assert (changed.answered, changed.retried, changed.resumed) == (2, 2, 10)
+    frame = store.compact()
+    assert frame.height == 12
+    assert frame.filter(pl.col("degraded")).get_column("task_id").to_list() == ["fake:2"]
+    typo = CONFIG.model_copy(update={"rerun": ("fake:2", "fake:99")})
+    with pytest.raises(UnknownRerun, match="fake:99"):
+        sweep(tmp_path, "run", tasks, fakes.ScriptedPipeline(), fakes, config=typo)
 
 
 def test_ctrl_c_keeps_every_finished_question(local_ray, tmp_path, clinic_db, fakes):
