@@ -68,6 +68,11 @@ def _parser() -> argparse.ArgumentParser:
         help="folder of BIRD-style per-table description CSVs (default: a database_description "
         "folder beside the database file, as BIRD lays them out)",
     )
+    p.add_argument(
+        "--examples",
+        help="YAML or JSON file of the database's own solved questions (default: an "
+        "<name>.examples.yml beside the database file; a PostgreSQL database has none unless named)",
+    )
     p.add_argument("--evidence", default="", help="hint text given with the question (BIRD-style)")
     p.add_argument(
         "--json",
@@ -89,14 +94,19 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return args, overrides
 
 
-def database_ref(path: str, db_id: str | None, descriptions: str | None) -> DatabaseRef:
+def database_ref(
+    path: str, db_id: str | None, descriptions: str | None, examples: str | None = None
+) -> DatabaseRef:
     """The database a ``--db`` names: a file by its suffix, a server by its URI's scheme."""
+    if examples is not None and not Path(examples).expanduser().is_file():
+        raise FileNotFoundError(f"no examples file at {examples}")
     if is_server_location(path):
         return DatabaseRef(
             db_id=db_id or database_name(path),
             path=path,
             dialect="postgres",
             description_dir=descriptions,
+            examples=examples,
         )
     file = Path(path).expanduser().resolve()
     if not file.is_file():
@@ -109,6 +119,7 @@ def database_ref(path: str, db_id: str | None, descriptions: str | None) -> Data
         path=str(file),
         dialect=dialect,  # type: ignore[arg-type]
         description_dir=descriptions if descriptions is not None else descriptions_beside(file),
+        examples=examples,
     )
 
 
@@ -338,7 +349,7 @@ def main(argv: list[str]) -> int:
 
     args, overrides = parse_args(argv)
     try:
-        db = database_ref(args.db, args.db_id, args.descriptions)
+        db = database_ref(args.db, args.db_id, args.descriptions, args.examples)
         cfg = load_config(overrides)
         sandbox = section(cfg, "pipeline.sandbox", SandboxSettings)
         if db.dialect in SERVER_DIALECTS:  # a server down, or a role that can write: one line

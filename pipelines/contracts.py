@@ -32,6 +32,9 @@ class DatabaseRef(Frozen):
     # A Spider-style tables.json holding this db_id's entry, with optional column_descriptions /
     # table_descriptions (or None: a tables.json beside the database is still looked for).
     tables_json: str | None = None
+    # A YAML or JSON file of this database's own solved examples (or None: the example files
+    # beside a database file are looked for; a server database has none unless named here).
+    examples: str | None = None
 
 
 class Task(Frozen):

@@ -142,11 +142,11 @@ async def settle_for(
 ) -> tuple[PipelineSettings, S, tuple[ChosenSetting, ...]]:
     """``settle`` for ``db`` measured now (its example files beside it counted): for a script
     that reads settings outside a pipeline (``benchmarks/``)."""
-    from pipelines.indexing.examples.own_examples import examples_beside
+    from pipelines.indexing.examples.own_examples import own_examples_of
 
     profile = DatabaseProfile(
         db_id=db.db_id,
         schema_tokens=await schema_tokens(executor, db),
-        own_examples=len(examples_beside(db)),
+        own_examples=len(own_examples_of(db)),
     )
     return settle(settings, scaling, profile)

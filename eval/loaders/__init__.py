@@ -24,6 +24,7 @@ from eval.loaders.common import BenchmarkSpec, LoadedBenchmark, task_index
 from eval.loaders.demo import load_demo
 from eval.loaders.enterprise import load_enterprise
 from eval.loaders.spider import load_spider
+from pipelines.indexing.examples.own_examples import example_files
 
 LOADERS: dict[str, Callable[[BenchmarkSpec], LoadedBenchmark]] = {
     "spider": load_spider,
@@ -46,14 +47,17 @@ def load_benchmark(
 
 def on_servers(benchmark: LoadedBenchmark, servers: Mapping[str, str]) -> LoadedBenchmark:
     """``benchmark`` with the databases ``servers`` names answered from their server copies
-    (documentation files kept), the gold SQL still run on each file."""
+    (documentation and own-example files kept), the gold SQL still run on each file."""
     if not servers:
         return benchmark
     tasks = []
     for task in benchmark.tasks:
         location = servers.get(task.db.db_id)
         if location is not None:
-            server = task.db.model_copy(update={"path": location, "dialect": "postgres"})
+            examples = next((str(f) for f in example_files(task.db) if f.is_file()), None)
+            server = task.db.model_copy(
+                update={"path": location, "dialect": "postgres", "examples": examples}
+            )
             task = task.model_copy(update={"db": server, "gold_db": task.db})
         tasks.append(task)
     return benchmark.model_copy(update={"tasks": tuple(tasks)})

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
+
 import models
 from pipelines.ask_cli import database_ref, main
 
@@ -37,6 +39,15 @@ def test_a_uri_names_a_postgres_database():
         "postgresql://reader@db.example:5432/claims",
     )
     assert database_ref("postgresql://reader@db/claims", "mine", None).db_id == "mine"
+
+
+def test_examples_name_a_server_databases_own_questions_and_a_missing_file_is_refused(tmp_path):
+    examples = tmp_path / "claims.examples.yml"
+    examples.write_text("- question: q\n  sql: SELECT 1\n")
+    db = database_ref("postgresql://reader@db/claims", None, None, str(examples))
+    assert db.examples == str(examples)
+    with pytest.raises(FileNotFoundError, match="no examples file"):
+        database_ref("postgresql://reader@db/claims", None, None, str(tmp_path / "none.yml"))
 
 
 def test_ask_answers_from_postgres_as_from_the_sqlite_copy(

@@ -1,14 +1,17 @@
 """A database's own solved examples: a file beside it, and answers its users accepted.
 
-    <stem>.examples.yml beside the database ─┐
+    db.examples, or <stem>.examples.yml beside ─┐
+    the database file                          │
     extra(db): e.g. the endpoint's accepted ──┼──► SolvedExample(question, sql, evidence)
       answers in its query log               ─┘        ──► embed questions (once per version)
     question ──► cosine to each example's question ──► the k nearest, as ExampleHit(db_id=db)
 
 Examples on the asking database show its own tables, join paths and value spellings, so they
 come before any example from another database (``pipelines/strategies/retrieval.py``).
-The file is a YAML or JSON list, found as ``<stem>.examples.yml`` (``.yaml``, ``.json``) or
-``examples.yml`` in the database's folder::
+The file is a YAML or JSON list: the one ``DatabaseRef.examples`` names (``ask --examples``, an
+endpoint's registration, a benchmark's server copy keeping its file's), else ``<stem>.examples.yml``
+(``.yaml``, ``.json``) or ``examples.yml`` in a database file's folder; a server database
+(``postgresql://``) has no folder, so it has examples only where one is named::
 
     - question: How many members live in Ohio?
       sql: SELECT COUNT(*) FROM members WHERE state = 'OH'
@@ -18,7 +21,7 @@ The file is a YAML or JSON list, found as ``<stem>.examples.yml`` (``.yaml``, ``
 
 An unreadable file or an entry without question and SQL is skipped with a warning.
 
-    >>> examples_beside(db)          # concert_singer ships none
+    >>> own_examples_of(db)          # concert_singer ships none
     ()
 """
 
@@ -53,6 +56,10 @@ class SolvedExample(Frozen):
 
 def example_files(db: DatabaseRef) -> list[Path]:
     """Where ``db``'s own examples may be, in the order they are looked for."""
+    if db.examples is not None:
+        return [Path(db.examples).expanduser()]
+    if db.dialect == "postgres":
+        return []
     database = Path(db.path)
     return [database.parent / (database.stem + s) for s in SUFFIXES] + [
         database.parent / name for name in FOLDER_FILES
@@ -86,8 +93,8 @@ def _read(path: str, mtime: float) -> tuple[SolvedExample, ...]:
     return tuple(out)
 
 
-def examples_beside(db: DatabaseRef) -> tuple[SolvedExample, ...]:
-    """The examples of the first example file beside ``db`` (none when there is none)."""
+def own_examples_of(db: DatabaseRef) -> tuple[SolvedExample, ...]:
+    """The examples of ``db``'s first example file found (none when there is none)."""
     for path in example_files(db):
         if not path.is_file():
             continue
@@ -119,7 +126,7 @@ class OwnExampleRetriever:
 
     def examples(self, db: DatabaseRef) -> tuple[SolvedExample, ...]:
         found = {e.question.lower(): e for e in (self.extra(db) if self.extra else ())}
-        found.update({e.question.lower(): e for e in examples_beside(db)})
+        found.update({e.question.lower(): e for e in own_examples_of(db)})
         return tuple(found.values())
 
     def search(self, db: DatabaseRef, question: str, k: int = 3) -> list[ExampleHit]:

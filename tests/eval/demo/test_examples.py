@@ -17,7 +17,7 @@ import sqlglot
 
 from eval.demo import DEMO_DB_ID, DemoBenchmarkError, build_demo, load_examples, load_questions
 from eval.embedded_benchmark import normalize_question
-from pipelines.indexing.examples.own_examples import examples_beside
+from pipelines.indexing.examples.own_examples import own_examples_of
 from pipelines.sandbox import Sandbox, canonical_rows
 
 EXAMPLES = load_examples()
@@ -95,9 +95,9 @@ def test_example_sql_answers_deterministically(index, demo, sandbox, reversed_sc
         assert sorted(map(repr, flipped)) == sorted(map(repr, result.rows))
 
 
-def test_the_build_writes_the_examples_beside_the_database(demo):
+def test_the_build_writes_the_own_examples_of_the_database(demo):
     assert demo.examples_file == demo.database.with_name(f"{DEMO_DB_ID}.examples.yml")
-    found = examples_beside(demo.database_ref())
+    found = own_examples_of(demo.database_ref())
     assert [(e.question, e.evidence, e.sql) for e in found] == [
         (_one_line(e.question), _one_line(e.evidence), _one_line(e.sql)) for e in EXAMPLES
     ]

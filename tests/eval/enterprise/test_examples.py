@@ -15,7 +15,7 @@ from eval.enterprise import (
     load_examples,
     load_questions,
 )
-from pipelines.indexing.examples.own_examples import examples_beside
+from pipelines.indexing.examples.own_examples import own_examples_of
 from pipelines.sandbox import Sandbox
 
 EXAMPLES = load_examples()
@@ -51,11 +51,11 @@ def test_example_sql_answers(index, enterprise):
     assert any(cell not in (0, None) for row in result.rows for cell in row), result.rows
 
 
-def test_the_build_writes_the_examples_beside_the_database(enterprise):
+def test_the_build_writes_the_own_examples_of_the_database(enterprise):
     assert enterprise.examples_file == enterprise.database.with_name(
         f"{ENTERPRISE_DB_ID}.examples.yml"
     )
-    found = examples_beside(enterprise.database_ref())
+    found = own_examples_of(enterprise.database_ref())
     assert [(e.question, e.sql) for e in found] == [
         (" ".join(e.question.split()), one_line(e.sql)) for e in EXAMPLES
     ]

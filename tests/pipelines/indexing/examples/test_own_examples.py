@@ -8,7 +8,7 @@ from pipelines.contracts import DatabaseRef
 from pipelines.indexing.examples.own_examples import (
     OwnExampleRetriever,
     SolvedExample,
-    examples_beside,
+    own_examples_of,
 )
 
 YAML = """
@@ -35,7 +35,7 @@ def words(texts):
 
 def test_the_file_beside_the_database_and_its_bad_entries(tmp_path, caplog):
     (tmp_path / "claims.examples.yml").write_text(YAML)
-    found = examples_beside(_db(tmp_path))
+    found = own_examples_of(_db(tmp_path))
     assert [e.question for e in found] == [
         "How many members live in Ohio?",
         "Which plans were retired?",
@@ -46,12 +46,12 @@ def test_the_file_beside_the_database_and_its_bad_entries(tmp_path, caplog):
 
 def test_json_in_the_folder_and_unreadable_files(tmp_path, caplog):
     (tmp_path / "examples.json").write_text(json.dumps([{"question": "q", "sql": "SELECT 1"}]))
-    assert examples_beside(_db(tmp_path)) == (SolvedExample(question="q", sql="SELECT 1"),)
+    assert own_examples_of(_db(tmp_path)) == (SolvedExample(question="q", sql="SELECT 1"),)
     (tmp_path / "claims.examples.yml").write_text("- [unclosed")
     # the first file is unreadable: the next one found is read
-    assert examples_beside(_db(tmp_path)) == (SolvedExample(question="q", sql="SELECT 1"),)
+    assert own_examples_of(_db(tmp_path)) == (SolvedExample(question="q", sql="SELECT 1"),)
     assert "unreadable example file" in caplog.text
-    assert examples_beside(DatabaseRef(db_id="x", path=str(tmp_path / "none" / "x.sqlite"))) == ()
+    assert own_examples_of(DatabaseRef(db_id="x", path=str(tmp_path / "none" / "x.sqlite"))) == ()
 
 
 def test_search_ranks_the_file_and_the_extra_examples_by_question(tmp_path):
@@ -66,3 +66,15 @@ def test_search_ranks_the_file_and_the_extra_examples_by_question(tmp_path):
     empty.mkdir()
     assert OwnExampleRetriever(embed=words).search(_db(empty), "anything") == []
     assert OwnExampleRetriever(embed=words).search(_db(tmp_path), "plans", k=0) == []
+
+
+def test_a_named_file_is_read_and_a_server_database_has_only_a_named_one(tmp_path):
+    (tmp_path / "claims.examples.yml").write_text(YAML)
+    elsewhere = tmp_path / "team" / "claims-questions.yaml"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("- question: q\n  sql: SELECT 1\n")
+    named = _db(tmp_path).model_copy(update={"examples": str(elsewhere)})
+    assert own_examples_of(named) == (SolvedExample(question="q", sql="SELECT 1"),)
+    server = DatabaseRef(db_id="claims", path="postgresql://reader@db/claims", dialect="postgres")
+    assert own_examples_of(server) == ()
+    assert len(own_examples_of(server.model_copy(update={"examples": str(elsewhere)}))) == 1
