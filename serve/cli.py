@@ -40,24 +40,26 @@ if TYPE_CHECKING:
     from models.config import ModelSettings
 
 PROG = "scale-analytics serve"
-DATABASE_PREFIX = "serve.databases."
+NAMED_PREFIXES = ("serve.databases.", "serve.examples.")
 
 
-def split_databases(overrides: list[str]) -> tuple[dict[str, str], list[str]]:
-    """``serve.databases.NAME=PATH`` arguments (a name Hydra's struct config would refuse to add)
-    apart from the other overrides.
+def split_named(overrides: list[str]) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """``serve.databases.NAME=PATH`` and ``serve.examples.NAME=FILE`` arguments (names Hydra's
+    struct config would refuse to add) apart from the other overrides.
 
-    >>> split_databases(["serve.databases.demo=/d/claims.sqlite", "serve.port=9000"])
-    ({'demo': '/d/claims.sqlite'}, ['serve.port=9000'])
+    >>> split_named(["serve.databases.demo=/d/claims.sqlite", "serve.port=9000"])
+    ({'databases': {'demo': '/d/claims.sqlite'}, 'examples': {}}, ['serve.port=9000'])
     """
-    databases, rest = {}, []
+    named: dict[str, dict[str, str]] = {p.split(".")[1]: {} for p in NAMED_PREFIXES}
+    rest = []
     for override in overrides:
         key, _, value = override.partition("=")
-        if key.startswith(DATABASE_PREFIX) and len(key) > len(DATABASE_PREFIX):
-            databases[key[len(DATABASE_PREFIX) :]] = value
-        else:
+        prefix = next((p for p in NAMED_PREFIXES if key.startswith(p) and key != p), None)
+        if prefix is None:
             rest.append(override)
-    return databases, rest
+        else:
+            named[prefix.split(".")[1]][key[len(prefix) :]] = value
+    return named, rest
 
 
 def is_loopback(host: str) -> bool:
@@ -167,11 +169,13 @@ def main(argv: list[str]) -> int:
         return 0
     if words:
         return fail(PROG, ServeConfigError(f"unexpected argument {words[0]!r} (use key=value)"))
-    databases, overrides = split_databases(overrides)
+    named, overrides = split_named(overrides)
     try:
         cfg = load_config(overrides)
         settings = section(cfg, "serve", ServeSettings)
-        settings = settings.model_copy(update={"databases": {**settings.databases, **databases}})
+        settings = settings.model_copy(
+            update={key: {**getattr(settings, key), **values} for key, values in named.items()}
+        )
         ring = KeyRing.build(env_key=os.environ.get(settings.keys.env_var), file=settings.keys.file)
         if ring.open and not is_loopback(settings.host):
             raise ServeConfigError(
@@ -208,7 +212,13 @@ def _register(settings, demo_dir: str) -> list:
     from serve.types import RegisterRequest
 
     store = StateStore(settings.state_dir)
-    requests = [RegisterRequest(name=name, path=path) for name, path in settings.databases.items()]
+    unnamed = sorted(set(settings.examples) - set(settings.databases))
+    if unnamed:
+        raise ServeConfigError(f"serve.examples.{unnamed[0]}: no serve.databases.{unnamed[0]}")
+    requests = [
+        RegisterRequest(name=name, path=path, examples=settings.examples.get(name))
+        for name, path in settings.databases.items()
+    ]
     if settings.demo:
         from pathlib import Path
 

@@ -57,6 +57,7 @@ def database_ref(name: str, registered: RegisteredDatabase) -> DatabaseRef:
         path=registered.path,
         dialect=registered.engine,  # type: ignore[arg-type]
         description_dir=registered.description_dir,
+        examples=registered.examples,
     )
 
 
@@ -74,8 +75,10 @@ def register(store: StateStore, request: RegisterRequest, source: str) -> Regist
             "invalid_name",
             "a database name is 1-64 letters, digits, '_' or '-', starting with a letter or digit",
         )
+    if request.examples is not None and not Path(request.examples).expanduser().is_file():
+        raise ApiError(422, "no_examples_file", "no examples file at the given path")
     try:
-        db = file_ref(request.path, request.name, request.description_dir)
+        db = file_ref(request.path, request.name, request.description_dir, request.examples)
     except FileNotFoundError:
         raise ApiError(422, "no_database_file", "no database file at the given path") from None
     except (ValueError, OSError):
@@ -111,6 +114,7 @@ def register(store: StateStore, request: RegisterRequest, source: str) -> Regist
         engine=db.dialect,
         description_dir=db.description_dir,
         source=source,
+        examples=db.examples,
     )
     store.put_database(registered)
     return registered

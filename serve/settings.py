@@ -88,6 +88,9 @@ class ServeSettings(Frozen):
     route_prefix: str = Field(default="/", pattern=r"^/[A-Za-z0-9_/-]*$")
     # name -> SQLite (.sqlite/.sqlite3/.db) or DuckDB (.duckdb) file; more via the admin API
     databases: dict[str, str] = Field(default_factory=dict)
+    # name -> a YAML or JSON file of that database's own solved questions: a postgresql://
+    # database has none otherwise (a database file's beside it are found without it)
+    examples: dict[str, str] = Field(default_factory=dict)
     # Where the state lives: registered databases, query cache, query log, traces (one SQLite
     # file, ``<state_dir>/serve.sqlite``); it survives restarts.
     state_dir: str = "runs/serve"

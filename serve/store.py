@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS traces (
 _MIGRATIONS = (
     ("query_log", "accepted", "INTEGER"),  # the asker's feedback: 1 accepted, 0 rejected
     ("query_log", "cache_key", "TEXT"),  # the answer's cache entry, dropped when rejected
+    ("databases", "examples", "TEXT"),  # the file of the database's own solved questions
 )
 _INDEXES = """
 CREATE INDEX IF NOT EXISTS query_log_feedback ON query_log (database, accepted);
@@ -79,6 +80,7 @@ class RegisteredDatabase(Frozen):
     engine: str  # sqlite | duckdb | postgres
     description_dir: str | None = None
     source: str = "config"  # config | admin
+    examples: str | None = None  # its own solved questions' file, where one is named
 
 
 class LogEntry(Frozen):
@@ -127,8 +129,17 @@ class StateStore:
     def put_database(self, db: RegisteredDatabase) -> None:
         with self._connect() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO databases VALUES (?, ?, ?, ?, ?, ?)",
-                (db.name, db.path, db.engine, db.description_dir, db.source, time.time()),
+                "INSERT OR REPLACE INTO databases (name, path, engine, description_dir, source,"
+                " added_unix, examples) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    db.name,
+                    db.path,
+                    db.engine,
+                    db.description_dir,
+                    db.source,
+                    time.time(),
+                    db.examples,
+                ),
             )
 
     def delete_database(self, name: str) -> bool:
@@ -138,7 +149,7 @@ class StateStore:
     def database(self, name: str) -> RegisteredDatabase | None:
         with self._connect() as conn:
             row = conn.execute(
-                "SELECT name, path, engine, description_dir, source FROM databases WHERE name = ?",
+                f"SELECT {_DATABASE_COLUMNS} FROM databases WHERE name = ?",
                 (name,),
             ).fetchone()
         return None if row is None else _database(row)
@@ -146,7 +157,7 @@ class StateStore:
     def databases(self) -> list[RegisteredDatabase]:
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT name, path, engine, description_dir, source FROM databases ORDER BY name"
+                f"SELECT {_DATABASE_COLUMNS} FROM databases ORDER BY name"
             ).fetchall()
         return [_database(row) for row in rows]
 
@@ -306,8 +317,16 @@ def _migrate(conn: sqlite3.Connection) -> None:
                 raise
 
 
+_DATABASE_COLUMNS = "name, path, engine, description_dir, source, examples"
+
+
 def _database(row: tuple) -> RegisteredDatabase:
-    name, path, engine, description_dir, source = row
+    name, path, engine, description_dir, source, examples = row
     return RegisteredDatabase(
-        name=name, path=path, engine=engine, description_dir=description_dir, source=source
+        name=name,
+        path=path,
+        engine=engine,
+        description_dir=description_dir,
+        source=source,
+        examples=examples,
     )

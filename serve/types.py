@@ -107,6 +107,11 @@ class RegisterRequest(Frozen):
         "database as postgresql://user@host:port/dbname"
     )
     description_dir: str | None = None
+    examples: str | None = Field(
+        default=None,
+        description="a YAML or JSON file of the database's own solved questions ({question, sql}); "
+        "a database file's beside it are found without it",
+    )
 
 
 class FeedbackRequest(Frozen):

@@ -6,14 +6,29 @@ import re
 import socket
 
 from core.cli import _usage, main
-from serve.cli import port_in_use, profile_configs, split_databases
+from serve.cli import port_in_use, profile_configs, split_named
 
 
-def test_database_overrides_are_split_from_hydra():
-    databases, rest = split_databases(
-        ["serve.databases.demo=/d/claims.sqlite", "model=replay", "serve.databases.b=x.duckdb"]
+def test_database_and_example_overrides_are_split_from_hydra():
+    named, rest = split_named(
+        [
+            "serve.databases.demo=/d/claims.sqlite",
+            "model=replay",
+            "serve.databases.b=postgresql://reader@db/b",
+            "serve.examples.b=/d/b.examples.yml",
+        ]
     )
-    assert databases == {"demo": "/d/claims.sqlite", "b": "x.duckdb"} and rest == ["model=replay"]
+    assert named == {
+        "databases": {"demo": "/d/claims.sqlite", "b": "postgresql://reader@db/b"},
+        "examples": {"b": "/d/b.examples.yml"},
+    }
+    assert rest == ["model=replay"]
+
+
+def test_examples_for_a_database_not_served_are_refused(capsys, tmp_path):
+    code = main(["serve", f"serve.state_dir={tmp_path}", "serve.examples.sales=/d/x.yml"])
+    err = capsys.readouterr().err
+    assert code == 2 and "serve.examples.sales: no serve.databases.sales" in err
 
 
 def test_a_public_address_without_a_key_is_refused(capsys, monkeypatch, tmp_path):

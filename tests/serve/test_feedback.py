@@ -55,6 +55,21 @@ def feedback(client, query_id, accepted, headers=None):
 # --- the store ------------------------------------------------------------------------------
 
 
+def test_an_old_state_files_databases_gain_an_examples_file(tmp_path):
+    conn = sqlite3.connect(tmp_path / FILE_NAME)
+    conn.executescript(OLD_SCHEMA)
+    conn.execute("INSERT INTO databases VALUES ('old', '/d/old.sqlite', 'sqlite', NULL, 'admin', 1)")
+    conn.commit()
+    conn.close()
+
+    store = StateStore(tmp_path)
+    assert store.database("old").examples is None and store.database("old").path == "/d/old.sqlite"
+    named = store.database("old").model_copy(update={"name": "new", "examples": "/d/new.yml"})
+    store.put_database(named)
+    assert store.database("new") == named
+    assert database_ref("new", store.database("new")).examples == "/d/new.yml"
+
+
 def test_an_old_state_file_gains_the_feedback_columns_and_keeps_its_rows(tmp_path):
     conn = sqlite3.connect(tmp_path / FILE_NAME)
     conn.executescript(OLD_SCHEMA)
