@@ -8,7 +8,8 @@ Starts a local Ray (or joins ``sweep.ray.address``), Serve's HTTP proxy on
 ``serve.host:serve.port``, the read-only sandbox actors and the model servers (as ``eval`` does:
 ``eval.sweep.services``; GPU slots: the Ray Serve LLM app, deployed or attached), registers the
 databases given as ``serve.databases.NAME=PATH`` (a SQLite or DuckDB file, or a
-``postgresql://`` URI; their L0 indexes are built as ``ask`` builds them), and serves
+``postgresql://`` URI; their L0 indexes are built as ``ask`` builds them; ``serve.examples.NAME``
+names a file of its own solved questions), and serves
 ``serve/app.py`` there until Ctrl-C or SIGTERM, which stop what it started: its app, the model
 servers, the sandbox actors, Serve and Ray.
 
