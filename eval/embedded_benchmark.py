@@ -42,6 +42,7 @@ from pydantic import ValidationError
 
 from core.types import Frozen
 from eval.errors import EvalError
+from pipelines.contracts import Dialect
 
 LOCK_TIMEOUT_S = 600.0
 _SOURCE = Path(__file__).resolve()
@@ -177,6 +178,7 @@ class EmbeddedBuild(Frozen):
     package_dir: Path  # its *.py files and questions.yaml are digested into the fingerprint
     generator_version: int  # bumped when the output format changes without a source change
     error: type[EvalError]
+    dialect: Dialect  # the database's engine, in which its examples' SQL is written
 
     @property
     def fingerprint_name(self) -> str:
@@ -198,7 +200,8 @@ class EmbeddedBuild(Frozen):
         }
 
     def examples_text(self, examples: Sequence[SolvedQuestion]) -> str:
-        """The examples file beside the database, in the shape ``own_examples`` reads."""
+        """The examples file beside the database, in the shape ``own_examples`` reads: it says
+        its SQL's dialect, so a copy of the database on another engine shows them translated."""
         entries = []
         for e in examples:
             entry = {"question": e.question}
@@ -213,7 +216,10 @@ class EmbeddedBuild(Frozen):
             "Never test questions.\n"
         )
         return header + yaml.safe_dump(
-            entries, sort_keys=False, allow_unicode=True, width=1_000_000
+            {"dialect": self.dialect, "examples": entries},
+            sort_keys=False,
+            allow_unicode=True,
+            width=1_000_000,
         )
 
     def run(

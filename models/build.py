@@ -128,9 +128,7 @@ def build_client(cfg: DictConfig | Mapping[str, Any] | ModelSettings) -> ModelCl
         slots = {
             name: Slot(
                 name=name,
-                backend=_cached(
-                    _backend(slot, config, closers), cache, config.replay_latency
-                ),
+                backend=_cached(_backend(slot, config, closers), cache, config.replay_latency),
                 price=slot.price,
                 timeout_s=slot.timeout_s,
             )

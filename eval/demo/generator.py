@@ -65,6 +65,7 @@ BUILD = EmbeddedBuild(
     package_dir=PACKAGE_DIR,
     generator_version=1,  # bump when the output format changes without a source change
     error=DemoBenchmarkError,
+    dialect="sqlite",
 )
 FINGERPRINT_NAME = BUILD.fingerprint_name
 

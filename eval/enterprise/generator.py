@@ -51,6 +51,7 @@ BUILD = EmbeddedBuild(
     package_dir=PACKAGE_DIR,
     generator_version=2,  # bump when the output format changes without a source change
     error=EnterpriseBenchmarkError,
+    dialect="duckdb",
 )
 FINGERPRINT_NAME = BUILD.fingerprint_name
 

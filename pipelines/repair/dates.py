@@ -56,10 +56,19 @@ def _timestamp(node: exp.Expression) -> exp.Expression:
     return exp.cast(node.copy(), "TIMESTAMP")
 
 
-def _julianday(argument: exp.Expression) -> exp.Expression:
+def julianday(argument: exp.Expression) -> exp.Expression:
+    """PostgreSQL's value of SQLite's ``julianday(argument)``: days since the Julian epoch."""
     seconds = exp.Extract(this=exp.var("EPOCH"), expression=_timestamp(argument))
-    days = exp.Div(this=seconds, expression=exp.Literal.number("86400.0"))
+    # typed: a fractional division on every engine (no cast added when written for another)
+    days = exp.Div(this=seconds, expression=exp.Literal.number("86400.0"), typed=True)
     return exp.paren(exp.Add(this=days, expression=exp.Literal.number(_EPOCH_JULIAN_DAY)))
+
+
+def weekday(timestamp: exp.Expression) -> exp.Expression:
+    """PostgreSQL's value of SQLite's ``strftime('%w', …)`` of a timestamp: '0' (Sunday) to '6',
+    as text (DOW counts the same way)."""
+    dow = exp.Extract(this=exp.var("DOW"), expression=timestamp)
+    return exp.cast(exp.cast(dow, "INT"), "TEXT")
 
 
 def _to_char_pattern(format_: str) -> str | None:
@@ -81,9 +90,8 @@ def _to_char_pattern(format_: str) -> str | None:
 def _strftime(format_: exp.Expression, argument: exp.Expression) -> exp.Expression | None:
     if not (isinstance(format_, exp.Literal) and format_.is_string):
         return None
-    if format_.this == "%w":  # 0 (Sunday) to 6, as text: DOW counts the same way
-        dow = exp.Extract(this=exp.var("DOW"), expression=_timestamp(argument))
-        return exp.cast(exp.cast(dow, "INT"), "TEXT")
+    if format_.this == "%w":
+        return weekday(_timestamp(argument))
     pattern = _to_char_pattern(format_.this)
     if pattern is None:
         return None
@@ -94,7 +102,7 @@ def _translated(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, exp.Anonymous):
         name, args = node.name.lower(), node.expressions
         if name == "julianday" and len(args) == 1:
-            return _julianday(args[0])
+            return julianday(args[0])
         if name == "strftime" and len(args) == 2:
             return _strftime(args[0], args[1])
         return None

@@ -86,8 +86,7 @@ class RepairRounds:
             # is still repaired, since an error is no answer: no model call, and each rewrite
             # is held to the sandbox's deadline.
             return out_of_time() and any(
-                c.exec_result is not None and c.exec_result.ok
-                for c in (*run.pool, *executed, *out)
+                c.exec_result is not None and c.exec_result.ok for c in (*run.pool, *executed, *out)
             )
 
         for candidate in executed:

@@ -58,7 +58,9 @@ def feedback(client, query_id, accepted, headers=None):
 def test_an_old_state_files_databases_gain_an_examples_file(tmp_path):
     conn = sqlite3.connect(tmp_path / FILE_NAME)
     conn.executescript(OLD_SCHEMA)
-    conn.execute("INSERT INTO databases VALUES ('old', '/d/old.sqlite', 'sqlite', NULL, 'admin', 1)")
+    conn.execute(
+        "INSERT INTO databases VALUES ('old', '/d/old.sqlite', 'sqlite', NULL, 'admin', 1)"
+    )
     conn.commit()
     conn.close()
 

@@ -19,7 +19,11 @@ endpoint's registration, a benchmark's server copy keeping its file's), else ``<
       evidence: A retired plan has a retired_date.    # optional
       sql: SELECT plan_name FROM plans WHERE retired_date IS NOT NULL
 
-An unreadable file or an entry without question and SQL is skipped with a warning.
+A file whose SQL is written for another engine says so (``{dialect: sqlite, examples: [...]}``;
+without it the SQL is the database's own dialect), and its examples are shown translated into the
+asking database's (``pipelines/indexing/examples/dialect.py``): a benchmark's server copy shows its
+file's examples as PostgreSQL. An unreadable file, an entry without question and SQL, or SQL the
+translation cannot read is skipped with a warning.
 
     >>> own_examples_of(db)          # concert_singer ships none
     ()
@@ -32,14 +36,16 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import yaml
 
 from core.types import Frozen
-from pipelines.contracts import DatabaseRef, ExampleHit
+from pipelines.contracts import DatabaseRef, Dialect, ExampleHit
 from pipelines.indexing.embedder import embed as embed_texts
+from pipelines.indexing.examples.dialect import translated
+from pipelines.repair.base import UNREADABLE
 
 log = logging.getLogger(__name__)
 SUFFIXES = (".examples.yml", ".examples.yaml", ".examples.json")
@@ -66,40 +72,56 @@ def example_files(db: DatabaseRef) -> list[Path]:
     ]
 
 
-def _parse(path: Path) -> list[Any]:
+def _parse(path: Path) -> tuple[list[Any], str | None]:
+    """The file's entries and the dialect it says its SQL is written in (None: not said)."""
     text = path.read_text(encoding="utf-8")
     data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    if isinstance(data, dict):  # {examples: [...]}
+    dialect = None
+    if isinstance(data, dict):  # {dialect: ..., examples: [...]}
+        dialect = data.get("dialect")
         data = data.get("examples")
     if not isinstance(data, list):
         raise ValueError("expected a list of {question, sql} entries")
-    return data
+    if dialect is not None and dialect not in get_args(Dialect):
+        raise ValueError(f"dialect {dialect!r} is not one of {', '.join(get_args(Dialect))}")
+    return data, dialect
 
 
 @functools.lru_cache(maxsize=32)
-def _read(path: str, mtime: float) -> tuple[SolvedExample, ...]:
+def _read(path: str, version: tuple[int, int], dialect: Dialect) -> tuple[SolvedExample, ...]:
+    """The examples of the file at ``path`` (``version``: its mtime and size, for the cache),
+    their SQL in ``dialect``."""
+    entries, written_for = _parse(Path(path))
     out = []
-    for i, entry in enumerate(_parse(Path(path))):
-        if isinstance(entry, dict) and entry.get("question") and entry.get("sql"):
-            out.append(
-                SolvedExample(
-                    question=" ".join(str(entry["question"]).split()),
-                    sql=str(entry["sql"]).strip(),
-                    evidence=" ".join(str(entry.get("evidence") or "").split()),
-                )
-            )
-        else:
+    for i, entry in enumerate(entries):
+        if not (isinstance(entry, dict) and entry.get("question") and entry.get("sql")):
             log.warning("%s: entry %d has no question and sql, skipped", path, i)
+            continue
+        sql = str(entry["sql"]).strip()
+        try:
+            sql = translated(sql, written_for or dialect, dialect)
+        except UNREADABLE as exc:
+            log.warning("%s: entry %d is not %s SQL (%s), skipped", path, i, written_for, exc)
+            continue
+        out.append(
+            SolvedExample(
+                question=" ".join(str(entry["question"]).split()),
+                sql=sql,
+                evidence=" ".join(str(entry.get("evidence") or "").split()),
+            )
+        )
     return tuple(out)
 
 
 def own_examples_of(db: DatabaseRef) -> tuple[SolvedExample, ...]:
-    """The examples of ``db``'s first example file found (none when there is none)."""
+    """The examples of ``db``'s first example file found (none when there is none), in its
+    dialect."""
     for path in example_files(db):
         if not path.is_file():
             continue
         try:
-            return _read(str(path), path.stat().st_mtime)
+            stat = path.stat()
+            return _read(str(path), (stat.st_mtime_ns, stat.st_size), db.dialect)
         except (OSError, ValueError, yaml.YAMLError) as exc:
             log.warning("skipping unreadable example file %s: %s", path, exc)
     return ()

@@ -29,9 +29,8 @@ REFUSED = "function julianday(text) does not exist"
     [
         (
             "SELECT julianday(b) - julianday(a) FROM t",
-            "SELECT (CAST(EXTRACT(EPOCH FROM CAST(b AS TIMESTAMP)) AS DOUBLE PRECISION) / 86400.0"
-            " + 2440587.5) - (CAST(EXTRACT(EPOCH FROM CAST(a AS TIMESTAMP)) AS DOUBLE PRECISION)"
-            " / 86400.0 + 2440587.5) FROM t",
+            "SELECT (EXTRACT(EPOCH FROM CAST(b AS TIMESTAMP)) / 86400.0 + 2440587.5)"
+            " - (EXTRACT(EPOCH FROM CAST(a AS TIMESTAMP)) / 86400.0 + 2440587.5) FROM t",
         ),
         (
             "SELECT strftime('%Y-%m-%d %H:%M', d) FROM t",
@@ -43,8 +42,8 @@ REFUSED = "function julianday(text) does not exist"
         ),
         (
             "SELECT julianday(strftime('%Y-%m-%d', d)) FROM t",
-            "SELECT (CAST(EXTRACT(EPOCH FROM CAST(TO_CHAR(CAST(d AS TIMESTAMP), 'YYYY-MM-DD') AS"
-            " TIMESTAMP)) AS DOUBLE PRECISION) / 86400.0 + 2440587.5) FROM t",
+            "SELECT (EXTRACT(EPOCH FROM CAST(TO_CHAR(CAST(d AS TIMESTAMP), 'YYYY-MM-DD') AS"
+            " TIMESTAMP)) / 86400.0 + 2440587.5) FROM t",
         ),
         (
             "SELECT 1 FROM t WHERE EXTRACT(YEAR FROM t.d) = 2024",

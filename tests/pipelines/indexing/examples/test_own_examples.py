@@ -78,3 +78,35 @@ def test_a_named_file_is_read_and_a_server_database_has_only_a_named_one(tmp_pat
     server = DatabaseRef(db_id="claims", path="postgresql://reader@db/claims", dialect="postgres")
     assert own_examples_of(server) == ()
     assert len(own_examples_of(server.model_copy(update={"examples": str(elsewhere)}))) == 1
+
+
+def test_a_file_written_for_another_engine_is_shown_in_the_databases_dialect(tmp_path, caplog):
+    examples = tmp_path / "claims.examples.yml"
+    examples.write_text(
+        "dialect: sqlite\n"
+        "examples:\n"
+        "- question: Claims per weekday?\n"
+        "  sql: SELECT strftime('%w', paid_date), COUNT(*) FROM claims GROUP BY 1\n"
+        "- question: Broken?\n"
+        "  sql: SELECT FROM WHERE (\n"
+    )
+    server = DatabaseRef(
+        db_id="claims",
+        path="postgresql://reader@db/claims",
+        dialect="postgres",
+        examples=str(examples),
+    )
+    (shown,) = own_examples_of(server)
+    assert shown.sql == (
+        "SELECT CAST(CAST(EXTRACT(DOW FROM CAST(paid_date AS TIMESTAMP)) AS INT) AS TEXT), "
+        "COUNT(*) FROM claims GROUP BY 1"
+    )
+    assert "entry 1 is not sqlite SQL" in caplog.text
+    # on the engine it was written for, as written (the unreadable entry is not checked there)
+    assert [e.sql for e in own_examples_of(_db(tmp_path))][0] == (
+        "SELECT strftime('%w', paid_date), COUNT(*) FROM claims GROUP BY 1"
+    )
+
+    examples.write_text("dialect: oracle\nexamples: []\n")
+    assert own_examples_of(server) == ()
+    assert "dialect 'oracle' is not one of sqlite, duckdb, postgres" in caplog.text
