@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from eval.cli.db_cli import main
+from pipelines.indexing.examples.dialect import translated
 from pipelines.indexing.examples.own_examples import own_examples_of
 from pipelines.schema import introspect
 
@@ -58,9 +59,12 @@ def test_a_benchmark_answered_from_the_server_grades_against_its_file(claims_pg,
     assert first.db.dialect == "postgres" and first.db.path == server_db.path
     assert first.gold_database.path == str(demo.database)
     assert first.db.description_dir == first.gold_database.description_dir
-    # the file's own solved examples go with the copy: the pipeline's rules and prompts see them
+    # the file's own solved examples go with the copy, in the server's dialect: the pipeline's
+    # rules and prompts see them
     assert first.db.examples is not None
-    assert own_examples_of(first.db) == own_examples_of(first.gold_database) != ()
+    on_file, on_server = own_examples_of(first.gold_database), own_examples_of(first.db)
+    assert [e.question for e in on_server] == [e.question for e in on_file] != []
+    assert [e.sql for e in on_server] == [translated(e.sql, "sqlite", "postgres") for e in on_file]
     # the gold queries in PostgreSQL's dialect, one of them made wrong
     predictions = {
         t.task_id: sqlglot.transpile(t.gold_sql, read="sqlite", write="postgres")[0]
