@@ -8,6 +8,8 @@
                              └─► after GRACE_S still running ──► hard stop
       second signal, or the grace ends ──► hard stop: SIGKILL to every process this one started
                                  (model servers, Ray's daemons and workers), the line, exit
+      a repeat within SAME_STOP_S ──► the same stop: ``timeout -s INT`` signals the command and
+                                 then its whole process group, so the command gets it twice
 
 A hard stop kills with SIGKILL because a SIGTERM makes Ray's C++ processes print a stack trace
 ("logging.cc … SIGTERM received"), and a model server evaluating a prompt on a slow CPU takes
@@ -26,14 +28,17 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 GRACE_S = 10.0  # a clean stop takes 2-4 s (the sweep's Ray, a model server); the rest is slack
+SAME_STOP_S = 0.5  # a person's second Ctrl-C comes later than this; a process group's copy sooner
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _prog: str | None = None
 _received: int | None = None
+_received_at = 0.0
 _said = threading.Event()
 _callbacks: list[Callable[[], None]] = []
 
@@ -79,10 +84,12 @@ def say(line: str) -> None:
 
 
 def _on_signal(signum: int, frame: object) -> None:
-    global _received
+    global _received, _received_at
     if _received is not None:
+        if time.monotonic() - _received_at < SAME_STOP_S:
+            return  # one stop delivered twice: the cleanup (a sweep's flush among it) goes on
         hard_stop()
-    _received = signum
+    _received, _received_at = signum, time.monotonic()
     for callback in list(_callbacks):
         callback()
     threading.Thread(target=_deadline, name="stop-deadline", daemon=True).start()

@@ -64,8 +64,11 @@ class SweepSettings(Frozen):
     max_task_retries: int = Field(default=2, ge=0)
     # Timed runs of gold and prediction per correct question (R-VES).
     ves_iterations: int = Field(default=3, ge=1)
-    # Rows buffered before a Parquet part is written (Ctrl-C flushes them).
+    # Rows buffered before a Parquet part is written (Ctrl-C flushes them), and the seconds after
+    # a write past which the next row is written at once: a stop that cannot flush (a hard stop,
+    # a killed driver) loses at most that long of answers, and slow questions are each saved.
     flush_every: int = Field(default=8, ge=1)
+    flush_within_s: float = Field(default=30.0, ge=0)
     run_dir: str | None = None  # None: ${paths.runs}/<experiment>/<run label>-<config hash>
     progress: bool = True
     # Seconds of answering: the sweep ends after the answer past which one more, at this

@@ -103,7 +103,7 @@ def run_sweep(
             len(tasks), label, previous=previous, enabled=config.progress, budget_s=config.budget_s
         )
         try:
-            with progress, store.writer(config.flush_every) as out:
+            with progress, store.writer(config.flush_every, config.flush_within_s) as out:
                 for row in rows:
                     record = QuestionRecord.model_validate_json(row["record"])
                     out.add(record)

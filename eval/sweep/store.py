@@ -298,8 +298,8 @@ class RunStore:
         _atomic_write_table(path, records_to_table(records))
         return path
 
-    def writer(self, flush_every: int) -> PartWriter:
-        return PartWriter(self, flush_every)
+    def writer(self, flush_every: int, flush_within_s: float = 30.0) -> PartWriter:
+        return PartWriter(self, flush_every, flush_within_s)
 
     def compact(self) -> pl.DataFrame:
         """Fold the parts into ``predictions.parquet`` (atomically) and remove them, oldest first.
@@ -323,21 +323,27 @@ class RunStore:
 
 
 class PartWriter:
-    """Buffers records and writes a part every ``flush_every`` of them, and on exit (even Ctrl-C)."""
+    """Buffers records and writes a part every ``flush_every`` of them, or with the first record
+    added ``flush_within_s`` after the last write, and on exit (even Ctrl-C)."""
 
-    def __init__(self, store: RunStore, flush_every: int) -> None:
-        self._store, self._flush_every = store, flush_every
+    def __init__(self, store: RunStore, flush_every: int, flush_within_s: float = 30.0) -> None:
+        self._store, self._flush_every, self._flush_within_s = store, flush_every, flush_within_s
         self._buffer: list[QuestionRecord] = []
+        self._written_at = time.monotonic()
 
     def add(self, record: QuestionRecord) -> None:
         self._buffer.append(record)
-        if len(self._buffer) >= self._flush_every:
+        if (
+            len(self._buffer) >= self._flush_every
+            or time.monotonic() - self._written_at >= self._flush_within_s
+        ):
             self.flush()
 
     def flush(self) -> None:
         if self._buffer:
             self._store.write_part(self._buffer)
             self._buffer = []
+        self._written_at = time.monotonic()
 
     def __enter__(self) -> PartWriter:
         return self

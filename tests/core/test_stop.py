@@ -48,11 +48,34 @@ def test_a_second_signal_kills_what_the_process_started_and_exits_with_one_line(
     child = int(proc.stdout.readline())
     assert child in stop.descendants(proc.pid)
     proc.send_signal(signal.SIGINT)
-    time.sleep(0.5)
+    time.sleep(1.0)  # past stop.SAME_STOP_S: a second stop, not the first delivered twice
     assert proc.poll() is None  # the first signal starts the command's own cleanup
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(5) == 128 + signal.SIGINT  # the signal that started the stop
     assert proc.stderr.read() == "probe: stopped\n"
+    time.sleep(0.2)
+    assert not alive(child)
+
+
+def test_a_signal_delivered_twice_at_once_is_one_stop():
+    """``timeout -s INT`` signals the command, then its process group: the copy must not cut
+    the cleanup short (a sweep flushes its finished answers there)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HANGS],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    child = int(proc.stdout.readline())
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.05)  # the first is handled: the copy arrives during the cleanup
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    assert proc.poll() is None and alive(child)  # still in its cleanup
+    proc.send_signal(signal.SIGTERM)  # a later signal is a second stop
+    assert proc.wait(5) == 128 + signal.SIGINT
     time.sleep(0.2)
     assert not alive(child)
 

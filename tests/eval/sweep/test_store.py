@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -41,6 +42,18 @@ def test_parts_are_read_back_in_benchmark_order(tmp_path: Path):
     assert frame.get_column("task_id").to_list() == [f"t:{i}" for i in range(5)]
     assert set(store.read()["task_id"]) == {f"t:{i}" for i in range(5)}
     assert frame.get_column("candidates").to_list()[0][0]["producer"] == "p"
+
+
+def test_a_row_finished_long_after_the_last_write_is_written_at_once(tmp_path: Path):
+    """Slow questions are each saved as they finish: a stop that cannot flush (a hard stop, a
+    killed driver) loses none of them."""
+    store = RunStore.open(tmp_path / "run", identity={})
+    out = store.writer(flush_every=8, flush_within_s=0.05)
+    out.add(record(0))
+    assert store.read().is_empty()  # buffered: the last write was just now
+    time.sleep(0.1)
+    out.add(record(1))
+    assert store.read().get_column("task_id").to_list() == ["t:0", "t:1"]  # without an exit
 
 
 def test_the_last_row_written_wins_when_a_question_appears_more_than_once(tmp_path: Path):
