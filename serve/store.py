@@ -321,12 +321,4 @@ _DATABASE_COLUMNS = "name, path, engine, description_dir, source, examples"
 
 
 def _database(row: tuple) -> RegisteredDatabase:
-    name, path, engine, description_dir, source, examples = row
-    return RegisteredDatabase(
-        name=name,
-        path=path,
-        engine=engine,
-        description_dir=description_dir,
-        source=source,
-        examples=examples,
-    )
+    return RegisteredDatabase(**dict(zip(_DATABASE_COLUMNS.split(", "), row, strict=True)))

@@ -36,7 +36,8 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def test_a_second_signal_kills_what_the_process_started_and_exits_with_one_line():
+def start_hanging() -> tuple[subprocess.Popen, int]:
+    """The HANGS probe started, and the pid of the child it started."""
     proc = subprocess.Popen(
         [sys.executable, "-c", HANGS],
         cwd=REPO,
@@ -45,7 +46,11 @@ def test_a_second_signal_kills_what_the_process_started_and_exits_with_one_line(
         stderr=subprocess.PIPE,
         text=True,
     )
-    child = int(proc.stdout.readline())
+    return proc, int(proc.stdout.readline())
+
+
+def test_a_second_signal_kills_what_the_process_started_and_exits_with_one_line():
+    proc, child = start_hanging()
     assert child in stop.descendants(proc.pid)
     proc.send_signal(signal.SIGINT)
     time.sleep(1.0)  # past stop.SAME_STOP_S: a second stop, not the first delivered twice
@@ -60,15 +65,7 @@ def test_a_second_signal_kills_what_the_process_started_and_exits_with_one_line(
 def test_a_signal_delivered_twice_at_once_is_one_stop():
     """``timeout -s INT`` signals the command, then its process group: the copy must not cut
     the cleanup short (a sweep flushes its finished answers there)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HANGS],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    child = int(proc.stdout.readline())
+    proc, child = start_hanging()
     proc.send_signal(signal.SIGINT)
     time.sleep(0.05)  # the first is handled: the copy arrives during the cleanup
     proc.send_signal(signal.SIGINT)
