@@ -32,6 +32,7 @@ REPAIRS: dict[str, str] = {
     "identifier_casing": "pipelines.agentic_mode.checks.casing:IdentifierCasing",
     "dialect_functions": "pipelines.agentic_mode.checks.dialect:DialectFunctions",
     "list_column_tables": "pipelines.agentic_mode.checks.list_tables:ListColumnTables",
+    "list_field_reads": "pipelines.agentic_mode.checks.list_fields:ListFieldReads",
     "column_names": "pipelines.agentic_mode.checks.column_names:ColumnNames",
     "unknown_functions": "pipelines.agentic_mode.checks.unknown_functions:UnknownFunctions",
     "unknown_names": "pipelines.agentic_mode.checks.unknown_names:UnknownNames",

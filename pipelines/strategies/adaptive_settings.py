@@ -69,8 +69,21 @@ class AdaptiveScaling(StrategyScaling):
     # result with nothing in it (a ``column = 'literal'`` filter that names no stored value,
     # the literal looked up in the scope's text columns), ``sqlite_dates`` on a PostgreSQL
     # server's refusal of SQLite's date calls (``julianday``, ``strftime``, ``EXTRACT`` on ISO
-    # text, rewritten for the server; nothing on another engine). [] runs none.
-    repairs: RepairList = ("joins", "columns", "quotes", "values", "sqlite_dates")
+    # text, rewritten for the server; nothing on another engine). First of all, before it runs,
+    # the two rewriters of DuckDB's nested types (nothing on an engine without lists):
+    # ``list_column_tables`` (a list column read as a table, ``JOIN tags AS g``, unnested from its
+    # owner) and ``list_field_reads`` (a field read off a list of structs, ``a.owned_by.user_id``,
+    # read off its items): 16 of single pass's 36 errors on the enterprise tuning half were these
+    # two (docs/benchmarks.md#enterprise-list-repairs). [] runs none.
+    repairs: RepairList = (
+        "list_column_tables",
+        "list_field_reads",
+        "joins",
+        "columns",
+        "quotes",
+        "values",
+        "sqlite_dates",
+    )
     fix_max: int = Field(default=1, ge=0)  # distinct errored SQLs repaired, most frequent first
     # One request each, in order, while the pool is split; () disables widening. The default draws
     # from the plain prompt (no examples, no cell values): its samples are less correlated with the

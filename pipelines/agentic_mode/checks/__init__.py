@@ -7,6 +7,10 @@ default ``DEFAULT_CHECKS``: the rewriters first, then the blockers, cheapest fir
                 identifier_casing   (casing)       names spelled as the schema spells them
                 dialect_functions   (dialect)      other dialects' functions in the target's
                 list_column_tables  (list_tables)  a list column read as a table, unnested from its owner
+                list_field_reads    (list_fields)  a field read off a list of structs, read off its
+                                                   items (not in DEFAULT_CHECKS: the chain hands
+                                                   such a read to the model as unnest_missing; the
+                                                   adaptive pipeline runs it by default)
                 column_names        (column_names) unknown columns bound by the schema-grounded column
                                                    repair (not in DEFAULT_CHECKS: list it after the
                                                    other rewriters)
@@ -23,6 +27,7 @@ from pipelines.agentic_mode.checks.column_names import ColumnNames
 from pipelines.agentic_mode.checks.dialect import DialectFunctions
 from pipelines.agentic_mode.checks.enum_values import EnumValues
 from pipelines.agentic_mode.checks.like_on_enum import LikeOnEnum
+from pipelines.agentic_mode.checks.list_fields import ListFieldReads
 from pipelines.agentic_mode.checks.list_tables import ListColumnTables
 from pipelines.agentic_mode.checks.nested_paths import NestedPaths
 from pipelines.agentic_mode.checks.quotes import StrayApostrophes
@@ -49,6 +54,7 @@ __all__ = [
     "IdentifierCasing",
     "LikeOnEnum",
     "ListColumnTables",
+    "ListFieldReads",
     "NestedPaths",
     "ParsedSQL",
     "StrayApostrophes",

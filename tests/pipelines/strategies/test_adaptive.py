@@ -756,6 +756,26 @@ async def test_a_join_that_does_not_join_gets_the_schema_key_before_it_runs(
     assert without.exec_result.rows == ((4,),)  # 2 concerts in 2015 × 2 French singers
 
 
+async def test_a_field_read_off_a_list_of_structs_is_read_off_its_items_before_it_runs(
+    work_duckdb, scripted
+):
+    from pipelines.sandbox import Sandbox
+
+    off_the_list = "SELECT count(*) FROM tickets AS t WHERE t.links.type = 'blocks'"
+    ask = Task(task_id="t1", question="How many tickets block another item?", db=work_duckdb)
+    with Sandbox(timeout_s=10, row_cap=100) as box:
+        client = scripted({"single_pass": first_wave(off_the_list, [off_the_list] * 4)})
+        prediction = await pipeline(client, box, scaling()).answer(ask)
+        client = scripted({"single_pass": first_wave(off_the_list, [off_the_list] * 4)})
+        without = await pipeline(
+            client, box, scaling(repairs=("joins", "columns", "quotes", "values"), fix_max=0)
+        ).answer(ask)
+
+    assert prediction.exec_result.rows == ((1,),) and prediction.answered_by == "first_wave"
+    assert all("list_field_reads" in c.lineage for c in prediction.candidates)
+    assert "not a struct" in (without.exec_result.error or "")
+
+
 async def test_a_large_schema_reaches_the_generators_focused_on_the_question(
     tiny_db, sandbox, scripted
 ):
