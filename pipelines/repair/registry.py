@@ -33,6 +33,7 @@ REPAIRS: dict[str, str] = {
     "dialect_functions": "pipelines.agentic_mode.checks.dialect:DialectFunctions",
     "list_column_tables": "pipelines.agentic_mode.checks.list_tables:ListColumnTables",
     "list_field_reads": "pipelines.agentic_mode.checks.list_fields:ListFieldReads",
+    "struct_column_tables": "pipelines.agentic_mode.checks.struct_tables:StructColumnTables",
     "column_names": "pipelines.agentic_mode.checks.column_names:ColumnNames",
     "unknown_functions": "pipelines.agentic_mode.checks.unknown_functions:UnknownFunctions",
     "unknown_names": "pipelines.agentic_mode.checks.unknown_names:UnknownNames",

@@ -11,6 +11,9 @@ default ``DEFAULT_CHECKS``: the rewriters first, then the blockers, cheapest fir
                                                    items (not in DEFAULT_CHECKS: the chain hands
                                                    such a read to the model as unnest_missing; the
                                                    adaptive pipeline runs it by default)
+                struct_column_tables (struct_tables) a struct column read as a table, read off its
+                                                   owner (not in DEFAULT_CHECKS: unknown_names
+                                                   names the owner to the model)
                 column_names        (column_names) unknown columns bound by the schema-grounded column
                                                    repair (not in DEFAULT_CHECKS: list it after the
                                                    other rewriters)
@@ -31,6 +34,7 @@ from pipelines.agentic_mode.checks.list_fields import ListFieldReads
 from pipelines.agentic_mode.checks.list_tables import ListColumnTables
 from pipelines.agentic_mode.checks.nested_paths import NestedPaths
 from pipelines.agentic_mode.checks.quotes import StrayApostrophes
+from pipelines.agentic_mode.checks.struct_tables import StructColumnTables
 from pipelines.agentic_mode.checks.unknown_functions import UnknownFunctions
 from pipelines.agentic_mode.checks.unknown_names import UnknownNames
 
@@ -58,6 +62,7 @@ __all__ = [
     "NestedPaths",
     "ParsedSQL",
     "StrayApostrophes",
+    "StructColumnTables",
     "UnknownFunctions",
     "UnknownNames",
     "parse",

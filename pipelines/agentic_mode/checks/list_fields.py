@@ -45,6 +45,7 @@ from typing import ClassVar
 import sqlglot
 from sqlglot import exp
 
+from pipelines.agentic_mode.checks.nesting import dotted, is_outer, path_of
 from pipelines.agentic_mode.references import table_name
 from pipelines.agentic_mode.schema_index import SchemaIndex
 from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
@@ -106,8 +107,8 @@ def _rewrite_reads(select: exp.Select, schema: SchemaIndex) -> list[str]:
             item = _fresh("item", taken)
             inner = test.copy()
             for column in list(inner.find_all(exp.Column)):
-                top, fields = _path_of(column)
-                top.replace(_path(item, _item_fields(fields, read)))
+                top, fields = path_of(column)
+                top.replace(dotted(item, _item_fields(fields, read)))
             items = exp.func(
                 "LIST_FILTER",
                 exp.column(read.list_name, table=owner_ref),
@@ -122,7 +123,7 @@ def _rewrite_reads(select: exp.Select, schema: SchemaIndex) -> list[str]:
             _join_items(select, read.owner, read.list_name, alias, schema)
             unnested[key] = alias
             changed.append(f"{table_name(read.owner)}.{read.list_name} unnested as {alias}")
-        read.node.replace(_path(unnested[key], read.fields))
+        read.node.replace(dotted(unnested[key], read.fields))
     return changed
 
 
@@ -132,7 +133,7 @@ def _owners(select: exp.Select, schema: SchemaIndex) -> dict[str, exp.Table]:
     if from_ is None:
         return {}
     sources = [from_.this] + [
-        join.this for join in select.args.get("joins") or [] if not _outer(join)
+        join.this for join in select.args.get("joins") or [] if not is_outer(join)
     ]
     return {
         source.alias_or_name.lower(): source
@@ -141,19 +142,8 @@ def _owners(select: exp.Select, schema: SchemaIndex) -> dict[str, exp.Table]:
     }
 
 
-def _path_of(column: exp.Column) -> tuple[exp.Expression, list[str]]:
-    """The outermost node of the dotted path ``column`` starts (the column, or a dot above it)
-    and the path's names."""
-    top: exp.Expression = column
-    names = [part.name for part in column.parts]
-    while isinstance(top.parent, exp.Dot) and top.parent.this is top:
-        top = top.parent
-        names.append(top.name)
-    return top, names
-
-
 def _read_of(column: exp.Column, owners: dict[str, exp.Table], schema: SchemaIndex) -> _Read | None:
-    node, parts = _path_of(column)
+    node, parts = path_of(column)
     if len(parts) >= 3 and parts[0].lower() in owners:
         candidates = [(owners[parts[0].lower()], parts[1], tuple(parts[2:]))]
     elif len(parts) >= 2 and parts[0].lower() not in owners and not schema.table(parts[0]):
@@ -193,15 +183,9 @@ def _constant_test(read: _Read) -> exp.Predicate | None:
         return None
     if isinstance(test.find_ancestor(exp.Join, exp.Select), exp.Join) or test.find(exp.Select):
         return None
-    if any(_item_fields(_path_of(c)[1], read) is None for c in test.find_all(exp.Column)):
+    if any(_item_fields(path_of(c)[1], read) is None for c in test.find_all(exp.Column)):
         return None
     return test
-
-
-def _path(base: str, fields: tuple[str, ...]) -> exp.Expression:
-    """``base.f1.f2…`` as DuckDB reads it."""
-    dotted = ".".join(exp.to_identifier(p).sql(dialect="duckdb") for p in (base, *fields))
-    return sqlglot.parse_one(dotted, read="duckdb")
 
 
 def _join_items(
@@ -225,7 +209,3 @@ def _fresh(name: str, taken: set[str]) -> str:
         candidate = f"{name}_{n}"
     taken.add(candidate.lower())
     return candidate
-
-
-def _outer(join: exp.Join) -> bool:
-    return bool(join.side) or (join.kind or "").upper() in ("FULL", "OUTER", "ANTI", "SEMI")

@@ -27,6 +27,7 @@ from typing import ClassVar
 import sqlglot
 from sqlglot import exp
 
+from pipelines.agentic_mode.checks.nesting import conjuncts, is_outer
 from pipelines.agentic_mode.references import table_name
 from pipelines.agentic_mode.schema_index import SchemaIndex
 from pipelines.contracts import ColumnInfo
@@ -89,23 +90,23 @@ def _unnest_in(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[
     if found is not None:  # the list first: its owner's (inner) join becomes the FROM
         owner = found[0]
         join = next((j for j in joins if j.this is owner), None)
-        if join is None or _outer(join):
+        if join is None or is_outer(join):
             return []
-        conditions = _conjuncts(join.args.get("on"))
+        conditions = conjuncts(join.args.get("on"))
         joins.remove(join)
         from_.set("this", owner)
         joins.insert(0, exp.Join(this=first, on=exp.and_(*conditions) if conditions else None))
         select.set("joins", joins)
     for join in list(joins):
         found = _list_owner(join.this, known, schema, ctes)
-        if found is None or _outer(join):
+        if found is None or is_outer(join):
             continue
         owner, column = found
         alias = join.this.alias_or_name
         list_name = column.name  # as the schema spells it
         owner_ref = owner.alias_or_name
         kept, dropped = [], []
-        for condition in _conjuncts(join.args.get("on")):
+        for condition in conjuncts(join.args.get("on")):
             columns = list(condition.find_all(exp.Column))
             # kept: every column qualified, and those of the item fields the items have
             sound = all(c.table for c in columns) and all(
@@ -126,13 +127,3 @@ def _unnest_in(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[
             note += f" (dropped: {', '.join(c.sql(dialect=schema.dialect) for c in dropped)})"
         changed.append(note)
     return changed
-
-
-def _outer(join: exp.Join) -> bool:
-    return bool(join.side) or (join.kind or "").upper() in ("FULL", "OUTER", "ANTI", "SEMI")
-
-
-def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
-    if condition is None:
-        return []
-    return list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
