@@ -25,6 +25,7 @@ field, and the owner is not on the inner side of an outer join; everything else 
 have, so a query it touches could not have run as written.
 
     >>> from pipelines.agentic_mode.taxonomy import load_taxonomy
+    >>> from pipelines.repair.base import RepairContext
     >>> from pipelines.agentic_mode.schema_index import SchemaIndex
     >>> from pipelines.contracts import ColumnInfo, SchemaView, TableInfo
     >>> tags = ColumnInfo(name="tags", type="STRUCT(name VARCHAR)[]",
@@ -45,31 +46,18 @@ from typing import ClassVar
 import sqlglot
 from sqlglot import exp
 
-from pipelines.agentic_mode.checks.nesting import dotted, is_outer, path_of
+from pipelines.agentic_mode.checks.nesting import SelectRewriter, dotted, is_outer, path_of
 from pipelines.agentic_mode.references import table_name
 from pipelines.agentic_mode.schema_index import SchemaIndex
-from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
 
 
-class ListFieldReads(Rewriter):
+class ListFieldReads(SelectRewriter):
     """Reads a field off a list of structs' items, not off the list (module docstring)."""
 
     name: ClassVar[str] = "list_field_reads"
 
-    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
-        schema = context.index
-        if schema.dialect != "duckdb":
-            return None
-        try:
-            tree = sqlglot.parse_one(sql, read=schema.dialect)
-        except UNREADABLE:
-            return None
-        changed: list[str] = []
-        for select in list(tree.find_all(exp.Select)):
-            changed += _rewrite_reads(select, schema)
-        if not changed:
-            return None
-        return self.rewritten(tree, sql, "; ".join(changed), schema.dialect)
+    def rewrite_select(self, select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[str]:
+        return _rewrite_reads(select, schema)
 
 
 @dataclass(frozen=True)

@@ -27,51 +27,24 @@ from typing import ClassVar
 import sqlglot
 from sqlglot import exp
 
-from pipelines.agentic_mode.checks.nesting import conjuncts, is_outer
+from pipelines.agentic_mode.checks.nesting import (
+    SelectRewriter,
+    conjuncts,
+    is_outer,
+    nested_owner,
+    schema_tables,
+)
 from pipelines.agentic_mode.references import table_name
 from pipelines.agentic_mode.schema_index import SchemaIndex
-from pipelines.contracts import ColumnInfo
-from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
 
 
-class ListColumnTables(Rewriter):
+class ListColumnTables(SelectRewriter):
     """Unnests a list column read as a table from its owner in FROM (module docstring)."""
 
     name: ClassVar[str] = "list_column_tables"
 
-    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
-        schema = context.index
-        if schema.dialect != "duckdb":
-            return None
-        try:
-            tree = sqlglot.parse_one(sql, read=schema.dialect)
-        except UNREADABLE:
-            return None
-        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-        changed: list[str] = []
-        for select in list(tree.find_all(exp.Select)):
-            changed += _unnest_in(select, schema, ctes)
-        if not changed:
-            return None
-        return self.rewritten(tree, sql, "; ".join(changed), schema.dialect)
-
-
-def _list_owner(
-    node: exp.Expression, tables: list[exp.Table], schema: SchemaIndex, ctes: set[str]
-) -> tuple[exp.Table, ColumnInfo] | None:
-    """The one table of ``tables`` owning a list-of-struct column named as ``node`` is, and that
-    column, when ``node`` is a table reference that names no table or CTE; else None."""
-    if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier):
-        return None
-    name = table_name(node)
-    if node.args.get("db") or name.lower() in ctes or schema.table(name) is not None:
-        return None
-    owners = []
-    for table in tables:
-        column = schema.column(table_name(table), name)
-        if column is not None and column.children and schema.is_list(column):
-            owners.append((table, column))
-    return owners[0] if len(owners) == 1 else None
+    def rewrite_select(self, select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[str]:
+        return _unnest_in(select, schema, ctes)
 
 
 def _unnest_in(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[str]:
@@ -79,14 +52,10 @@ def _unnest_in(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[
     if from_ is None or not isinstance(from_.this, exp.Table):
         return []
     joins: list[exp.Join] = list(select.args.get("joins") or [])
-    known = [
-        t
-        for t in [from_.this, *(j.this for j in joins)]
-        if isinstance(t, exp.Table) and schema.table(table_name(t)) is not None
-    ]
+    known = schema_tables(select, schema)
     changed: list[str] = []
     first = from_.this
-    found = _list_owner(first, known, schema, ctes)
+    found = nested_owner(first, known, schema, ctes, lists=True)
     if found is not None:  # the list first: its owner's (inner) join becomes the FROM
         owner = found[0]
         join = next((j for j in joins if j.this is owner), None)
@@ -98,7 +67,7 @@ def _unnest_in(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[
         joins.insert(0, exp.Join(this=first, on=exp.and_(*conditions) if conditions else None))
         select.set("joins", joins)
     for join in list(joins):
-        found = _list_owner(join.this, known, schema, ctes)
+        found = nested_owner(join.this, known, schema, ctes, lists=True)
         if found is None or is_outer(join):
             continue
         owner, column = found

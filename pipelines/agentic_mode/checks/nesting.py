@@ -1,5 +1,6 @@
-"""What the rewriters of nested columns share: the parts of a join and a dotted path as sqlglot
-reads them.
+"""What the rewriters of nested columns share: the rewrite of a query one SELECT at a time, the
+table in FROM that owns a nested column named as a table, and the parts of a join and of a dotted
+path as sqlglot reads them.
 
     >>> import sqlglot
     >>> column = sqlglot.parse_one("SELECT t.sla.policy.name FROM t", read="duckdb").selects[0]
@@ -13,6 +14,72 @@ from __future__ import annotations
 
 import sqlglot
 from sqlglot import exp
+
+from pipelines.agentic_mode.references import table_name
+from pipelines.agentic_mode.schema_index import SchemaIndex
+from pipelines.contracts import ColumnInfo
+from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
+
+
+class SelectRewriter(Rewriter):
+    """A rewriter of DuckDB's nested types (nothing on another engine) that changes each SELECT
+    of the query on its own and says what it changed."""
+
+    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
+        schema = context.index
+        if schema.dialect != "duckdb":
+            return None
+        try:
+            tree = sqlglot.parse_one(sql, read=schema.dialect)
+        except UNREADABLE:
+            return None
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        changed: list[str] = []
+        for select in list(tree.find_all(exp.Select)):
+            changed += self.rewrite_select(select, schema, ctes)
+        if not changed:
+            return None
+        return self.rewritten(tree, sql, "; ".join(changed), schema.dialect)
+
+    def rewrite_select(self, select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[str]:
+        """Changes ``select`` in place; what changed, in words (nothing: [])."""
+        raise NotImplementedError
+
+
+def nested_owner(
+    node: exp.Expression,
+    tables: list[exp.Table],
+    schema: SchemaIndex,
+    ctes: set[str],
+    *,
+    lists: bool,
+) -> tuple[exp.Table, ColumnInfo] | None:
+    """The one table of ``tables`` owning a nested column named as ``node`` is (a list of structs
+    where ``lists``, else a struct), and that column, when ``node`` is a table reference that
+    names no table or CTE; else None."""
+    if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier):
+        return None
+    name = table_name(node)
+    if node.args.get("db") or name.lower() in ctes or schema.table(name) is not None:
+        return None
+    owners = []
+    for table in tables:
+        column = schema.column(table_name(table), name)
+        if column is not None and column.children and schema.is_list(column) == lists:
+            owners.append((table, column))
+    return owners[0] if len(owners) == 1 else None
+
+
+def schema_tables(select: exp.Select, schema: SchemaIndex) -> list[exp.Table]:
+    """The tables of ``select``'s FROM and joins that the schema has."""
+    from_ = select.args.get("from_")
+    sources = [from_.this] if from_ is not None else []
+    sources += [join.this for join in select.args.get("joins") or []]
+    return [
+        source
+        for source in sources
+        if isinstance(source, exp.Table) and schema.table(table_name(source)) is not None
+    ]
 
 
 def is_outer(join: exp.Join) -> bool:

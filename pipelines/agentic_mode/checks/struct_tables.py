@@ -14,6 +14,7 @@ tables in FROM own; an outer join to it; a query that reads the "table" as a who
 bare alias) or from a subquery; a dialect without structs (SQLite).
 
     >>> from pipelines.agentic_mode.taxonomy import load_taxonomy
+    >>> from pipelines.repair.base import RepairContext
     >>> from pipelines.agentic_mode.schema_index import SchemaIndex
     >>> from pipelines.contracts import ColumnInfo, SchemaView, TableInfo
     >>> sla = ColumnInfo(name="sla", type="STRUCT(status VARCHAR)",
@@ -31,54 +32,28 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import sqlglot
 from sqlglot import exp
 
-from pipelines.agentic_mode.checks.nesting import conjuncts, dotted, is_outer, path_of
+from pipelines.agentic_mode.checks.nesting import (
+    SelectRewriter,
+    conjuncts,
+    dotted,
+    is_outer,
+    nested_owner,
+    path_of,
+    schema_tables,
+)
 from pipelines.agentic_mode.references import table_name
 from pipelines.agentic_mode.schema_index import SchemaIndex
-from pipelines.contracts import ColumnInfo
-from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
 
 
-class StructColumnTables(Rewriter):
+class StructColumnTables(SelectRewriter):
     """Reads a struct column read as a table off its owner in FROM (module docstring)."""
 
     name: ClassVar[str] = "struct_column_tables"
 
-    def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
-        schema = context.index
-        if schema.dialect != "duckdb":
-            return None
-        try:
-            tree = sqlglot.parse_one(sql, read=schema.dialect)
-        except UNREADABLE:
-            return None
-        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-        changed: list[str] = []
-        for select in list(tree.find_all(exp.Select)):
-            changed += _read_off_owner(select, schema, ctes)
-        if not changed:
-            return None
-        return self.rewritten(tree, sql, "; ".join(changed), schema.dialect)
-
-
-def _struct_owner(
-    node: exp.Expression, tables: list[exp.Table], schema: SchemaIndex, ctes: set[str]
-) -> tuple[exp.Table, ColumnInfo] | None:
-    """The one table of ``tables`` owning a struct column named as ``node`` is, and that column,
-    when ``node`` is a table reference that names no table or CTE; else None."""
-    if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier):
-        return None
-    name = table_name(node)
-    if node.args.get("db") or name.lower() in ctes or schema.table(name) is not None:
-        return None
-    owners = []
-    for table in tables:
-        column = schema.column(table_name(table), name)
-        if column is not None and column.children and not schema.is_list(column):
-            owners.append((table, column))
-    return owners[0] if len(owners) == 1 else None
+    def rewrite_select(self, select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[str]:
+        return _read_off_owner(select, schema, ctes)
 
 
 def _read_off_owner(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[str]:
@@ -86,14 +61,10 @@ def _read_off_owner(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> 
     if from_ is None or not isinstance(from_.this, exp.Table):
         return []
     joins: list[exp.Join] = list(select.args.get("joins") or [])
-    known = [
-        t
-        for t in [from_.this, *(j.this for j in joins)]
-        if isinstance(t, exp.Table) and schema.table(table_name(t)) is not None
-    ]
+    known = schema_tables(select, schema)
     changed: list[str] = []
     for join in list(joins):
-        found = _struct_owner(join.this, known, schema, ctes)
+        found = nested_owner(join.this, known, schema, ctes, lists=False)
         if found is None or is_outer(join):
             continue
         owner, column = found
