@@ -34,6 +34,7 @@ REPAIRS: dict[str, str] = {
     "list_column_tables": "pipelines.agentic_mode.checks.list_tables:ListColumnTables",
     "list_field_reads": "pipelines.agentic_mode.checks.list_fields:ListFieldReads",
     "struct_column_tables": "pipelines.agentic_mode.checks.struct_tables:StructColumnTables",
+    "subtype_tables": "pipelines.agentic_mode.checks.subtype_tables:SubtypeTables",
     "column_names": "pipelines.agentic_mode.checks.column_names:ColumnNames",
     "unknown_functions": "pipelines.agentic_mode.checks.unknown_functions:UnknownFunctions",
     "unknown_names": "pipelines.agentic_mode.checks.unknown_names:UnknownNames",

@@ -77,10 +77,13 @@ class AdaptiveScaling(StrategyScaling):
     # ``a.owned_by.user_id``, read off its items): 16 of single pass's 36 errors on the enterprise
     # tuning half were these; on the enterprise floors they answer 5 more of 36 questions (tuning
     # 7 against 5 of 18, held-out 8 against 5) and lose none (docs/benchmarks.md#enterprise-nested-repairs).
-    # [] runs none.
+    # With them, on any engine, ``subtype_tables``: a kind of row named as a table
+    # (``JOIN capabilities AS c`` where ``parts.part_type`` documents ``capability``) read as its
+    # table's rows of that kind. [] runs none.
     repairs: RepairList = (
         "list_column_tables",
         "struct_column_tables",
+        "subtype_tables",
         "list_field_reads",
         "joins",
         "columns",

@@ -14,6 +14,9 @@ default ``DEFAULT_CHECKS``: the rewriters first, then the blockers, cheapest fir
                 struct_column_tables (struct_tables) a struct column read as a table, read off its
                                                    owner (not in DEFAULT_CHECKS: unknown_names
                                                    names the owner to the model)
+                subtype_tables      (subtype_tables) a kind of row named as a table (capabilities),
+                                                   read as its table's rows of that kind (not in
+                                                   DEFAULT_CHECKS: unknown_names reports the table)
                 column_names        (column_names) unknown columns bound by the schema-grounded column
                                                    repair (not in DEFAULT_CHECKS: list it after the
                                                    other rewriters)
@@ -35,6 +38,7 @@ from pipelines.agentic_mode.checks.list_tables import ListColumnTables
 from pipelines.agentic_mode.checks.nested_paths import NestedPaths
 from pipelines.agentic_mode.checks.quotes import StrayApostrophes
 from pipelines.agentic_mode.checks.struct_tables import StructColumnTables
+from pipelines.agentic_mode.checks.subtype_tables import SubtypeTables
 from pipelines.agentic_mode.checks.unknown_functions import UnknownFunctions
 from pipelines.agentic_mode.checks.unknown_names import UnknownNames
 
@@ -63,6 +67,7 @@ __all__ = [
     "ParsedSQL",
     "StrayApostrophes",
     "StructColumnTables",
+    "SubtypeTables",
     "UnknownFunctions",
     "UnknownNames",
     "parse",

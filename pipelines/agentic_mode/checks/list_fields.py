@@ -46,7 +46,7 @@ from typing import ClassVar
 import sqlglot
 from sqlglot import exp
 
-from pipelines.agentic_mode.checks.nesting import SelectRewriter, dotted, is_outer, path_of
+from pipelines.agentic_mode.checks.nesting import SelectRewriter, dotted, path_of, schema_tables
 from pipelines.agentic_mode.references import table_name
 from pipelines.agentic_mode.schema_index import SchemaIndex
 
@@ -72,7 +72,8 @@ class _Read:
 
 
 def _rewrite_reads(select: exp.Select, schema: SchemaIndex) -> list[str]:
-    owners = _owners(select, schema)
+    # the schema tables of its FROM and inner joins, by alias
+    owners = {t.alias_or_name.lower(): t for t in schema_tables(select, schema, inner_only=True)}
     if not owners:
         return []
     reads = [
@@ -113,21 +114,6 @@ def _rewrite_reads(select: exp.Select, schema: SchemaIndex) -> list[str]:
             changed.append(f"{table_name(read.owner)}.{read.list_name} unnested as {alias}")
         read.node.replace(dotted(unnested[key], read.fields))
     return changed
-
-
-def _owners(select: exp.Select, schema: SchemaIndex) -> dict[str, exp.Table]:
-    """The schema tables of ``select``'s FROM and inner joins, by alias (lower-cased)."""
-    from_ = select.args.get("from_")
-    if from_ is None:
-        return {}
-    sources = [from_.this] + [
-        join.this for join in select.args.get("joins") or [] if not is_outer(join)
-    ]
-    return {
-        source.alias_or_name.lower(): source
-        for source in sources
-        if isinstance(source, exp.Table) and schema.table(table_name(source)) is not None
-    }
 
 
 def _read_of(column: exp.Column, owners: dict[str, exp.Table], schema: SchemaIndex) -> _Read | None:

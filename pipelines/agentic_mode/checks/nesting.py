@@ -55,26 +55,76 @@ def nested_owner(
     lists: bool,
 ) -> tuple[exp.Table, ColumnInfo] | None:
     """The one table of ``tables`` owning a nested column named as ``node`` is (a list of structs
-    where ``lists``, else a struct), and that column, when ``node`` is a table reference that
-    names no table or CTE; else None."""
+    where ``lists``, else a struct: a column or a struct field of one, at any depth), and that
+    column, when ``node`` is a table reference that names no table or CTE; else None."""
+    name = missing_table(node, schema, ctes)
+    if name is None:
+        return None
+    owners = [
+        (table, column)
+        for table in tables
+        for column in nested_columns(schema, table_name(table), name, lists=lists)
+    ]
+    return owners[0] if len(owners) == 1 else None
+
+
+def sole_owner(
+    node: exp.Expression, schema: SchemaIndex, ctes: set[str], *, lists: bool
+) -> tuple[str, ColumnInfo] | None:
+    """The one table of the whole schema owning a nested column (as ``nested_owner`` reads it)
+    named as ``node`` is, and that column; else None."""
+    name = missing_table(node, schema, ctes)
+    if name is None:
+        return None
+    owners = [
+        (table.name, column)
+        for table in schema.view.tables
+        for column in nested_columns(schema, table.name, name, lists=lists)
+    ]
+    return owners[0] if len(owners) == 1 else None
+
+
+def missing_table(node: exp.Expression, schema: SchemaIndex, ctes: set[str]) -> str | None:
+    """The name ``node`` reads as a table when it is a plain table reference to no table or CTE."""
     if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier):
         return None
     name = table_name(node)
     if node.args.get("db") or name.lower() in ctes or schema.table(name) is not None:
         return None
-    owners = []
-    for table in tables:
-        column = schema.column(table_name(table), name)
-        if column is not None and column.children and schema.is_list(column) == lists:
-            owners.append((table, column))
-    return owners[0] if len(owners) == 1 else None
+    return name
 
 
-def schema_tables(select: exp.Select, schema: SchemaIndex) -> list[exp.Table]:
-    """The tables of ``select``'s FROM and joins that the schema has."""
+def nested_columns(schema: SchemaIndex, table: str, name: str, *, lists: bool) -> list[ColumnInfo]:
+    """``table``'s nested columns called ``name``: a top-level list of structs where ``lists``;
+    else the structs, top-level or a field of a struct (not inside a list), whose last name is
+    ``name``."""
+    found = schema.table(table)
+    if found is None:
+        return []
+    if lists:
+        column = schema.column(table, name)
+        return [column] if column and column.children and schema.is_list(column) else []
+    matches, level = [], list(found.columns)
+    while level:
+        column = level.pop()
+        if not column.children or schema.is_list(column):
+            continue
+        if column.name.rsplit(".", 1)[-1].lower() == name.lower():
+            matches.append(column)
+        level.extend(column.children)
+    return matches
+
+
+def schema_tables(
+    select: exp.Select, schema: SchemaIndex, *, inner_only: bool = False
+) -> list[exp.Table]:
+    """The tables of ``select``'s FROM and joins that the schema has (only those not on the
+    inner side of an outer join where ``inner_only``)."""
     from_ = select.args.get("from_")
     sources = [from_.this] if from_ is not None else []
-    sources += [join.this for join in select.args.get("joins") or []]
+    sources += [
+        join.this for join in select.args.get("joins") or [] if not (inner_only and is_outer(join))
+    ]
     return [
         source
         for source in sources

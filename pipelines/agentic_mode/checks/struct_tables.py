@@ -1,17 +1,27 @@
 """Rewriter: a struct column read as a table, read as its owner's column.
 
-Small models read a nested struct (``tickets.sla_tracker``) as a table of its own and join it on a
-key that does not exist. A struct is one value per row of its owner, so where the query's FROM
-holds the one table that owns a struct column of that name, the join goes and each column read
-off the "table" is read off the owner's struct; the join condition's parts that name a field the
-struct lacks (the invented key) are dropped, the others kept as filters.
+Small models read a nested struct (``tickets.sla_tracker``, or a struct inside it such as
+``sla_tracker.policy``) as a table of its own and join it on a key that does not exist. A struct
+is one value per row of its owner, so where the query's FROM holds the one table that owns a
+struct of that name, the join goes and each column read off the "table" is read off the owner's
+struct; the join condition's parts that name a field the struct lacks (the invented key) are
+dropped, the others kept as filters. A struct in FROM whose owner the query does not name is read
+off the one table of the schema that owns a struct of that name.
 
     FROM tickets AS t JOIN sla_tracker AS s ON s.ticket_id = t.id WHERE s.status = 'breached'
     ──► FROM tickets AS t WHERE t.sla_tracker.status = 'breached'
 
-Left alone: a name that is a table, a CTE or a struct of no table in FROM; a struct that two
-tables in FROM own; an outer join to it; a query that reads the "table" as a whole (``s.*``, a
-bare alias) or from a subquery; a dialect without structs (SQLite).
+    SELECT policy.name FROM tickets JOIN policy ON tickets.sla_tracker.policy.name = policy.name
+    ──► SELECT tickets.sla_tracker.policy.name FROM tickets
+        WHERE tickets.sla_tracker.policy.name = tickets.sla_tracker.policy.name
+
+    SELECT s.status, COUNT(*) FROM sla_tracker AS s GROUP BY s.status
+    ──► SELECT tickets.sla_tracker.status, COUNT(*) FROM tickets GROUP BY tickets.sla_tracker.status
+
+Left alone: a name that is a table, a CTE, or a struct of no table in FROM that no table or two
+tables of the schema own; a struct that two tables in FROM own; an outer join to it; a query
+that reads the "table" as a whole (``s.*``, a bare alias) or from a subquery; a dialect without
+structs (SQLite).
 
     >>> from pipelines.agentic_mode.taxonomy import load_taxonomy
     >>> from pipelines.repair.base import RepairContext
@@ -42,6 +52,7 @@ from pipelines.agentic_mode.checks.nesting import (
     nested_owner,
     path_of,
     schema_tables,
+    sole_owner,
 )
 from pipelines.agentic_mode.references import table_name
 from pipelines.agentic_mode.schema_index import SchemaIndex
@@ -62,6 +73,33 @@ def _read_off_owner(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> 
         return []
     joins: list[exp.Join] = list(select.args.get("joins") or [])
     known = schema_tables(select, schema)
+    first = from_.this
+    whole = _reads_of(select, first.alias_or_name.lower()) is None
+    if (found := nested_owner(first, known, schema, ctes, lists=False)) is not None:
+        # the struct first: its owner's (inner) join becomes the FROM, the struct a join
+        join = next((j for j in joins if j.this is found[0]), None)
+        if whole or join is None or is_outer(join):
+            return []
+        joins.remove(join)
+        from_.set("this", found[0])
+        joins.insert(0, exp.Join(this=first, on=join.args.get("on")))
+    elif (sole := sole_owner(first, schema, ctes, lists=False)) is not None:
+        # its owner nowhere in the query: the one table of the schema that owns it is read,
+        # unless the query reads the struct's fields unqualified (or all with *)
+        owner_named = any(
+            table_name(t).lower() == sole[0].lower() for t in select.find_all(exp.Table)
+        )
+        unqualified = any(isinstance(e, exp.Star) for e in select.expressions) or any(
+            not c.table and schema.column(sole[0], f"{sole[1].name}.{c.name}") is not None
+            for c in select.find_all(exp.Column)
+        )
+        if whole or owner_named or unqualified:
+            return []
+        owner = exp.to_table(sole[0], dialect=schema.dialect)
+        from_.set("this", owner)
+        joins.insert(0, exp.Join(this=first))
+        known.append(owner)
+    select.set("joins", joins)
     changed: list[str] = []
     for join in list(joins):
         found = nested_owner(join.this, known, schema, ctes, lists=False)
@@ -73,7 +111,7 @@ def _read_off_owner(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> 
         if reads is None:
             continue
         owner_table = table_name(owner)
-        struct = column.name
+        struct = column.name  # its path from the owner, as the schema spells it
         kept, dropped = [], []
         for condition in conjuncts(join.args.get("on")):
             sound = all(
@@ -87,7 +125,7 @@ def _read_off_owner(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> 
         if kept:
             select.where(exp.and_(*kept), copy=False)
         for top, names in _reads_of(select, alias) or []:
-            top.replace(dotted(owner.alias_or_name, (struct, *names[1:])))
+            top.replace(dotted(owner.alias_or_name, (*struct.split("."), *names[1:])))
         note = f"{struct} read off {owner_table}"
         if dropped:
             note += f" (dropped: {', '.join(c.sql(dialect=schema.dialect) for c in dropped)})"

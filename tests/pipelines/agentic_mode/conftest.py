@@ -19,7 +19,7 @@ from pipelines.agentic_mode import load_taxonomy
 from pipelines.agentic_mode.checks import parse
 from pipelines.agentic_mode.schema_index import SchemaIndex
 from pipelines.contracts import DatabaseRef, SchemaView
-from pipelines.repair.base import Blocker, RepairContext
+from pipelines.repair.base import Blocker, RepairContext, Rewriter
 from pipelines.schema import introspect
 from tests.pipelines.conftest import FLAT_DDL, WORK_DDL
 
@@ -99,6 +99,18 @@ def rows(db: DatabaseRef, sql: str) -> tuple[tuple[str, ...], list[tuple]]:
         cursor = conn.execute(sql)
         names = tuple(d[0] for d in cursor.description)
         return names, sorted(cursor.fetchall(), key=repr)
+
+
+def assert_rewrites_right(
+    stage: Rewriter, context: RepairContext, db: DatabaseRef, sql: str, expected: str, right: str
+) -> None:
+    """``db``'s engine refuses ``sql`` as written; ``stage`` rewrites it to ``expected``, which
+    returns the rows of ``right`` (the query written right)."""
+    with pytest.raises((duckdb.Error, sqlite3.Error)):
+        rows(db, sql)
+    rewrite = stage.rewrite(sql, context)
+    assert rewrite is not None and rewrite.after == expected
+    assert rows(db, rewrite.after)[1] == rows(db, right)[1]
 
 
 @pytest.fixture

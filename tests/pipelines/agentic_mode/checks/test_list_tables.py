@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pipelines.agentic_mode.checks import DEFAULT_CHECKS, ListColumnTables
-from tests.pipelines.agentic_mode.conftest import rows
+from tests.pipelines.agentic_mode.conftest import assert_rewrites_right
 
 STAGE = ListColumnTables()
 
@@ -42,9 +42,7 @@ STAGE = ListColumnTables()
 def test_a_list_read_as_a_table_is_unnested_from_its_owner(
     work_context, work_duckdb, sql, expected, right
 ):
-    rewrite = STAGE.rewrite(sql, work_context)
-    assert rewrite is not None and rewrite.after == expected
-    assert rows(work_duckdb, rewrite.after)[1] == rows(work_duckdb, right)[1]
+    assert_rewrites_right(STAGE, work_context, work_duckdb, sql, expected, right)
 
 
 def test_the_invented_key_is_dropped_and_said(work_context):
