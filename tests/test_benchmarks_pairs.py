@@ -52,3 +52,12 @@ def test_pairs_compare_the_shared_questions_under_each_semantics():
     assert columns.startswith("+0.250 [") and columns.endswith("] *")  # 10 of 40 apart
     assert cells["b − c"][2] == "+0.000 [+0.000, +0.000]"  # both wrong on every shared one
     assert cells["b − c"][4] == "+1.000 [+1.000, +1.000] *"
+
+
+def test_the_questions_each_answers_alone_are_listed_in_index_order():
+    first = _run({0: (True, True), 2: (False, False), 10: (True, True), 11: (True, True)})
+    second = _run({0: (True, True), 2: (True, True), 10: (False, False), 11: (False, False)})
+
+    lines = bench.differing({"pg": first, "sqlite": second})
+
+    assert lines == ["right in pg only (2): b:10, b:11", "right in sqlite only (1): b:2"]
