@@ -24,6 +24,7 @@ from eval.loaders.common import BenchmarkSpec, LoadedBenchmark, task_index
 from eval.loaders.demo import load_demo
 from eval.loaders.enterprise import load_enterprise
 from eval.loaders.spider import load_spider
+from pipelines.indexing.examples.dialect import translated_calls
 from pipelines.indexing.examples.own_examples import example_files
 
 LOADERS: dict[str, Callable[[BenchmarkSpec], LoadedBenchmark]] = {
@@ -47,7 +48,8 @@ def load_benchmark(
 
 def on_servers(benchmark: LoadedBenchmark, servers: Mapping[str, str]) -> LoadedBenchmark:
     """``benchmark`` with the databases ``servers`` names answered from their server copies
-    (documentation and own-example files kept), the gold SQL still run on each file."""
+    (documentation and own-example files kept, the SQL in a question's evidence shown in the
+    server's dialect), the gold SQL still run on each file."""
     if not servers:
         return benchmark
     tasks = []
@@ -58,7 +60,9 @@ def on_servers(benchmark: LoadedBenchmark, servers: Mapping[str, str]) -> Loaded
             server = task.db.model_copy(
                 update={"path": location, "dialect": "postgres", "examples": examples}
             )
-            task = task.model_copy(update={"db": server, "gold_db": task.db})
+            # the evidence's SQL, written for the file, shown in the server's dialect
+            evidence = translated_calls(task.evidence, task.db.dialect, server.dialect)
+            task = task.model_copy(update={"db": server, "gold_db": task.db, "evidence": evidence})
         tasks.append(task)
     return benchmark.model_copy(update={"tasks": tuple(tasks)})
 

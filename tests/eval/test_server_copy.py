@@ -74,3 +74,29 @@ def test_a_benchmark_answered_from_the_server_grades_against_its_file(claims_pg,
     report = score_predictions(benchmark, predictions)
     correct = [v.task_id for v in report.verdicts if v.ex_bird]
     assert len(report.verdicts) == 8 and first.task_id not in correct and len(correct) == 7
+
+
+def test_the_evidence_of_a_server_copy_names_the_servers_functions(claims_pg, demo, postgres):
+    """A question whose evidence names SQLite's date calls says them in PostgreSQL's dialect on
+    the server copy; the translated calls run there."""
+    from core.config import load_config
+    from eval.loaders import load_benchmark
+
+    _, server_db = claims_pg
+    overrides = ["benchmark=demo", f"benchmark.data_dir={demo.data_dir}"]
+    on_file = load_benchmark(load_config(overrides).benchmark).tasks
+    on_server = load_benchmark(
+        load_config([*overrides, f"+benchmark.servers.claims={server_db.path}"]).benchmark
+    ).tasks
+    changed = [
+        (file.evidence, server.evidence)
+        for file, server in zip(on_file, on_server, strict=True)
+        if file.evidence != server.evidence
+    ]
+    assert len(changed) >= 3
+    assert all("julianday" in f or "strftime" in f for f, _ in changed)
+    assert not any("julianday" in s or "strftime" in s for _, s in changed)
+    lag = next(s for _, s in changed if "received_date" in s and "service_end_date" in s)
+    days = lag.split(" = ")[-1].rstrip(".")
+    with postgres.admin("claims") as conn:
+        assert conn.execute(f"SELECT {days} FROM claims LIMIT 1").fetchone() is not None

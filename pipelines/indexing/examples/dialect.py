@@ -14,9 +14,17 @@ builds them, and a subquery in FROM named (PostgreSQL 15 requires it; SQLite and
 
 The transpiler keeps SQLite's meaning where the engines differ (a division is made fractional, a
 NULL sorts first), so a translated example can be longer than one written for the engine.
+
+A question's evidence that names SQL in its prose (a benchmark's hints, written for its file) has
+each call in it translated the same way, the prose left as written:
+
+    >>> translated_calls("weekday = strftime('%w', paid), '0' = Sunday", "sqlite", "postgres")
+    "weekday = CAST(CAST(EXTRACT(DOW FROM CAST(paid AS TIMESTAMP)) AS INT) AS TEXT), '0' = Sunday"
 """
 
 from __future__ import annotations
+
+import re
 
 import sqlglot
 from sqlglot import exp
@@ -65,3 +73,51 @@ def translated(sql: str, source: Dialect, target: Dialect) -> str:
     for rewrite in _AFTER_PARSING.get((source, target), ()):
         rewrite(tree)
     return tree.sql(dialect=target)
+
+
+_CALL = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\(")
+
+
+def translated_calls(text: str, source: Dialect, target: Dialect) -> str:
+    """``text`` with each SQL call in it (``name(…)``, to its closing parenthesis) written for
+    ``source`` shown in ``target``'s dialect; a call the translation leaves as it was (up to
+    case), or cannot read, is kept as written."""
+    if source == target:
+        return text
+    parts, position = [], 0
+    while (call := _CALL.search(text, position)) is not None:
+        end = _closing(text, call.end() - 1)
+        if end is None:
+            break
+        fragment = text[call.start() : end + 1]
+        try:
+            shown = translated(f"SELECT {fragment}", source, target).removeprefix("SELECT ")
+        except sqlglot.errors.SqlglotError:
+            shown = fragment
+        if _folded(shown) == _folded(fragment):
+            shown = fragment
+        parts += [text[position : call.start()], shown]
+        position = end + 1
+    return "".join(parts) + text[position:]
+
+
+def _closing(text: str, opening: int) -> int | None:
+    """The index of the parenthesis closing the one at ``opening`` (quoted text skipped)."""
+    depth, quote = 0, None
+    for index in range(opening, len(text)):
+        char = text[index]
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _folded(sql: str) -> str:
+    return " ".join(sql.lower().split())

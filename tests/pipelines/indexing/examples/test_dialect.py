@@ -7,7 +7,7 @@ import psycopg
 import pytest
 import sqlglot
 
-from pipelines.indexing.examples.dialect import translated
+from pipelines.indexing.examples.dialect import translated, translated_calls
 from pipelines.indexing.examples.own_examples import example_files, own_examples_of
 
 
@@ -41,6 +41,33 @@ def test_the_same_dialect_is_left_as_written_and_unreadable_sql_raises() -> None
     assert translated(odd, "sqlite", "sqlite") == odd
     with pytest.raises(sqlglot.errors.ParseError):
         translated("SELECT FROM WHERE (", "sqlite", "postgres")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (  # each call translated, the prose and the operators between calls kept
+            "Weekday: strftime('%w', paid_date), '0' = Sunday.",
+            "Weekday: CAST(CAST(EXTRACT(DOW FROM CAST(paid_date AS TIMESTAMP)) AS INT) AS TEXT), "
+            "'0' = Sunday.",
+        ),
+        (  # a call inside a call, a parenthesis inside a string
+            "Days = round(julianday(a) - julianday(b)) ('(' is literal)",
+            "Days = ROUND((EXTRACT(EPOCH FROM CAST(a AS TIMESTAMP)) / 86400.0 + 2440587.5) - "
+            "(EXTRACT(EPOCH FROM CAST(b AS TIMESTAMP)) / 86400.0 + 2440587.5)) ('(' is literal)",
+        ),
+        # calls the dialects write alike (up to case), prose that looks like one, an unclosed one
+        (
+            "Share = count(x) / COUNT(*), per plan (HMO or PPO)",
+            "Share = count(x) / COUNT(*), per plan (HMO or PPO)",
+        ),
+        ("a ratio(unclosed", "a ratio(unclosed"),
+        ("", ""),
+    ],
+)
+def test_the_sql_in_evidence_is_shown_in_the_servers_dialect(text: str, expected: str) -> None:
+    assert translated_calls(text, "sqlite", "postgres") == expected
+    assert translated_calls(text, "sqlite", "sqlite") == text
 
 
 def rounded(rows: list[tuple]) -> list[tuple]:
