@@ -154,9 +154,8 @@ def _not_identity(config: DictConfig | dict[str, Any]) -> tuple[str, ...]:
 def config_identity(cfg: DictConfig) -> str:
     """Hash of what the configuration computes (not where or with how many actors)."""
     excluded = _not_identity(cfg)
-    content = {
-        k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in excluded
-    }  # type: ignore[union-attr]
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    content = {k: v for k, v in resolved.items() if k not in excluded}  # type: ignore[union-attr]
     content.get("pipeline", {}).pop("trace", None)  # where traces go is not what is computed
     cheatsheet = content.get("pipeline", {}).get("cheatsheet")
     if cheatsheet:  # where the learned rules are kept is not what is computed; whether they are is
@@ -168,6 +167,12 @@ def config_identity(cfg: DictConfig) -> str:
     for slot in content.get("model", {}).get("slots", {}).values():
         slot.pop("price", None)  # what a call costs, not what it computes
     canonical = json.dumps(content, sort_keys=True, default=str)
+    # a location under one of ``paths`` by that path's name: the same experiment run from another
+    # checkout or machine (another repository root) is the same run
+    roots = (resolved.get("paths") or {}).items()  # type: ignore[union-attr]
+    for name, root in sorted(roots, key=lambda item: -len(str(item[1]))):
+        if isinstance(root, str) and root.startswith("/") and len(root) > 1:
+            canonical = canonical.replace(root, f"${{paths.{name}}}")
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 

@@ -224,6 +224,23 @@ def test_the_run_directory_follows_what_is_computed_not_the_resources(tiny_spide
     assert configure(tiny_spider, tmp_path, "pipeline.cheatsheet.learn=false").identity != base
 
 
+def test_the_same_experiment_from_another_checkout_is_the_same_run(tiny_spider, tmp_path):
+    def checkout(root, data_dir):
+        return configure(
+            tiny_spider,
+            tmp_path,
+            f"paths.cache={root}/.cache",
+            f"paths.storage={root}",
+            f"benchmark.data_dir={data_dir}",
+        ).identity
+
+    one, two = tmp_path / "one", tmp_path / "two"
+    here = checkout(one, f"{one}/.cache/spider")
+    assert checkout(two, f"{two}/.cache/spider") == here
+    assert checkout(two, f"{two}/.cache/other") != here  # another folder of the checkout
+    assert checkout(two, tiny_spider) != here  # a folder outside every configured path
+
+
 def test_prices_are_not_part_of_a_runs_identity_and_a_judge_is(tiny_spider, tmp_path):
     base = configure(tiny_spider, tmp_path).identity
     repriced = configure(tiny_spider, tmp_path, "prices.cpu_hour=9", "prices.reference=gpt-4o-mini")
