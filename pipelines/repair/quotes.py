@@ -7,7 +7,8 @@ sample of a question repeats (the 1.5B fixer returns the same SQL):
     'St. Luke\\'s Hospital'   ──►  'St. Luke''s Hospital'     (backslash escape)
     'St. Luke's Hospital'    ──►  'St. Luke''s Hospital'     (apostrophe between two letters)
 
-Only on the engine's syntax error, only outside double-quoted identifiers, never on a blob
+Only on the engine's syntax error (or the guard's refusal of a string it cannot tokenize, on a
+server), only outside double-quoted identifiers, never on a blob
 literal (``x'0A'``), and only when the rewrite parses in the target dialect.
 
     >>> QuoteRepair("sqlite").propose("SELECT id FROM t WHERE name = 'O'Brien'", 'near "Brien": syntax error')
@@ -27,8 +28,12 @@ from sqlglot.errors import SqlglotError
 
 from pipelines.repair.base import Phase, RepairContext, Rewrite, Rewriter
 
-# What the engines say when a stray quote ends a string early or leaves one open.
-_SYNTAX = re.compile(r"syntax error|unrecognized token|unterminated (?:quoted )?string", re.I)
+# What the engines say when a stray quote ends a string early or leaves one open, and what the
+# sandbox's guard says of a string it cannot tokenize where no engine parser is at hand (a
+# PostgreSQL server's statement is refused unrun: pipelines/sandbox/sandbox.py).
+_SYNTAX = re.compile(
+    r"syntax error|unrecognized token|unterminated (?:quoted )?string|error tokenizing", re.I
+)
 # A double-quoted identifier (kept as written) or the text between two of them.
 _IDENTIFIER = re.compile(r'("(?:[^"]|"")*")')
 _BACKSLASH_QUOTE = re.compile(r"\\'")

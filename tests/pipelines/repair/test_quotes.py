@@ -12,6 +12,8 @@ import pytest
 
 from pipelines.contracts import DatabaseRef
 from pipelines.repair.quotes import QuoteRepair
+from pipelines.sandbox.errors import UncheckableSQL
+from pipelines.sandbox.sandbox import admit
 from tests.pipelines.conftest import read_sorted, sqlite_db
 
 NAMES = [(1, "St. Luke's Hospital"), (2, "O'Brien Clinic"), (3, "Mercy")]
@@ -75,3 +77,19 @@ def test_a_rewrite_that_does_not_parse_is_not_proposed(providers):
     # 'KY'AND: the apostrophe closes a string; doubling it leaves one open
     sql = "SELECT id FROM providers WHERE name='KY'AND id = 'x"
     assert QuoteRepair("sqlite").propose(sql, sqlite_error(providers, sql)) is None
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT count(*) FROM claims WHERE provider_name = 'St. Luke\\'s Hospital'",
+        "SELECT count(*) FROM claims WHERE provider_name = 'St. Luke's Hospital'",
+    ],
+)
+def test_the_guards_refusal_on_a_server_is_repaired_as_a_syntax_error(sql):
+    # a server's statement the guard cannot tokenize is refused unrun, with no engine message
+    with pytest.raises(UncheckableSQL) as caught:
+        admit(sql, "postgres")
+    fixed = QuoteRepair("postgres").propose(sql, str(caught.value))
+    assert fixed == "SELECT count(*) FROM claims WHERE provider_name = 'St. Luke''s Hospital'"
+    admit(fixed, "postgres")  # the guard reads it now
