@@ -10,6 +10,7 @@ errored candidate whose error names one of these functions, every such call is r
     strftime('%Y-%m', d)         ──► TO_CHAR(CAST(d AS TIMESTAMP), 'YYYY-MM')
     strftime('%w', d)            ──► CAST(CAST(EXTRACT(DOW FROM CAST(d AS TIMESTAMP)) AS INT) AS TEXT)
     EXTRACT(YEAR FROM d)         ──► EXTRACT(YEAR FROM CAST(d AS TIMESTAMP))   (d a column or text)
+    TO_CHAR(d, 'YYYY')           ──► TO_CHAR(CAST(d AS TIMESTAMP), 'YYYY')     (d a column or text)
 
 A ``strftime`` with modifiers, a format code without a PostgreSQL pattern, or letters written in
 the format stays as written (the LLM fixer takes it).
@@ -34,8 +35,10 @@ from sqlglot import exp
 
 from pipelines.repair.base import UNREADABLE, Phase, RepairContext, Rewrite, Rewriter
 
-# PostgreSQL's refusal of a SQLite call, or of EXTRACT on text.
-_REFUSED = re.compile(r"function (?:pg_catalog\.)?(?:julianday|strftime|extract)\(", re.IGNORECASE)
+# PostgreSQL's refusal of a SQLite call, or of EXTRACT or TO_CHAR on text.
+_REFUSED = re.compile(
+    r"function (?:pg_catalog\.)?(?:julianday|strftime|extract|to_char)\(", re.IGNORECASE
+)
 # SQLite's strftime codes that have a TO_CHAR pattern; other characters a format may hold as
 # they are (TO_CHAR reads letters as patterns, so a format with other letters is left alone).
 _PATTERNS = {
@@ -106,13 +109,18 @@ def _translated(node: exp.Expression) -> exp.Expression | None:
         if name == "strftime" and len(args) == 2:
             return _strftime(args[0], args[1])
         return None
-    if isinstance(node, exp.Extract):
-        operand = node.expression
-        if isinstance(operand, exp.Column) or (
-            isinstance(operand, exp.Literal) and operand.is_string
-        ):
-            return exp.Extract(this=node.this.copy(), expression=_timestamp(operand))
+    if isinstance(node, exp.Extract) and _text_date(node.expression):
+        return exp.Extract(this=node.this.copy(), expression=_timestamp(node.expression))
+    if isinstance(node, exp.TimeToStr) and _text_date(node.this):
+        return node.__class__(this=_timestamp(node.this), format=node.args["format"].copy())
     return None
+
+
+def _text_date(operand: exp.Expression) -> bool:
+    """A column or a string literal: what may hold a date as ISO text (not a cast or a call)."""
+    return isinstance(operand, exp.Column) or (
+        isinstance(operand, exp.Literal) and operand.is_string
+    )
 
 
 class SqliteDates(Rewriter):
@@ -131,7 +139,8 @@ class SqliteDates(Rewriter):
             return None
         changed: list[str] = []
         # inner calls first, so an outer call's rewrite takes its arguments translated
-        for node in reversed(list(tree.find_all(exp.Anonymous, exp.Extract, bfs=False))):
+        found = tree.find_all(exp.Anonymous, exp.Extract, exp.TimeToStr, bfs=False)
+        for node in reversed(list(found)):
             replacement = _translated(node)
             if replacement is not None:
                 changed.append(node.sql(dialect=dialect))

@@ -68,8 +68,8 @@ class AdaptiveScaling(StrategyScaling):
     # rewrites at most; an apostrophe inside a string, ``'O'Brien'``, doubled), ``values`` on a
     # result with nothing in it (a ``column = 'literal'`` filter that names no stored value,
     # the literal looked up in the scope's text columns), ``sqlite_dates`` on a PostgreSQL
-    # server's refusal of SQLite's date calls (``julianday``, ``strftime``, ``EXTRACT`` on ISO
-    # text, rewritten for the server; nothing on another engine). First of all, before it runs,
+    # server's refusal of SQLite's date calls (``julianday``, ``strftime``, ``EXTRACT`` and
+    # ``TO_CHAR`` on ISO text, rewritten for the server; nothing on another engine). First of all, before it runs,
     # the rewriters of DuckDB's nested types (nothing on an engine without them):
     # ``list_column_tables`` (a list column read as a table, ``JOIN tags AS g``, unnested from its
     # owner), ``struct_column_tables`` (a struct column read as one, ``JOIN sla_tracker AS s``,

@@ -49,6 +49,10 @@ REFUSED = "function julianday(text) does not exist"
             "SELECT 1 FROM t WHERE EXTRACT(YEAR FROM t.d) = 2024",
             "SELECT 1 FROM t WHERE EXTRACT(YEAR FROM CAST(t.d AS TIMESTAMP)) = 2024",
         ),
+        (  # PostgreSQL's own TO_CHAR, on a date kept as text
+            "SELECT 1 FROM t WHERE TO_CHAR(t.d, 'YYYY') = '2024'",
+            "SELECT 1 FROM t WHERE TO_CHAR(CAST(t.d AS TIMESTAMP), 'YYYY') = '2024'",
+        ),
     ],
 )
 def test_sqlite_date_calls_are_written_for_the_server(sql: str, rewritten: str) -> None:
@@ -65,6 +69,11 @@ def test_sqlite_date_calls_are_written_for_the_server(sql: str, rewritten: str) 
         ("SELECT strftime('%W', d) FROM t", context("function strftime(unknown, text)")),
         ("SELECT strftime('%Y T', d) FROM t", context("function strftime(unknown, text)")),
         ("SELECT strftime('%Y', d, '+1 day') FROM t", context("function strftime(unknown, text)")),
+        # TO_CHAR of what is already a timestamp
+        (
+            "SELECT TO_CHAR(CAST(d AS TIMESTAMP), 'YYYY') FROM t",
+            context("function to_char(text, unknown) does not exist"),
+        ),
         # EXTRACT of an expression that is not a column or a string
         (
             "SELECT EXTRACT(DAY FROM b - a) FROM t",
@@ -103,5 +112,25 @@ def test_on_the_claims_copy_the_rewrite_answers_as_the_file_does(claims_pg, sql:
         with pytest.raises(psycopg.errors.UndefinedFunction) as refused:
             conn.execute(sql)
         rewrite = SqliteDates().rewrite(sql, context(str(refused.value)))
+        assert rewrite is not None
+        assert rounded(conn.execute(rewrite.after).fetchall()) == expected
+
+
+def test_to_char_on_the_copys_text_dates_answers_as_strftime_on_the_file(claims_pg) -> None:
+    """The 1.5B's TO_CHAR of a date the copy keeps as ISO text, refused by the server, rewritten:
+    the rows of the same question's SQLite SQL on the file."""
+    source, server = claims_pg
+    on_server = (
+        "SELECT termination_reason, COUNT(*) FROM member_enrollments "
+        "WHERE TO_CHAR(end_date, 'YYYY') = '2024' GROUP BY termination_reason"
+    )
+    on_file = on_server.replace("TO_CHAR(end_date, 'YYYY')", "strftime('%Y', end_date)")
+    with sqlite3.connect(f"file:{source.path}?mode=ro", uri=True) as file:
+        expected = rounded(file.execute(on_file).fetchall())
+    assert expected
+    with psycopg.connect(server.path, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.UndefinedFunction) as refused:
+            conn.execute(on_server)
+        rewrite = SqliteDates().rewrite(on_server, context(str(refused.value)))
         assert rewrite is not None
         assert rounded(conn.execute(rewrite.after).fetchall()) == expected
