@@ -3,7 +3,7 @@
 Every repair (and every check of the agentic chain) follows one protocol (``base.py``) and is
 registered by name (``registry.py``); a strategy lists the ones it runs (``scaling.repairs``),
 ``rounds.py`` runs them on a question's candidates. No LLM call, from the schema and the stored
-values (registered as joins, columns, quotes, values, sqlite_dates):
+values (registered as joins, columns, quotes, double_quoted_strings, values, sqlite_dates):
     "no such column" / "ambiguous column name" ──► ColumnRepair ──► the column the schema has
     syntax error from an apostrophe in a string ──► QuoteRepair  ──► the apostrophe doubled
     JOIN ... ON that joins no key               ──► JoinRepair   ──► the schema's one join key

@@ -25,6 +25,7 @@ REPAIRS: dict[str, str] = {
     "joins": "pipelines.repair.joins:Joins",
     "columns": "pipelines.repair.columns:Columns",
     "quotes": "pipelines.repair.quotes:Quotes",
+    "double_quoted_strings": "pipelines.repair.double_quotes:DoubleQuotedStrings",
     "values": "pipelines.repair.values:Values",
     "sqlite_dates": "pipelines.repair.dates:SqliteDates",
     # the agentic checker chain's (pipelines/agentic_mode/checks/)

@@ -65,11 +65,15 @@ class AdaptiveScaling(StrategyScaling):
     # within a phase: ``joins`` before it runs (a JOIN whose ON names no key between the new table
     # and those before it gets the schema's one join key: ``ON T1.MakeId = T1.Make``), ``columns``
     # and ``quotes`` on its error (an unbound column rewritten from the schema, ``rounds``: 3
-    # rewrites at most; an apostrophe inside a string, ``'O'Brien'``, doubled), ``values`` on a
+    # rewrites at most; an apostrophe inside a string, ``'O'Brien'``, doubled), before them
+    # ``double_quoted_strings`` (SQLite's double-quoted string refused as a column by PostgreSQL
+    # or DuckDB, ``state = "Ohio"``, read as ``'Ohio'``: 4 candidates of 2 questions of the claims
+    # tuning half from PostgreSQL), ``values`` on a
     # result with nothing in it (a ``column = 'literal'`` filter that names no stored value,
     # the literal looked up in the scope's text columns), ``sqlite_dates`` on a PostgreSQL
     # server's refusal of SQLite's date calls (``julianday``, ``strftime``, ``EXTRACT`` and
-    # ``TO_CHAR`` on ISO text, rewritten for the server; nothing on another engine). First of all, before it runs,
+    # ``TO_CHAR`` on ISO text, rewritten for the server; nothing on another engine). First of
+    # all, before it runs,
     # the rewriters of DuckDB's nested types (nothing on an engine without them):
     # ``list_column_tables`` (a list column read as a table, ``JOIN tags AS g``, unnested from its
     # owner), ``struct_column_tables`` (a struct column read as one, ``JOIN sla_tracker AS s``,
@@ -86,6 +90,7 @@ class AdaptiveScaling(StrategyScaling):
         "subtype_tables",
         "list_field_reads",
         "joins",
+        "double_quoted_strings",
         "columns",
         "quotes",
         "values",
