@@ -67,7 +67,7 @@ class AdaptiveScaling(StrategyScaling):
     # and ``quotes`` on its error (an unbound column rewritten from the schema, ``rounds``: 3
     # rewrites at most; an apostrophe inside a string, ``'O'Brien'``, doubled), before them
     # ``double_quoted_strings`` (SQLite's double-quoted string refused as a column by PostgreSQL
-    # or DuckDB, ``state = "Ohio"``, read as ``'Ohio'``: 4 candidates of 2 questions of the claims
+    # or DuckDB, ``state = "Ohio"``, read as ``'Ohio'``: 6 candidates of 2 questions of the claims
     # tuning half from PostgreSQL), ``values`` on a
     # result with nothing in it (a ``column = 'literal'`` filter that names no stored value,
     # the literal looked up in the scope's text columns), ``sqlite_dates`` on a PostgreSQL
