@@ -47,6 +47,26 @@ RunProbe = Callable[[str], Awaitable[ExecutionResult]]
 UNREADABLE = (SqlglotError, RecursionError, ValueError, KeyError, AttributeError)
 
 
+def parsed(sql: str, dialect: str) -> exp.Expression | None:
+    """``sql``'s tree in ``dialect``, or None where sqlglot cannot read it (a rewriter then
+    leaves the SQL as it is).
+
+    >>> parsed("SELECT a FROM t", "duckdb").sql()
+    'SELECT a FROM t'
+    >>> parsed("SELECT FROM WHERE (", "duckdb") is None
+    True
+    """
+    try:
+        return sqlglot.parse_one(sql, read=dialect)
+    except UNREADABLE:
+        return None
+
+
+def cte_names(tree: exp.Expression) -> set[str]:
+    """The names of ``tree``'s common table expressions, lower-cased."""
+    return {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+
+
 class RepairContext(Frozen):
     """What a repair reads: the schema, the taxonomy a finding comes from, and (phase
     ``failed``) the engine's error of the SQL it is shown."""
@@ -89,9 +109,7 @@ class Rewriter(Repair):
         """``tree`` written in ``dialect`` as this stage's rewrite of ``before``; None when the
         written SQL does not parse again (a rewrite never hands on what the engine would refuse)."""
         after = tree.sql(dialect=dialect)
-        try:
-            sqlglot.parse_one(after, read=dialect)
-        except UNREADABLE:
+        if parsed(after, dialect) is None:
             return None
         return Rewrite(stage=self.name, detail=detail, before=before, after=after)
 

@@ -30,10 +30,9 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-import sqlglot
 from sqlglot import exp
 
-from pipelines.repair.base import UNREADABLE, Phase, RepairContext, Rewrite, Rewriter
+from pipelines.repair.base import Phase, RepairContext, Rewrite, Rewriter, parsed
 
 # PostgreSQL's refusal of a SQLite call, or of EXTRACT or TO_CHAR on text.
 _REFUSED = re.compile(
@@ -133,9 +132,8 @@ class SqliteDates(Rewriter):
         dialect = context.index.dialect
         if dialect != "postgres" or not _REFUSED.search(context.error):
             return None
-        try:
-            tree = sqlglot.parse_one(sql, read=dialect)
-        except UNREADABLE:
+        tree = parsed(sql, dialect)
+        if tree is None:
             return None
         changed: list[str] = []
         # inner calls first, so an outer call's rewrite takes its arguments translated

@@ -28,10 +28,9 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-import sqlglot
 from sqlglot import exp
 
-from pipelines.repair.base import UNREADABLE, Phase, RepairContext, Rewrite, Rewriter
+from pipelines.repair.base import Phase, RepairContext, Rewrite, Rewriter, parsed
 
 # PostgreSQL's and DuckDB's refusal of a name as a column.
 _REFUSED = re.compile(r'column "((?:[^"]|"")+)" (?:does not exist|not found)', re.IGNORECASE)
@@ -50,9 +49,8 @@ class DoubleQuotedStrings(Rewriter):
         refused = {name.replace('""', '"') for name in _REFUSED.findall(context.error)}
         if schema.dialect == "sqlite" or not refused:
             return None
-        try:
-            tree = sqlglot.parse_one(sql, read=schema.dialect)
-        except UNREADABLE:
+        tree = parsed(sql, schema.dialect)
+        if tree is None:
             return None
         values = [
             column

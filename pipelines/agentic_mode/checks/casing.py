@@ -18,7 +18,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from pipelines.agentic_mode.references import table_name
 from pipelines.agentic_mode.schema_index import SchemaIndex
 from pipelines.contracts import TableInfo
-from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
+from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter, cte_names
 
 
 def _visible(scope: Scope, schema: SchemaIndex) -> dict[str, tuple[TableInfo, bool]]:
@@ -76,7 +76,7 @@ class IdentifierCasing(Rewriter):
                 }
                 if len(spellings) == 1:
                     respell(column.this, spellings.pop())
-        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        ctes = cte_names(tree)
         for node in tree.find_all(exp.Table):
             table = schema.table(table_name(node))
             if table is not None and node.name.lower() not in ctes and not node.args.get("db"):

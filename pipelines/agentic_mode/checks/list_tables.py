@@ -32,7 +32,7 @@ from pipelines.agentic_mode.checks.nesting import (
     conjuncts,
     is_outer,
     nested_owner,
-    schema_tables,
+    sources,
 )
 from pipelines.agentic_mode.references import table_name
 from pipelines.agentic_mode.schema_index import SchemaIndex
@@ -48,19 +48,18 @@ class ListColumnTables(SelectRewriter):
 
 
 def _unnest_in(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[str]:
-    from_ = select.args.get("from_")
-    if from_ is None or not isinstance(from_.this, exp.Table):
+    start = sources(select, schema)
+    if start is None:
         return []
-    joins: list[exp.Join] = list(select.args.get("joins") or [])
-    known = schema_tables(select, schema)
+    first, joins, known = start
+    from_ = select.args["from_"]
     changed: list[str] = []
-    first = from_.this
     found = nested_owner(first, known, schema, ctes, lists=True)
     if found is not None:  # the list first: its owner's (inner) join becomes the FROM
         owner = found[0]
         join = next((j for j in joins if j.this is owner), None)
         if join is None or is_outer(join):
-            return []
+            return []  # the query fails on the list in FROM whatever its joins become
         conditions = conjuncts(join.args.get("on"))
         joins.remove(join)
         from_.set("this", owner)

@@ -18,7 +18,7 @@ from sqlglot import exp
 from pipelines.agentic_mode.references import table_name
 from pipelines.agentic_mode.schema_index import SchemaIndex
 from pipelines.contracts import ColumnInfo
-from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
+from pipelines.repair.base import RepairContext, Rewrite, Rewriter, cte_names, parsed
 
 
 class SelectRewriter(Rewriter):
@@ -29,11 +29,10 @@ class SelectRewriter(Rewriter):
         schema = context.index
         if schema.dialect != "duckdb":
             return None
-        try:
-            tree = sqlglot.parse_one(sql, read=schema.dialect)
-        except UNREADABLE:
+        tree = parsed(sql, schema.dialect)
+        if tree is None:
             return None
-        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        ctes = cte_names(tree)
         changed: list[str] = []
         for select in list(tree.find_all(exp.Select)):
             changed += self.rewrite_select(select, schema, ctes)
@@ -113,6 +112,18 @@ def nested_columns(schema: SchemaIndex, table: str, name: str, *, lists: bool) -
             matches.append(column)
         level.extend(column.children)
     return matches
+
+
+def sources(
+    select: exp.Select, schema: SchemaIndex
+) -> tuple[exp.Table, list[exp.Join], list[exp.Table]] | None:
+    """What a rewriter of names read as tables starts from: ``select``'s FROM table, its joins
+    (a list to edit and set back) and the tables of both that the schema has; None where FROM
+    is not a plain table reference (a subquery, a function, none)."""
+    from_ = select.args.get("from_")
+    if from_ is None or not isinstance(from_.this, exp.Table):
+        return None
+    return from_.this, list(select.args.get("joins") or []), schema_tables(select, schema)
 
 
 def schema_tables(

@@ -51,8 +51,8 @@ from pipelines.agentic_mode.checks.nesting import (
     is_outer,
     nested_owner,
     path_of,
-    schema_tables,
     sole_owner,
+    sources,
 )
 from pipelines.agentic_mode.references import table_name
 from pipelines.agentic_mode.schema_index import SchemaIndex
@@ -68,18 +68,17 @@ class StructColumnTables(SelectRewriter):
 
 
 def _read_off_owner(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> list[str]:
-    from_ = select.args.get("from_")
-    if from_ is None or not isinstance(from_.this, exp.Table):
+    start = sources(select, schema)
+    if start is None:
         return []
-    joins: list[exp.Join] = list(select.args.get("joins") or [])
-    known = schema_tables(select, schema)
-    first = from_.this
+    first, joins, known = start
+    from_ = select.args["from_"]
     whole = _reads_of(select, first.alias_or_name.lower()) is None
     if (found := nested_owner(first, known, schema, ctes, lists=False)) is not None:
         # the struct first: its owner's (inner) join becomes the FROM, the struct a join
         join = next((j for j in joins if j.this is found[0]), None)
         if whole or join is None or is_outer(join):
-            return []
+            return []  # the query fails on the struct in FROM whatever its joins become
         joins.remove(join)
         from_.set("this", found[0])
         joins.insert(0, exp.Join(this=first, on=join.args.get("on")))
@@ -94,7 +93,7 @@ def _read_off_owner(select: exp.Select, schema: SchemaIndex, ctes: set[str]) -> 
             for c in select.find_all(exp.Column)
         )
         if whole or owner_named or unqualified:
-            return []
+            return []  # as above
         owner = exp.to_table(sole[0], dialect=schema.dialect)
         from_.set("this", owner)
         joins.insert(0, exp.Join(this=first))

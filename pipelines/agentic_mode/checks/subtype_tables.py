@@ -31,13 +31,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import sqlglot
 from sqlglot import exp
 
 from pipelines.agentic_mode.checks.nesting import missing_table
 from pipelines.agentic_mode.schema_index import SchemaIndex
 from pipelines.indexing.examples.question_skeleton import singular
-from pipelines.repair.base import UNREADABLE, RepairContext, Rewrite, Rewriter
+from pipelines.repair.base import RepairContext, Rewrite, Rewriter, cte_names, parsed
 
 
 class SubtypeTables(Rewriter):
@@ -47,11 +46,10 @@ class SubtypeTables(Rewriter):
 
     def rewrite(self, sql: str, context: RepairContext) -> Rewrite | None:
         schema = context.index
-        try:
-            tree = sqlglot.parse_one(sql, read=schema.dialect)
-        except UNREADABLE:
+        tree = parsed(sql, schema.dialect)
+        if tree is None:
             return None
-        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        ctes = cte_names(tree)
         changed: list[str] = []
         for table in list(tree.find_all(exp.Table)):
             name = missing_table(table, schema, ctes)
