@@ -2,6 +2,7 @@
 
     python benchmarks/bench_halves.py RUN_DIR [RUN_DIR ...] [--stride 2] [--reference gpt-4.1-mini]
     python benchmarks/bench_halves.py RUN_DIR --table   # docs/results.md's columns, one row a half
+    python benchmarks/bench_halves.py RUN_DIR+RUN_DIR   # one configuration's answers in two directories
 
 The tuning and held-out halves of the claims and enterprise benchmarks are every other question
 (``benchmark.stride=2``, ``offset`` 0 or 1); one configuration's halves grow one run directory.
@@ -12,7 +13,10 @@ them and by construct (BIRD and column matching) where questions name one, mean 
 seconds, calls and tokens per question, cost per question and per correct answer at the run's
 configured prices and with its tokens at a hosted reference price (``conf/prices``), and the
 judge's verdicts with their agreement with EX where the judge ran — the same functions as the
-run's own summary (``eval/reporting/result.py``, ``eval/grading/judge.py``).
+run's own summary (``eval/reporting/result.py``, ``eval/grading/judge.py``). Directories joined by
+``+`` are one configuration whose questions were answered in several
+(``eval.sweep.store.read_answers``: a question's answer in a later directory replaces the earlier
+one's).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from omegaconf import OmegaConf
 from core.config import load_config
 from eval.reporting.accuracy import ExRow, rate_lines
 from eval.reporting.result import run_result
-from eval.sweep.store import read_predictions
+from eval.sweep.store import read_answers
 from models.budget import Price, PriceList
 
 
@@ -118,7 +122,9 @@ def table_row(name: str, frame: pl.DataFrame, reference: tuple[str, Price] | Non
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument(
+        "runs", nargs="+", help="RUN_DIR, or RUN_DIR+RUN_DIR... for one configuration"
+    )
     parser.add_argument("--stride", type=int, default=2)
     parser.add_argument("--reference", default=None, help="a hosted price list entry (conf/prices)")
     parser.add_argument("--table", action="store_true", help="one Markdown table row a half")
@@ -127,8 +133,8 @@ def main() -> None:
     name = args.reference or prices.reference
     reference = (name, prices.hosted[name]) if name else None
     for run in args.runs:
-        frame = read_predictions(run)
-        print(run.name)
+        frame = read_answers(run)
+        print("+".join(Path(d).name for d in run.split("+")))
         for half, part in halves(frame, args.stride).items():
             if args.table:
                 print(table_row(half, part, reference))

@@ -4,6 +4,7 @@ model runs.
 
     python benchmarks/bench_pairs.py single_pass=RUN_DIR adaptive=RUN_DIR agentic=RUN_DIR
     python benchmarks/bench_pairs.py postgres=RUN_DIR sqlite=RUN_DIR --half 1 --questions
+    python benchmarks/bench_pairs.py adaptive=RUN_DIR+RUN_DIR single_pass=RUN_DIR
 
 Each pair is compared over the questions both runs scored (``eval/reporting/accuracy.py``:
 ungraded questions count as wrong), so runs that grew over different slices compare on what they
@@ -23,7 +24,7 @@ import polars as pl
 
 from eval.metrics.bootstrap import paired_difference
 from eval.reporting.accuracy import SEMANTICS, question_verdicts
-from eval.sweep.store import read_predictions
+from eval.sweep.store import read_answers
 
 
 def pair_rows(frames: dict[str, pl.DataFrame]) -> list[str]:
@@ -66,7 +67,12 @@ def _index(task_id: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", help="NAME=RUN_DIR, one per configuration")
+    parser.add_argument(
+        "runs",
+        nargs="+",
+        help="NAME=RUN_DIR, one per configuration (RUN_DIR+RUN_DIR...: its answers in several, "
+        "a later directory's answer to a question replacing an earlier one's)",
+    )
     parser.add_argument("--half", type=int, help="only the questions of this half (offset)")
     parser.add_argument("--stride", type=int, default=2, help="the halves' stride (default 2)")
     parser.add_argument("--questions", action="store_true", help="list the questions that differ")
@@ -76,7 +82,7 @@ def main() -> None:
         name, _, run_dir = spec.partition("=")
         if not run_dir:
             parser.error(f"{spec!r} is not NAME=RUN_DIR")
-        frame = read_predictions(run_dir)
+        frame = read_answers(run_dir)
         if args.half is not None:
             index = pl.col("task_id").str.split(":").list.last().cast(pl.Int64)
             frame = frame.filter(index % args.stride == args.half)

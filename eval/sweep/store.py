@@ -45,7 +45,7 @@ import time
 import uuid
 import warnings
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -201,6 +201,23 @@ def read_predictions(run_dir: str | Path) -> pl.DataFrame:
         )
 
     return _latest_rows(files, skip)[0]
+
+
+def read_answers(run_dirs: str | Path | Sequence[str | Path]) -> pl.DataFrame:
+    """One configuration's answers kept in several run directories, as one frame: each
+    directory's ``read_predictions``, a question answered in a later directory taking its
+    answer from there. ``run_dirs``: the directories, or one string of them joined by ``+``
+    (``runs/e/adaptive-a+runs/e/adaptive-b``: the benchmark scripts' arguments), so questions
+    answered again after a change that touches only them count with the run they belong to."""
+    if isinstance(run_dirs, str | Path):
+        run_dirs = [d for d in str(run_dirs).split("+") if d]
+    frames = [read_predictions(d) for d in run_dirs]
+    if len(frames) == 1:
+        return frames[0]
+    merged = pl.concat(frames, how="diagonal_relaxed")
+    order = merged.select("task_id").unique(maintain_order=True).with_row_index("_order")
+    latest = merged.unique("task_id", keep="last")
+    return latest.join(order, on="task_id").sort("_order").drop("_order")
 
 
 class RunStore:

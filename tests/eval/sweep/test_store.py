@@ -11,7 +11,7 @@ import pytest
 
 from eval.sweep.errors import RunDirConflict, RunDirLocked
 from eval.sweep.records import RECORD_SCHEMA, CandidateRecord, QuestionRecord, records_to_table
-from eval.sweep.store import DamagedPart, RunStore, read_predictions
+from eval.sweep.store import DamagedPart, RunStore, read_answers, read_predictions
 from pipelines.contracts import SkippedTask
 
 
@@ -258,6 +258,25 @@ def test_read_predictions_counts_a_retried_question_once_and_changes_nothing(tmp
     assert frame.get_column("task_id").to_list() == ["t:0", "t:1", "t:2"]
     assert frame.get_column("sql").to_list()[0] == "SELECT 'retried'"
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_one_configurations_answers_in_two_directories_read_as_one(tmp_path: Path):
+    first = RunStore.open(tmp_path / "first", identity={})
+    first.write_part([record(0, "SELECT 'old'", ex=False), record(1), record(2)])
+    first.close()
+    again = RunStore.open(tmp_path / "again", identity={})
+    again.write_part([record(0, "SELECT 'new'", ex=True), record(5)])
+    again.close()
+
+    frame = read_answers(f"{tmp_path / 'first'}+{tmp_path / 'again'}")
+
+    assert frame.get_column("task_id").to_list() == ["t:0", "t:1", "t:2", "t:5"]
+    assert frame.row(0, named=True)["sql"] == "SELECT 'new'"  # the later directory's answer
+    assert frame.get_column("ex_bird").to_list() == [True, True, True, True]
+    assert read_answers([tmp_path / "again", tmp_path / "first"]).row(0, named=True)["sql"] == (
+        "SELECT 'old'"
+    )
+    assert read_answers(tmp_path / "first").equals(read_predictions(tmp_path / "first"))
 
 
 def test_read_predictions_of_a_directory_without_answers_is_an_error(tmp_path: Path):
