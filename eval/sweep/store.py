@@ -181,6 +181,17 @@ def _latest_rows(
     return frame.unique(subset="task_id", keep="last", maintain_order=True).sort("position"), read
 
 
+def _run_files(run_dir: str | Path) -> list[Path]:
+    files = RunStore(Path(run_dir))._files()
+    if not files:
+        raise FileNotFoundError(f"{run_dir} holds no predictions ({PREDICTIONS} or parts/)")
+    return files
+
+
+def _skip_damaged(path: Path, exc: BaseException) -> None:
+    warnings.warn(f"{path} is unreadable ({exc}); its rows are left out", DamagedPart, stacklevel=3)
+
+
 def read_predictions(run_dir: str | Path) -> pl.DataFrame:
     """A run directory's finished questions, each once (its last row written wins, so a question
     answered again after a retry counts once), in benchmark order.
@@ -190,34 +201,19 @@ def read_predictions(run_dir: str | Path) -> pl.DataFrame:
     (the sweep sets it aside when it next opens the directory). Raises ``FileNotFoundError``
     when ``run_dir`` holds no predictions.
     """
-    store = RunStore(Path(run_dir))
-    files = store._files()
-    if not files:
-        raise FileNotFoundError(f"{run_dir} holds no predictions ({PREDICTIONS} or parts/)")
-
-    def skip(path: Path, exc: BaseException) -> None:
-        warnings.warn(
-            f"{path} is unreadable ({exc}); its rows are left out", DamagedPart, stacklevel=3
-        )
-
-    return _latest_rows(files, skip)[0]
+    return _latest_rows(_run_files(run_dir), _skip_damaged)[0]
 
 
 def read_answers(run_dirs: str | Path | Sequence[str | Path]) -> pl.DataFrame:
-    """One configuration's answers kept in several run directories, as one frame: each
-    directory's ``read_predictions``, a question answered in a later directory taking its
-    answer from there. ``run_dirs``: the directories, or one string of them joined by ``+``
-    (``runs/e/adaptive-a+runs/e/adaptive-b``: the benchmark scripts' arguments), so questions
-    answered again after a change that touches only them count with the run they belong to."""
+    """One configuration's answers kept in several run directories, as one frame: their files
+    read as ``read_predictions`` reads one directory's, in the order given, so a question
+    answered in a later directory takes its answer from there. ``run_dirs``: the directories,
+    or one string of them joined by ``+`` (``runs/e/adaptive-a+runs/e/adaptive-b``: the
+    benchmark scripts' arguments), so questions answered again after a change that touches only
+    them count with the run they belong to."""
     if isinstance(run_dirs, str | Path):
         run_dirs = [d for d in str(run_dirs).split("+") if d]
-    frames = [read_predictions(d) for d in run_dirs]
-    if len(frames) == 1:
-        return frames[0]
-    merged = pl.concat(frames, how="diagonal_relaxed")
-    order = merged.select("task_id").unique(maintain_order=True).with_row_index("_order")
-    latest = merged.unique("task_id", keep="last")
-    return latest.join(order, on="task_id").sort("_order").drop("_order")
+    return _latest_rows([f for d in run_dirs for f in _run_files(d)], _skip_damaged)[0]
 
 
 class RunStore:
